@@ -1,0 +1,69 @@
+#pragma once
+/// @file
+/// Devices: a device type (registered at run time) plus an index.
+///
+/// Note [Open device types]: there is no closed enum of devices. "cpu" is
+/// built in with id 0; every other type ("cuda", "npu", a test's "fake") is
+/// registered by the plugin that brings it, and gets its own backend dispatch
+/// key at the same moment (see dispatch_key.h).
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+namespace loom {
+
+/// A small integer naming a registered device type. 0 is always "cpu".
+struct DeviceType {
+  int8_t id = 0;
+  /// The built-in CPU type.
+  static constexpr DeviceType cpu() { return DeviceType{0}; }
+  /// Registers a device type by name (idempotent: the same name returns the same id).
+  /// Throws RegistrationError when the table (32 types) is full or the name is malformed.
+  static DeviceType register_type(std::string_view name);
+  /// Looks up a registered type; throws DeviceError naming the known types if absent.
+  static DeviceType from_name(std::string_view name);
+  /// True if a type with this name has been registered.
+  static bool is_registered(std::string_view name);
+  /// The registered name ("cpu", "cuda", ...).
+  std::string_view name() const;
+  /// Equality.
+  friend bool operator==(DeviceType a, DeviceType b) { return a.id == b.id; }
+};
+
+/// Maximum number of device types (including cpu).
+inline constexpr int kMaxDeviceTypes = 32;
+
+/// A device: type plus index (-1 means "the current device of that type").
+class Device {
+ public:
+  /// The CPU.
+  constexpr Device() = default;
+  /// A device of the given type and index.
+  constexpr Device(DeviceType type, int16_t index = -1) : type_(type), index_(index) {}
+  /// Parses "cpu", "cuda", "cuda:1". Throws DeviceError on unknown types or bad syntax.
+  explicit Device(std::string_view spec);
+  /// The device type.
+  DeviceType type() const { return type_; }
+  /// The index, -1 if unspecified.
+  int16_t index() const { return index_; }
+  /// True for the CPU.
+  bool is_cpu() const { return type_.id == 0; }
+  /// "cpu", "cuda:0".
+  std::string str() const;
+  /// Equality of type and index.
+  friend bool operator==(Device a, Device b) { return a.type_ == b.type_ && a.index_ == b.index_; }
+
+ private:
+  DeviceType type_{};
+  int16_t index_ = -1;
+};
+
+/// Streams Device::str().
+std::ostream& operator<<(std::ostream& os, Device d);
+
+/// The CPU device.
+inline constexpr Device kCPU{};
+
+}  // namespace loom

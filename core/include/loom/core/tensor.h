@@ -1,0 +1,183 @@
+#pragma once
+/// @file
+/// loom::Tensor, the user-facing handle on a TensorImpl.
+///
+/// Ops are not members here: the core knows no op. They come from op packs
+/// (ops/) through the dispatcher. What lives here is what needs no kernel:
+/// geometry, allocation, metadata views, element access, description.
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "loom/core/error.h"
+#include "loom/core/tensor_impl.h"
+
+namespace loom {
+
+/// Options for making a tensor: dtype, device, requires_grad.
+struct TensorOptions {
+  DType dtype = DType::Float32;   ///< element type
+  Device device{};                ///< where the memory lives
+  bool requires_grad = false;     ///< record gradients
+  /// A copy with another dtype.
+  TensorOptions with(DType d) const { auto o = *this; o.dtype = d; return o; }
+  /// A copy with another device.
+  TensorOptions with(Device d) const { auto o = *this; o.device = d; return o; }
+};
+
+template <typename T>
+struct CppTypeToDType;
+/// Maps a C++ element type to its DType (float -> Float32, int64_t -> Int64, ...).
+template <typename T>
+inline constexpr DType dtype_of = CppTypeToDType<T>::value;
+#define LOOM_DTYPE_OF(T, D) \
+  template <>               \
+  struct CppTypeToDType<T> { static constexpr DType value = DType::D; }
+LOOM_DTYPE_OF(bool, Bool);
+LOOM_DTYPE_OF(uint8_t, UInt8);
+LOOM_DTYPE_OF(int8_t, Int8);
+LOOM_DTYPE_OF(int16_t, Int16);
+LOOM_DTYPE_OF(int32_t, Int32);
+LOOM_DTYPE_OF(int64_t, Int64);
+LOOM_DTYPE_OF(float, Float32);
+LOOM_DTYPE_OF(double, Float64);
+#undef LOOM_DTYPE_OF
+
+/// A tensor handle: cheap to copy (shares the TensorImpl), may be undefined.
+class Tensor {
+ public:
+  /// An undefined tensor.
+  Tensor() = default;
+  /// Wraps an impl.
+  explicit Tensor(boost::intrusive_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  /// Uninitialised memory from the device's allocator, contiguous.
+  static Tensor empty(IntArrayRef sizes, TensorOptions options = {});
+  /// As empty(), from a braced list of sizes.
+  static Tensor empty(std::initializer_list<int64_t> sizes, TensorOptions options = {}) {
+    return empty(IntArrayRef(sizes.begin(), sizes.size()), options);
+  }
+  /// A CPU tensor holding a copy of values with the given sizes (numel must match).
+  template <typename T>
+  static Tensor from_vector(const std::vector<T>& values, IntArrayRef sizes);
+  /// A 0-dim CPU tensor holding v.
+  template <typename T>
+  static Tensor scalar(T v) {
+    return from_vector<T>({v}, {});
+  }
+
+  /// True if a TensorImpl is held.
+  bool defined() const { return static_cast<bool>(impl_); }
+  /// The impl (nullptr if undefined).
+  TensorImpl* impl() const { return impl_.get(); }
+  /// The impl pointer.
+  const boost::intrusive_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+  /// Sizes.
+  IntArrayRef sizes() const { return checked()->sizes(); }
+  /// Strides, in elements.
+  IntArrayRef strides() const { return checked()->strides(); }
+  /// Size of dim (negative dims count from the end); throws IndexError out of range.
+  int64_t size(int64_t dim) const;
+  /// Stride of dim (negative dims count from the end).
+  int64_t stride(int64_t dim) const;
+  /// Number of dimensions.
+  int64_t dim() const { return checked()->dim(); }
+  /// Number of elements.
+  int64_t numel() const { return checked()->numel(); }
+  /// Element type.
+  DType dtype() const { return checked()->dtype(); }
+  /// Device.
+  Device device() const { return checked()->device(); }
+  /// Offset into storage, in elements.
+  int64_t storage_offset() const { return checked()->storage_offset(); }
+  /// Bytes per element.
+  size_t element_size() const { return loom::element_size(dtype()); }
+  /// True if row-major contiguous.
+  bool is_contiguous() const { return checked()->is_contiguous(); }
+  /// The storage.
+  const Storage& storage() const { return checked()->storage(); }
+  /// Keys for dispatch (empty for an undefined tensor).
+  DispatchKeySet key_set() const { return impl_ ? impl_->key_set() : DispatchKeySet(); }
+  /// Address of element 0.
+  void* data_ptr() const { return checked()->data(); }
+  /// Typed address of element 0; throws TypeError if T does not match dtype().
+  template <typename T>
+  T* data_ptr() const;
+  /// The single element of a one-element CPU tensor, converted to T.
+  template <typename T>
+  T item() const;
+
+  /// Current version (bumped by in-place ops; shared with views).
+  uint32_t version() const { return checked()->version(); }
+  /// Records an in-place write.
+  void bump_version() const { checked()->bump_version(); }
+  /// Whether gradients are recorded.
+  bool requires_grad() const { return impl_ && impl_->requires_grad(); }
+  /// Sets requires_grad; returns *this.
+  const Tensor& set_requires_grad(bool value) const {
+    checked()->set_requires_grad(value);
+    return *this;
+  }
+
+  /// A view sharing storage and version counter, with new geometry. Checked
+  /// against the storage bounds.
+  Tensor as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) const;
+  /// True if both share one storage.
+  bool is_alias_of(const Tensor& other) const {
+    return storage().is_alias_of(other.storage());
+  }
+  /// True if both are the same TensorImpl.
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+
+  /// "[2, 3] cpu float32" — used in error messages.
+  std::string describe() const;
+  /// The values, PyTorch-style: "tensor([[1., 2.],\n        [3., 4.]])" (CPU only).
+  std::string str() const;
+
+ private:
+  TensorImpl* checked() const {
+    if (__builtin_expect(!impl_, 0)) throw_undefined();
+    return impl_.get();
+  }
+  [[noreturn]] static void throw_undefined();
+  boost::intrusive_ptr<TensorImpl> impl_;
+};
+
+/// Streams Tensor::str().
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+/// "[2, 3]".
+std::string sizes_str(IntArrayRef sizes);
+/// Normalises a possibly negative dim against ndim; throws IndexError with PyTorch's
+/// wording ("Dimension out of range (expected to be in range of [-2, 1], but got 2)").
+int64_t wrap_dim(int64_t dim, int64_t ndim);
+
+template <typename T>
+T* Tensor::data_ptr() const {
+  LOOM_CHECK_T(TypeError, dtype() == dtype_of<T>, "data_ptr<", dtype_name(dtype_of<T>),
+               ">: tensor ", describe(), " has dtype ", dtype_name(dtype()));
+  return static_cast<T*>(data_ptr());
+}
+
+template <typename T>
+Tensor Tensor::from_vector(const std::vector<T>& values, IntArrayRef sizes) {
+  Tensor t = empty(sizes, TensorOptions{}.with(dtype_of<T>));
+  LOOM_CHECK(static_cast<size_t>(t.numel()) == values.size(), "from_vector: ", values.size(),
+             " values do not fill sizes ", sizes_str(sizes), " (", t.numel(), " elements)");
+  T* out = t.data_ptr<T>();
+  for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  return t;
+}
+
+namespace detail {
+/// Reads element 0 of a one-element CPU tensor as double (any dtype).
+double read_scalar_as_double(const Tensor& t);
+}  // namespace detail
+
+template <typename T>
+T Tensor::item() const {
+  return static_cast<T>(detail::read_scalar_as_double(*this));
+}
+
+}  // namespace loom

@@ -1,0 +1,129 @@
+#pragma once
+/// @file
+/// TensorImpl: sizes, strides and offset over a Storage, plus a version
+/// counter (shared by views) and a slot for autograd metadata.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include <boost/smart_ptr/intrusive_ptr.hpp>
+#include <boost/smart_ptr/intrusive_ref_counter.hpp>
+
+#include "absl/container/inlined_vector.h"
+#include "loom/core/dtype.h"
+#include "loom/core/storage.h"
+#include "loom/dispatcher/dispatch_key.h"
+
+namespace loom {
+
+/// Small vector used for sizes and strides: up to 5 dims without allocation.
+using DimVector = absl::InlinedVector<int64_t, 5>;
+/// A read-only view of sizes, strides or any list of int64.
+using IntArrayRef = std::span<const int64_t>;
+
+/// The version counter shared by a tensor and all its views. In-place ops bump
+/// it; autograd compares it with the version saved at forward time.
+class VersionCounter : public boost::intrusive_ref_counter<VersionCounter> {
+ public:
+  /// Current version.
+  uint32_t current() const { return version_.load(std::memory_order_relaxed); }
+  /// Increments the version (an in-place write happened).
+  void bump() { version_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint32_t> version_{0};
+};
+
+/// Interface of the per-tensor autograd state. The core only stores it; the
+/// autograd engine (issue: autograd) provides the real implementation.
+class AutogradMetaInterface {
+ public:
+  virtual ~AutogradMetaInterface() = default;
+  /// Whether gradients are recorded for this tensor.
+  virtual bool requires_grad() const = 0;
+  /// Sets requires_grad.
+  virtual void set_requires_grad(bool value) = 0;
+};
+
+/// Factory for autograd metadata, installed by the autograd engine; the default
+/// one stores just the requires_grad flag.
+using AutogradMetaFactory = std::unique_ptr<AutogradMetaInterface> (*)();
+/// Replaces the autograd metadata factory; returns the previous one.
+AutogradMetaFactory set_autograd_meta_factory(AutogradMetaFactory factory);
+
+/// The state of one tensor. Use through loom::Tensor.
+class TensorImpl : public boost::intrusive_ref_counter<TensorImpl> {
+ public:
+  /// A tensor over storage with the given geometry. Throws ValueError if the
+  /// geometry reaches outside the storage.
+  TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, IntArrayRef strides,
+             int64_t storage_offset);
+  virtual ~TensorImpl() = default;
+
+  /// Sizes per dimension.
+  IntArrayRef sizes() const { return {sizes_.data(), sizes_.size()}; }
+  /// Strides per dimension, in elements.
+  IntArrayRef strides() const { return {strides_.data(), strides_.size()}; }
+  /// Number of dimensions.
+  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  /// Number of elements.
+  int64_t numel() const { return numel_; }
+  /// Offset of element 0 into the storage, in elements.
+  int64_t storage_offset() const { return storage_offset_; }
+  /// Element type.
+  DType dtype() const { return dtype_; }
+  /// Device of the storage.
+  Device device() const { return storage_.device(); }
+  /// The storage (shared with views).
+  const Storage& storage() const { return storage_; }
+  /// Address of element 0.
+  void* data() const {
+    return static_cast<char*>(storage_.data()) + storage_offset_ * int64_t(element_size(dtype_));
+  }
+  /// True if row-major contiguous (size-1 dims may have any stride).
+  bool is_contiguous() const { return is_contiguous_; }
+  /// Keys this tensor contributes to a call's key set (its backend key plus Autograd).
+  DispatchKeySet key_set() const { return key_set_; }
+
+  /// The version counter (shared with views).
+  const boost::intrusive_ptr<VersionCounter>& version_counter() const { return version_; }
+  /// Current version.
+  uint32_t version() const { return version_->current(); }
+  /// Records an in-place write.
+  void bump_version() { version_->bump(); }
+  /// Makes this tensor share other's version counter (used when creating views).
+  void share_version_counter(const TensorImpl& other) { version_ = other.version_; }
+
+  /// The autograd metadata, or nullptr.
+  AutogradMetaInterface* autograd_meta() const { return autograd_meta_.get(); }
+  /// Installs autograd metadata.
+  void set_autograd_meta(std::unique_ptr<AutogradMetaInterface> meta) {
+    autograd_meta_ = std::move(meta);
+  }
+  /// Whether gradients are recorded.
+  bool requires_grad() const { return autograd_meta_ && autograd_meta_->requires_grad(); }
+  /// Sets requires_grad (creates metadata through the installed factory).
+  void set_requires_grad(bool value);
+
+  /// Replaces sizes/strides/offset (for in-place shape ops). Same checks as the constructor.
+  void set_geometry(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
+
+ private:
+  void refresh();
+  Storage storage_;
+  DimVector sizes_, strides_;
+  int64_t storage_offset_ = 0;
+  int64_t numel_ = 0;
+  DType dtype_;
+  bool is_contiguous_ = true;
+  DispatchKeySet key_set_;
+  boost::intrusive_ptr<VersionCounter> version_;
+  std::unique_ptr<AutogradMetaInterface> autograd_meta_;
+};
+
+/// Row-major contiguous strides for sizes.
+DimVector contiguous_strides(IntArrayRef sizes);
+
+}  // namespace loom

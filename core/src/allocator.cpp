@@ -1,0 +1,129 @@
+#include "loom/core/allocator.h"
+
+#include <mutex>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "loom/core/error.h"
+
+namespace loom {
+
+void AllocatorCounters::on_alloc(int64_t nbytes, bool from_cache) {
+  const int64_t now = allocated_.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
+  int64_t peak = peak_allocated_.load(std::memory_order_relaxed);
+  while (now > peak && !peak_allocated_.compare_exchange_weak(peak, now)) {
+  }
+  allocs_.fetch_add(1, std::memory_order_relaxed);
+  live_.fetch_add(1, std::memory_order_relaxed);
+  if (from_cache) hits_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void AllocatorCounters::on_free(int64_t nbytes) {
+  allocated_.fetch_sub(nbytes, std::memory_order_relaxed);
+  frees_.fetch_add(1, std::memory_order_relaxed);
+  live_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void AllocatorCounters::on_reserve(int64_t nbytes) {
+  const int64_t now = reserved_.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
+  int64_t peak = peak_reserved_.load(std::memory_order_relaxed);
+  while (now > peak && !peak_reserved_.compare_exchange_weak(peak, now)) {
+  }
+}
+
+AllocatorStats AllocatorCounters::snapshot() const {
+  AllocatorStats s;
+  s.allocated_bytes = allocated_.load();
+  s.reserved_bytes = reserved_.load();
+  s.peak_allocated_bytes = peak_allocated_.load();
+  s.peak_reserved_bytes = peak_reserved_.load();
+  s.num_allocs = allocs_.load();
+  s.num_frees = frees_.load();
+  s.num_cache_hits = hits_.load();
+  s.live_blocks = live_.load();
+  return s;
+}
+
+void AllocatorCounters::reset_peaks() {
+  peak_allocated_.store(allocated_.load());
+  peak_reserved_.store(reserved_.load());
+}
+
+namespace {
+std::string human_bytes(int64_t b) {
+  const double v = static_cast<double>(b);
+  if (b >= (int64_t{1} << 30)) return absl::StrFormat("%.2f GiB", v / (1 << 30));
+  if (b >= (int64_t{1} << 20)) return absl::StrFormat("%.2f MiB", v / (1 << 20));
+  if (b >= (int64_t{1} << 10)) return absl::StrFormat("%.2f KiB", v / (1 << 10));
+  return absl::StrFormat("%d B", b);
+}
+}  // namespace
+
+std::string Allocator::summary() const {
+  const AllocatorStats s = stats();
+  std::string out = absl::StrFormat("memory summary: %s allocator '%s'\n",
+                                    DeviceType{device_type()}.name(), name());
+  absl::StrAppendFormat(&out, "  allocated      %12s (peak %s)\n", human_bytes(s.allocated_bytes),
+                        human_bytes(s.peak_allocated_bytes));
+  absl::StrAppendFormat(&out, "  reserved       %12s (peak %s)\n", human_bytes(s.reserved_bytes),
+                        human_bytes(s.peak_reserved_bytes));
+  absl::StrAppendFormat(&out, "  live blocks    %12d\n", s.live_blocks);
+  absl::StrAppendFormat(&out, "  allocations    %12d (%d from cache)\n", s.num_allocs,
+                        s.num_cache_hits);
+  absl::StrAppendFormat(&out, "  frees          %12d\n", s.num_frees);
+  return out;
+}
+
+namespace {
+// Per device type, a stack of registrations; the top one is active. Lookups take
+// the lock: allocation is not on the dispatch path and costs far more than a mutex.
+struct AllocatorRegistry {
+  std::mutex mu;
+  std::array<std::vector<Allocator*>, kMaxDeviceTypes> stacks;
+};
+AllocatorRegistry& registry() {
+  static AllocatorRegistry r;
+  return r;
+}
+}  // namespace
+
+RegistrationHandle register_allocator(DeviceType type, Allocator* allocator) {
+  LOOM_CHECK_T(RegistrationError, allocator != nullptr, "register_allocator(",
+               type.name(), "): allocator is null");
+  auto& r = registry();
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.stacks[type.id].push_back(allocator);
+  }
+  return RegistrationHandle([type, allocator] {
+    auto& reg = registry();
+    std::lock_guard<std::mutex> lock(reg.mu);
+    auto& s = reg.stacks[type.id];
+    for (auto it = s.rbegin(); it != s.rend(); ++it) {
+      if (*it == allocator) {
+        s.erase(std::next(it).base());
+        break;
+      }
+    }
+  });
+}
+
+Allocator* find_allocator(DeviceType type) {
+  if (type.id == 0) {
+    auto& r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    return r.stacks[0].empty() ? &cpu_allocator() : r.stacks[0].back();
+  }
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  return r.stacks[type.id].empty() ? nullptr : r.stacks[type.id].back();
+}
+
+Allocator& get_allocator(DeviceType type) {
+  Allocator* a = find_allocator(type);
+  LOOM_CHECK_T(DeviceError, a != nullptr, "no allocator is registered for device type '",
+               type.name(), "' (is the plugin that provides this device loaded?)");
+  return *a;
+}
+
+}  // namespace loom

@@ -1,0 +1,98 @@
+#include "loom/core/device.h"
+
+#include <array>
+#include <atomic>
+#include <charconv>
+#include <mutex>
+
+#include "absl/strings/str_join.h"
+#include "loom/core/error.h"
+
+namespace loom {
+namespace {
+// Names are written once under the mutex and never change, so readers need no lock
+// once they have seen the count.
+struct DeviceTypeTable {
+  std::mutex mu;
+  std::array<std::string, kMaxDeviceTypes> names;
+  std::atomic<int> count{0};
+  DeviceTypeTable() {
+    names[0] = "cpu";
+    names[1] = "meta";
+    count.store(2);
+  }
+  int find(std::string_view name) const {
+    const int n = count.load(std::memory_order_acquire);
+    for (int i = 0; i < n; ++i) {
+      if (names[i] == name) return i;
+    }
+    return -1;
+  }
+  std::string known() const {
+    std::vector<std::string> v(names.begin(), names.begin() + count.load());
+    return absl::StrJoin(v, ", ");
+  }
+};
+DeviceTypeTable& table() {
+  static DeviceTypeTable t;
+  return t;
+}
+bool valid_name(std::string_view name) {
+  if (name.empty() || name.size() > 32) return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+}  // namespace
+
+DeviceType DeviceType::register_type(std::string_view name) {
+  auto& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  if (int i = t.find(name); i >= 0) return DeviceType{static_cast<int8_t>(i)};
+  LOOM_CHECK_T(RegistrationError, valid_name(name), "register device type: '", name,
+               "' is not a valid device type name (lower-case letters, digits, '_')");
+  const int n = t.count.load();
+  LOOM_CHECK_T(RegistrationError, n < kMaxDeviceTypes, "register device type '", name,
+               "': the table of ", kMaxDeviceTypes, " device types is full (", t.known(), ")");
+  t.names[n] = std::string(name);
+  t.count.store(n + 1, std::memory_order_release);
+  return DeviceType{static_cast<int8_t>(n)};
+}
+
+DeviceType DeviceType::from_name(std::string_view name) {
+  const int i = table().find(name);
+  LOOM_CHECK_T(DeviceError, i >= 0, "unknown device type '", name,
+               "'; registered device types: ", table().known(),
+               " (a device type is registered by the plugin that provides it)");
+  return DeviceType{static_cast<int8_t>(i)};
+}
+
+bool DeviceType::is_registered(std::string_view name) { return table().find(name) >= 0; }
+
+std::string_view DeviceType::name() const { return table().names[id]; }
+
+Device::Device(std::string_view spec) {
+  const auto colon = spec.find(':');
+  type_ = DeviceType::from_name(spec.substr(0, colon));
+  if (colon != std::string_view::npos) {
+    const auto idx = spec.substr(colon + 1);
+    int value = -1;
+    auto [ptr, ec] = std::from_chars(idx.data(), idx.data() + idx.size(), value);
+    LOOM_CHECK_T(DeviceError,
+                 ec == std::errc() && ptr == idx.data() + idx.size() && value >= 0 &&
+                     value < 32768,
+                 "invalid device string '", spec, "': expected 'type' or 'type:index'");
+    index_ = static_cast<int16_t>(value);
+  }
+}
+
+std::string Device::str() const {
+  std::string s(type_.name());
+  if (index_ >= 0) loom::str_append(&s, ":", index_);
+  return s;
+}
+
+std::ostream& operator<<(std::ostream& os, Device d) { return os << d.str(); }
+
+}  // namespace loom

@@ -1,0 +1,16 @@
+#include "loom/core/storage.h"
+
+namespace loom {
+
+StorageImpl::StorageImpl(size_t nbytes, Allocator& allocator)
+    : data_(allocator.allocate(nbytes)), nbytes_(nbytes), allocator_(&allocator) {}
+
+StorageImpl::StorageImpl(DataPtr data, size_t nbytes, Allocator* allocator)
+    : data_(std::move(data)), nbytes_(nbytes), allocator_(allocator) {}
+
+Storage Storage::allocate(size_t nbytes, Device device) {
+  Allocator& a = get_allocator(device.type());
+  return Storage(boost::intrusive_ptr<StorageImpl>(new StorageImpl(nbytes, a)));
+}
+
+}  // namespace loom

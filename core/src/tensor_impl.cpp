@@ -1,0 +1,93 @@
+#include "loom/core/tensor_impl.h"
+
+#include <atomic>
+
+#include "loom/core/error.h"
+#include "loom/core/tensor.h"
+
+namespace loom {
+namespace {
+class DefaultAutogradMeta final : public AutogradMetaInterface {
+ public:
+  bool requires_grad() const override { return requires_grad_; }
+  void set_requires_grad(bool value) override { requires_grad_ = value; }
+
+ private:
+  bool requires_grad_ = false;
+};
+std::unique_ptr<AutogradMetaInterface> make_default_meta() {
+  return std::make_unique<DefaultAutogradMeta>();
+}
+std::atomic<AutogradMetaFactory> g_meta_factory{&make_default_meta};
+}  // namespace
+
+AutogradMetaFactory set_autograd_meta_factory(AutogradMetaFactory factory) {
+  return g_meta_factory.exchange(factory ? factory : &make_default_meta);
+}
+
+DimVector contiguous_strides(IntArrayRef sizes) {
+  DimVector strides(sizes.size());
+  int64_t s = 1;
+  for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
+    strides[i] = s;
+    s *= std::max<int64_t>(sizes[i], 1);
+  }
+  return strides;
+}
+
+TensorImpl::TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, IntArrayRef strides,
+                       int64_t storage_offset)
+    : storage_(std::move(storage)), dtype_(dtype), version_(new VersionCounter()) {
+  set_geometry(sizes, strides, storage_offset);
+}
+
+void TensorImpl::set_geometry(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
+  LOOM_CHECK(sizes.size() == strides.size(), "tensor geometry: sizes ", sizes_str(sizes),
+             " and strides ", sizes_str(strides), " have different lengths");
+  LOOM_CHECK(storage_offset >= 0, "tensor geometry: negative storage offset ", storage_offset);
+  int64_t numel = 1, max_offset = storage_offset;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    LOOM_CHECK(sizes[i] >= 0, "tensor geometry: negative size ", sizes[i], " in dimension ", i,
+               " of sizes ", sizes_str(sizes));
+    LOOM_CHECK(strides[i] >= 0, "tensor geometry: negative stride ", strides[i],
+               " in dimension ", i, " (strides ", sizes_str(strides), ")");
+    numel *= sizes[i];
+    if (sizes[i] > 0) max_offset += (sizes[i] - 1) * strides[i];
+  }
+  const auto needed = numel == 0 ? 0 : (max_offset + 1) * static_cast<int64_t>(element_size(dtype_));
+  LOOM_CHECK(needed <= static_cast<int64_t>(storage_.nbytes()), "tensor geometry: sizes ",
+             sizes_str(sizes), ", strides ", sizes_str(strides), " and offset ", storage_offset,
+             " need ", needed, " bytes but the storage holds ", storage_.nbytes());
+  sizes_.assign(sizes.begin(), sizes.end());
+  strides_.assign(strides.begin(), strides.end());
+  storage_offset_ = storage_offset;
+  numel_ = numel;
+  refresh();
+}
+
+void TensorImpl::refresh() {
+  is_contiguous_ = true;
+  int64_t expected = 1;
+  for (int64_t i = dim() - 1; i >= 0; --i) {
+    if (sizes_[i] == 1) continue;
+    if (strides_[i] != expected) {
+      is_contiguous_ = numel_ == 0;
+      break;
+    }
+    expected *= sizes_[i];
+  }
+  key_set_ = DispatchKeySet(backend_key(device().type())).add(DispatchKey::Autograd);
+}
+
+void TensorImpl::set_requires_grad(bool value) {
+  LOOM_CHECK_T(TypeError, !value || is_floating_point(dtype_),
+               "only Tensors of floating point dtype can require gradients (got ",
+               dtype_name(dtype_), ")");
+  if (!autograd_meta_) {
+    if (!value) return;
+    autograd_meta_ = g_meta_factory.load()();
+  }
+  autograd_meta_->set_requires_grad(value);
+}
+
+}  // namespace loom

@@ -1,0 +1,29 @@
+#pragma once
+/// @file
+/// Helpers of the boxed calling convention: argument checking against the
+/// schema, defaults, key-set extraction, and call descriptions for messages.
+
+#include <string>
+
+#include "loom/dispatcher/dispatcher.h"
+#include "loom/dispatcher/ivalue.h"
+
+namespace loom {
+
+/// The IValue a schema default stands for (None, numbers, lists, strings; identifiers such as
+/// Mean, contiguous_format or long become their PyTorch integer code or dtype).
+IValue default_to_ivalue(const DefaultValue& value, const Type& type);
+
+/// Checks a boxed call's arguments against op's schema and brings them to the form kernels
+/// expect: appends omitted trailing defaults, widens int to float for float arguments,
+/// broadcasts a single int to a fixed-size int list. Throws TypeError naming the op, the
+/// argument, the expected type and what was given.
+void normalize_boxed_arguments(OperatorHandle op, Stack& stack);
+
+/// OR of the key sets of every tensor on the stack.
+DispatchKeySet boxed_key_set(const Stack& stack);
+
+/// "add.Tensor(self: [2, 3] cpu float32, other: [3] cpu float32, alpha: 1)".
+std::string describe_call(OperatorHandle op, const Stack& args);
+
+}  // namespace loom

@@ -1,0 +1,206 @@
+#pragma once
+/// @file
+/// The operator registry and the dispatch path.
+///
+/// Note [Lock-free dispatch]: each operator keeps, per dispatch key, an atomic
+/// pointer to the selected kernel and an atomic mask of the keys that have
+/// one. A call ORs its tensors' key sets with the thread's included keys,
+/// removes the excluded ones, intersects with the mask and takes the highest
+/// key: a few bit operations, one table load and an indirect call, no lock,
+/// no string, no allocation. Registration takes one mutex, recomputes the
+/// operator's table and publishes it with release stores. A replaced kernel
+/// is retired, not freed, because another thread may still be calling it;
+/// retired kernels of a plugin are freed when that plugin is unloaded (calls
+/// into a plugin that is being unloaded are the caller's error, as in every
+/// plugin system), the others at exit.
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loom/core/registration.h"
+#include "loom/dispatcher/dispatch_key.h"
+#include "loom/dispatcher/kernel.h"
+#include "loom/dispatcher/schema.h"
+
+namespace loom {
+
+class OperatorEntry;
+
+/// How a kernel competes with other kernels for the same (op, key).
+struct ImplOptions {
+  /// Provider name ("reference", "onednn"); defaults to the registering plugin's name.
+  std::string provider;
+  /// Higher wins unless the user prefers another provider.
+  int priority = 0;
+};
+
+/// One kernel registered for an (op, key), as reported by Dispatcher::kernels().
+struct KernelInfo {
+  DispatchKey key;       ///< the dispatch key
+  std::string provider;  ///< provider name
+  int priority;          ///< its priority
+  Origin origin;         ///< who registered it
+  bool active;           ///< selected by the current policy
+  bool boxed_only;       ///< registered in boxed form only
+};
+
+/// A stable reference to a registered operator (valid for the process lifetime).
+class OperatorHandle {
+ public:
+  /// An invalid handle.
+  OperatorHandle() = default;
+  /// True if this refers to an operator.
+  explicit operator bool() const { return entry_ != nullptr; }
+  /// "aten::add.Tensor".
+  const std::string& name() const;
+  /// The schema; throws NotImplementedError if the operator has impls but no def.
+  const FunctionSchema& schema() const;
+  /// True if a schema is defined.
+  bool has_schema() const;
+  /// Calls through the boxed convention: the stack holds the arguments (trailing defaults may
+  /// be omitted; they are filled in) and receives the returns. Checks every argument's type.
+  void call_boxed(Stack& stack) const;
+  /// The entry (internal).
+  OperatorEntry* entry() const { return entry_; }
+  /// Same operator.
+  friend bool operator==(OperatorHandle a, OperatorHandle b) { return a.entry_ == b.entry_; }
+
+  template <typename Sig>
+  class Typed;
+  /// A typed handle; Sig must be the canonical C++ signature of the schema (Note [Canonical
+  /// signatures]): e.g. Tensor(const Tensor&, const Tensor&, const Scalar&). Checked here.
+  template <typename Sig>
+  Typed<Sig> typed() const;
+
+ private:
+  friend class Dispatcher;
+  explicit OperatorHandle(OperatorEntry* e) : entry_(e) {}
+  void check_typed(const InferredSignature& sig) const;
+  OperatorEntry* entry_ = nullptr;
+};
+
+/// Per-operator dispatch state that the hot path reads (see Note [Lock-free dispatch]).
+class OperatorEntry {
+ public:
+  /// The kernel for a call with key set ks (already adjusted by TLS), or nullptr.
+  const KernelFunction* lookup(DispatchKeySet ks) const {
+    const uint64_t m = ks.bits() & mask_.load(std::memory_order_acquire);
+    if (__builtin_expect(m == 0, 0)) return nullptr;
+    const int key = 63 - __builtin_clzll(m);
+    return table_[key].load(std::memory_order_acquire);
+  }
+
+ private:
+  friend class Dispatcher;
+  friend class DispatcherImpl;
+  friend class OperatorHandle;
+  std::atomic<uint64_t> mask_{0};
+  std::array<std::atomic<const KernelFunction*>, kNumDispatchKeys> table_{};
+  // Everything below is guarded by the dispatcher's registration mutex.
+  std::string name_;
+  std::optional<FunctionSchema> schema_;
+  std::atomic<bool> has_schema_{false};
+  Origin schema_origin_;
+};
+
+/// Keys added to every call's key set and removed from it on this thread, applied to ks.
+inline DispatchKeySet apply_local_keys(DispatchKeySet ks) {
+  const LocalDispatchKeySet& tls = local_dispatch_key_set();
+  return (ks | tls.included) & ~tls.excluded;
+}
+
+/// The process-wide operator registry.
+class Dispatcher {
+ public:
+  /// The singleton (never destroyed, so static registrations may outlive main).
+  static Dispatcher& instance();
+
+  /// Defines an operator from its schema. Throws RegistrationError if the name is taken.
+  RegistrationHandle def(FunctionSchema schema, Origin origin);
+  /// Registers a kernel for (op, key). Checks its C++ signature against the schema; throws
+  /// RegistrationError on a mismatch, an unknown op, or a provider registered twice.
+  RegistrationHandle impl(std::string_view op_name, DispatchKey key, KernelFunction kernel,
+                          ImplOptions options, Origin origin);
+  /// Registers a boxed fallback for every op at key (or KernelFunction::fallthrough()).
+  RegistrationHandle fallback(DispatchKey key, KernelFunction kernel, Origin origin);
+
+  /// Finds "ns::name.overload" (or "name.overload", meaning namespace aten).
+  std::optional<OperatorHandle> find_op(std::string_view name) const;
+  /// As find_op; throws NotImplementedError with close matches if absent.
+  OperatorHandle find_op_or_throw(std::string_view name) const;
+  /// Every operator that has a schema, sorted by name.
+  std::vector<OperatorHandle> ops() const;
+  /// The kernels registered for op (all keys), highest key first.
+  std::vector<KernelInfo> kernels(OperatorHandle op) const;
+  /// The fallbacks registered per key.
+  std::vector<KernelInfo> fallbacks() const;
+
+  /// Prefers provider for every op at key (empty string: back to priorities).
+  void set_preferred_provider(DispatchKey key, std::string provider);
+  /// The preferred provider at key ("" if none).
+  std::string preferred_provider(DispatchKey key) const;
+  /// Forces provider for one op at key (empty string removes the override).
+  void set_provider_override(std::string_view op_name, DispatchKey key, std::string provider);
+
+  /// Frees retired kernels registered by plugin (call only once nothing can still run them).
+  void release_retired(const std::string& plugin);
+
+  /// Throws the missing-kernel error for a call (cold path).
+  [[noreturn]] void report_missing_kernel(OperatorHandle op, DispatchKeySet ks,
+                                          const Stack& args) const;
+
+ private:
+  Dispatcher();
+  friend class OperatorHandle;
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// A typed operator handle: the fast path. Obtain once, call many times.
+template <typename R, typename... Args>
+class OperatorHandle::Typed<R(Args...)> {
+ public:
+  /// Calls the operator.
+  R call(Args... args) const {
+    const DispatchKeySet ks = apply_local_keys(detail::key_set_of(args...));
+    const KernelFunction* k = op_.entry()->lookup(ks);
+    if (__builtin_expect(k == nullptr, 0)) missing(ks, args...);
+    return k->template call<R, Args...>(op_, std::forward<Args>(args)...);
+  }
+  /// Calls the operator.
+  R operator()(Args... args) const { return call(std::forward<Args>(args)...); }
+  /// The untyped handle.
+  OperatorHandle handle() const { return op_; }
+
+ private:
+  friend class OperatorHandle;
+  explicit Typed(OperatorHandle op) : op_(op) {}
+  [[noreturn]] __attribute__((noinline, cold)) void missing(DispatchKeySet ks,
+                                                            const Args&... args) const {
+    Stack stack;
+    (stack.push_back(detail::Arg<Args>::to_ivalue(args)), ...);
+    Dispatcher::instance().report_missing_kernel(op_, ks, stack);
+  }
+  OperatorHandle op_;
+};
+
+template <typename Sig>
+OperatorHandle::Typed<Sig> OperatorHandle::typed() const {
+  using FT = detail::FunctionTraits<Sig>;
+  [&]<typename... A>(std::tuple<A...>*) {
+    static_assert((detail::kIsCanonicalArg<A> && ...),
+                  "typed<Sig>(): every parameter must use its canonical type (const Tensor&, "
+                  "IntArrayRef, TensorList, const Scalar&, std::string_view, ...)");
+  }(static_cast<typename FT::Args*>(nullptr));
+  static_assert(detail::kIsCanonicalRet<typename FT::Return>,
+                "typed<Sig>(): the return type must be canonical (Tensor, not Tensor&)");
+  check_typed(infer_signature<Sig>());
+  return Typed<Sig>(*this);
+}
+
+}  // namespace loom

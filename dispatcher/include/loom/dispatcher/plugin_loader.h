@@ -1,0 +1,68 @@
+#pragma once
+/// @file
+/// Finding, loading, checking and unloading plugins (Boost.DLL).
+///
+/// Search order for a plugin given by name: the folders of LOOM_PLUGIN_PATH
+/// (':'-separated), then the install's plugin folder (`<dir of
+/// libloom_core>/loom/plugins`). A name containing '/' or ending in ".so" is
+/// an explicit path. A plugin named N lives in `libloom_N.so`.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loom {
+
+/// What the loader knows about one plugin.
+struct PluginInfo {
+  std::string name;                       ///< from the manifest
+  std::string version;                    ///< from the manifest
+  std::string description;                ///< from the manifest
+  std::string path;                       ///< the file it was loaded from
+  std::string build_info;                 ///< from the manifest
+  unsigned abi_major = 0;                 ///< ABI it was built for
+  unsigned abi_minor = 0;                 ///< ABI it was built for
+  std::vector<std::string> dependencies;  ///< plugins that load before it
+  std::vector<std::string> registrations; ///< one line per registration it made
+};
+
+/// A plugin file that could not be loaded by load_all(), and why.
+struct PluginFailure {
+  std::string path;     ///< the file
+  std::string message;  ///< the reason
+};
+
+/// Loads and unloads plugins. Thread-safe.
+class PluginLoader {
+ public:
+  /// The process-wide loader.
+  static PluginLoader& instance();
+
+  /// Loads a plugin by name (searched) or path (explicit), loading missing dependencies from
+  /// the search path first. Throws PluginError with the reason; on failure nothing stays
+  /// registered. Loading an already loaded plugin returns its info.
+  PluginInfo load(std::string_view name_or_path);
+  /// Loads every libloom_*.so in the search path (the first file of each name wins),
+  /// dependencies first. Returns the failures; the successful ones stay loaded.
+  std::vector<PluginFailure> load_all();
+  /// Unloads a plugin: undoes exactly its registrations and closes the file. Throws
+  /// PluginError (and changes nothing) while another loaded plugin depends on it or while
+  /// tensors from its allocators are alive.
+  void unload(std::string_view name);
+  /// Loaded plugins, in load order.
+  std::vector<PluginInfo> loaded() const;
+  /// True if a plugin of that name is loaded.
+  bool is_loaded(std::string_view name) const;
+  /// The folders searched, in order.
+  std::vector<std::string> search_path() const;
+  /// The install's plugin folder (next to libloom_core).
+  static std::string default_plugin_dir();
+
+ private:
+  PluginLoader();
+  ~PluginLoader();
+  struct Impl;
+  Impl* impl_;
+};
+
+}  // namespace loom

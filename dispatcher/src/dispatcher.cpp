@@ -1,0 +1,401 @@
+// The operator registry. See Note [Lock-free dispatch] in dispatcher.h.
+
+#include "loom/dispatcher/dispatcher.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "loom/core/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "loom/dispatcher/boxing.h"
+
+namespace loom {
+namespace {
+
+struct KernelRecord {
+  uint64_t id;
+  DispatchKey key;
+  std::string provider;
+  int priority;
+  KernelFunction fn;
+  Origin origin;
+};
+
+using RecordList = std::vector<std::unique_ptr<KernelRecord>>;
+
+struct OpState {
+  std::unique_ptr<OperatorEntry> entry;
+  std::array<RecordList, kNumDispatchKeys> kernels;
+  absl::flat_hash_map<int, std::string> overrides;  // key -> provider
+};
+
+std::string normalize_name(std::string_view name) {
+  return name.find("::") == std::string_view::npos ? loom::str_cat("aten::", name)
+                                                   : std::string(name);
+}
+
+}  // namespace
+
+class Dispatcher::Impl {
+ public:
+  mutable std::mutex mu;
+  absl::flat_hash_map<std::string, std::unique_ptr<OpState>> ops;  // never erased
+  std::array<RecordList, kNumDispatchKeys> fallbacks;
+  std::array<std::string, kNumDispatchKeys> preferred;
+  std::vector<std::unique_ptr<KernelRecord>> retired;
+  uint64_t next_id = 1;
+
+  Impl() {
+    // LOOM_<KEY>_PROVIDER, e.g. LOOM_CPU_PROVIDER=onednn, read once at start-up.
+    for (DispatchKey k : {DispatchKey::CPU, DispatchKey::Meta}) {
+      const std::string var = loom::str_cat("LOOM_", absl::AsciiStrToUpper(dispatch_key_name(k)),
+                                           "_PROVIDER");
+      if (const char* v = std::getenv(var.c_str())) preferred[static_cast<int>(k)] = v;
+    }
+  }
+
+  OpState& state_for(std::string_view name) {
+    auto& slot = ops[std::string(name)];
+    if (!slot) {
+      slot = std::make_unique<OpState>();
+      slot->entry = std::make_unique<OperatorEntry>();
+      slot->entry->name_ = std::string(name);
+    }
+    return *slot;
+  }
+
+  const KernelRecord* select(const OpState& op, int key) const {
+    const RecordList& list = op.kernels[key];
+    if (!list.empty()) {
+      auto by_provider = [&](const std::string& p) -> const KernelRecord* {
+        for (auto it = list.rbegin(); it != list.rend(); ++it) {
+          if ((*it)->provider == p) return it->get();
+        }
+        return nullptr;
+      };
+      if (auto it = op.overrides.find(key); it != op.overrides.end()) {
+        if (auto* r = by_provider(it->second)) return r;
+      }
+      if (!preferred[key].empty()) {
+        if (auto* r = by_provider(preferred[key])) return r;
+      }
+      const KernelRecord* best = nullptr;
+      for (const auto& r : list) {  // later registrations win ties
+        if (!best || r->priority >= best->priority) best = r.get();
+      }
+      return best;
+    }
+    const RecordList& fb = fallbacks[key];
+    if (!fb.empty() && !fb.back()->fn.is_fallthrough()) return fb.back().get();
+    return nullptr;
+  }
+
+  // Publishes op's table (Note [Lock-free dispatch]): set entries first, then the
+  // mask, then clear the entries that went away.
+  void publish(OpState& op) {
+    OperatorEntry& e = *op.entry;
+    std::array<const KernelFunction*, kNumDispatchKeys> next{};
+    uint64_t mask = 0;
+    if (e.schema_) {
+      for (int k = 0; k < kNumDispatchKeys; ++k) {
+        if (const KernelRecord* r = select(op, k)) {
+          next[k] = &r->fn;
+          mask |= uint64_t{1} << k;
+        }
+      }
+    }
+    for (int k = 0; k < kNumDispatchKeys; ++k) {
+      if (next[k]) e.table_[k].store(next[k], std::memory_order_release);
+    }
+    e.mask_.store(mask, std::memory_order_release);
+    for (int k = 0; k < kNumDispatchKeys; ++k) {
+      if (!next[k]) e.table_[k].store(nullptr, std::memory_order_release);
+    }
+  }
+
+  void publish_all() {
+    for (auto& [name, op] : ops) publish(*op);
+  }
+
+  void retire(RecordList& list, uint64_t id) {
+    for (auto it = list.begin(); it != list.end(); ++it) {
+      if ((*it)->id == id) {
+        retired.push_back(std::move(*it));
+        list.erase(it);
+        return;
+      }
+    }
+  }
+};
+
+Dispatcher::Dispatcher() : impl_(std::make_unique<Impl>()) {}
+
+Dispatcher& Dispatcher::instance() {
+  static Dispatcher* d = new Dispatcher();  // leaked: see the header
+  return *d;
+}
+
+RegistrationHandle Dispatcher::def(FunctionSchema schema, Origin origin) {
+  if (schema.ns().empty()) schema.set_ns("aten");
+  const std::string name = schema.qualified_name();
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  OpState& op = impl_->state_for(name);
+  OperatorEntry& e = *op.entry;
+  LOOM_CHECK_T(RegistrationError, !e.schema_, "def(", name, "): the operator is already defined by ",
+               e.schema_origin_.str(), " as '", e.schema_->str(), "'; this definition comes from ",
+               origin.str());
+  for (const auto& list : op.kernels) {
+    for (const auto& r : list) {
+      if (!r->fn.signature()) continue;
+      const std::string why = signature_mismatch(schema, *r->fn.signature());
+      LOOM_CHECK_T(RegistrationError, why.empty(), "def(", name, ") at ", origin.str(),
+                   ": the kernel already registered for ", dispatch_key_name(r->key), " by ",
+                   r->origin.str(), " does not fit the schema: ", why);
+    }
+  }
+  e.schema_ = std::move(schema);
+  e.schema_origin_ = std::move(origin);
+  e.has_schema_.store(true, std::memory_order_release);
+  impl_->publish(op);
+  return RegistrationHandle([this, entry = &e, opp = &op] {
+    std::lock_guard<std::mutex> l(impl_->mu);
+    entry->has_schema_.store(false, std::memory_order_release);
+    entry->schema_.reset();
+    entry->schema_origin_ = Origin{};
+    impl_->publish(*opp);
+  });
+}
+
+RegistrationHandle Dispatcher::impl(std::string_view op_name, DispatchKey key,
+                                    KernelFunction kernel, ImplOptions options, Origin origin) {
+  const std::string name = normalize_name(op_name);
+  LOOM_CHECK_T(RegistrationError, key != DispatchKey::Undefined, "impl(", name, ") at ",
+               origin.str(), ": the dispatch key is Undefined");
+  LOOM_CHECK_T(RegistrationError, !kernel.empty() && !kernel.is_fallthrough(), "impl(", name,
+               ") at ", origin.str(), ": the kernel is empty or a fallthrough (use fallback())");
+  if (options.provider.empty()) {
+    options.provider = origin.plugin.empty() ? "default" : origin.plugin;
+  }
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->ops.find(name);
+  LOOM_CHECK_T(RegistrationError, it != impl_->ops.end() && it->second->entry->schema_,
+               "impl(", name, ", ", dispatch_key_name(key), ") at ", origin.str(),
+               ": no operator named '", name,
+               "' is defined; def() its schema first (or load the plugin that defines it)");
+  OpState& op = *it->second;
+  const FunctionSchema& schema = *op.entry->schema_;
+  if (kernel.signature()) {
+    const std::string why = signature_mismatch(schema, *kernel.signature());
+    LOOM_CHECK_T(RegistrationError, why.empty(), "impl(", name, ", ", dispatch_key_name(key),
+                 ") at ", origin.str(), ": the kernel's C++ signature ",
+                 kernel.signature()->str(), " does not match the schema '", schema.str(),
+                 "': ", why);
+  }
+  RecordList& list = op.kernels[static_cast<int>(key)];
+  for (const auto& r : list) {
+    LOOM_CHECK_T(RegistrationError, r->provider != options.provider, "impl(", name, ", ",
+                 dispatch_key_name(key), ") at ", origin.str(), ": provider '", options.provider,
+                 "' already has a kernel for this operator and key, registered by ",
+                 r->origin.str());
+  }
+  const uint64_t id = impl_->next_id++;
+  list.push_back(std::make_unique<KernelRecord>(KernelRecord{
+      id, key, options.provider, options.priority, std::move(kernel), std::move(origin)}));
+  impl_->publish(op);
+  return RegistrationHandle([this, opp = &op, key, id] {
+    std::lock_guard<std::mutex> l(impl_->mu);
+    impl_->retire(opp->kernels[static_cast<int>(key)], id);
+    impl_->publish(*opp);
+  });
+}
+
+RegistrationHandle Dispatcher::fallback(DispatchKey key, KernelFunction kernel, Origin origin) {
+  LOOM_CHECK_T(RegistrationError, !kernel.empty(), "fallback(", dispatch_key_name(key), ") at ",
+               origin.str(), ": the kernel is empty");
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  RecordList& list = impl_->fallbacks[static_cast<int>(key)];
+  for (const auto& r : list) {
+    LOOM_CHECK_T(RegistrationError, r->fn.is_fallthrough() || kernel.is_fallthrough(),
+                 "fallback(", dispatch_key_name(key), ") at ", origin.str(),
+                 ": a fallback for this key is already registered by ", r->origin.str());
+  }
+  const uint64_t id = impl_->next_id++;
+  const std::string provider = origin.plugin.empty() ? "default" : origin.plugin;
+  list.push_back(std::make_unique<KernelRecord>(
+      KernelRecord{id, key, provider, 0, std::move(kernel), std::move(origin)}));
+  impl_->publish_all();
+  return RegistrationHandle([this, key, id] {
+    std::lock_guard<std::mutex> l(impl_->mu);
+    impl_->retire(impl_->fallbacks[static_cast<int>(key)], id);
+    impl_->publish_all();
+  });
+}
+
+std::optional<OperatorHandle> Dispatcher::find_op(std::string_view name) const {
+  const std::string full = normalize_name(name);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->ops.find(full);
+  if (it == impl_->ops.end() || !it->second->entry->schema_) return std::nullopt;
+  return OperatorHandle(it->second->entry.get());
+}
+
+OperatorHandle Dispatcher::find_op_or_throw(std::string_view name) const {
+  if (auto op = find_op(name)) return *op;
+  const std::string full = normalize_name(name);
+  std::vector<std::string> close;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    const std::string base = full.substr(0, full.find('.'));
+    for (const auto& [n, op] : impl_->ops) {
+      if (op->entry->schema_ && n.substr(0, n.find('.')) == base) close.push_back(n);
+    }
+  }
+  std::sort(close.begin(), close.end());
+  LOOM_THROW(NotImplementedError, "no operator named '", full, "' is defined",
+             close.empty() ? std::string(" (is the plugin that defines it loaded?)")
+                           : loom::str_cat("; overloads with that name: ", absl::StrJoin(close, ", ")));
+}
+
+std::vector<OperatorHandle> Dispatcher::ops() const {
+  std::vector<OperatorHandle> out;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    for (const auto& [n, op] : impl_->ops) {
+      if (op->entry->schema_) out.push_back(OperatorHandle(op->entry.get()));
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](OperatorHandle a, OperatorHandle b) { return a.name() < b.name(); });
+  return out;
+}
+
+std::vector<KernelInfo> Dispatcher::kernels(OperatorHandle op) const {
+  std::vector<KernelInfo> out;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->ops.find(op.name());
+  if (it == impl_->ops.end()) return out;
+  const OpState& st = *it->second;
+  for (int k = kNumDispatchKeys - 1; k >= 0; --k) {
+    const KernelRecord* active = impl_->select(st, k);
+    for (const auto& r : st.kernels[k]) {
+      out.push_back(KernelInfo{r->key, r->provider, r->priority, r->origin, r.get() == active,
+                               !r->fn.has_unboxed()});
+    }
+  }
+  return out;
+}
+
+std::vector<KernelInfo> Dispatcher::fallbacks() const {
+  std::vector<KernelInfo> out;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  for (int k = kNumDispatchKeys - 1; k >= 0; --k) {
+    for (const auto& r : impl_->fallbacks[k]) {
+      out.push_back(KernelInfo{r->key, r->fn.is_fallthrough() ? "fallthrough" : r->provider,
+                               0, r->origin, r.get() == impl_->fallbacks[k].back().get(), true});
+    }
+  }
+  return out;
+}
+
+void Dispatcher::set_preferred_provider(DispatchKey key, std::string provider) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->preferred[static_cast<int>(key)] = std::move(provider);
+  impl_->publish_all();
+}
+
+std::string Dispatcher::preferred_provider(DispatchKey key) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->preferred[static_cast<int>(key)];
+}
+
+void Dispatcher::set_provider_override(std::string_view op_name, DispatchKey key,
+                                       std::string provider) {
+  const std::string name = normalize_name(op_name);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->ops.find(name);
+  LOOM_CHECK_T(NotImplementedError, it != impl_->ops.end(), "set_provider_override: no operator named '",
+               name, "'");
+  if (provider.empty()) {
+    it->second->overrides.erase(static_cast<int>(key));
+  } else {
+    it->second->overrides[static_cast<int>(key)] = std::move(provider);
+  }
+  impl_->publish(*it->second);
+}
+
+void Dispatcher::release_retired(const std::string& plugin) {
+  std::vector<std::unique_ptr<KernelRecord>> doomed;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    auto& r = impl_->retired;
+    auto mid = std::stable_partition(r.begin(), r.end(),
+                                     [&](const auto& rec) { return rec->origin.plugin != plugin; });
+    std::move(mid, r.end(), std::back_inserter(doomed));
+    r.erase(mid, r.end());
+  }
+  // Destroyed outside the lock: a functor's destructor runs plugin code.
+}
+
+void Dispatcher::report_missing_kernel(OperatorHandle op, DispatchKeySet ks,
+                                       const Stack& args) const {
+  const std::string call = describe_call(op, args);
+  if (!op.has_schema()) {
+    LOOM_THROW(NotImplementedError, "operator '", op.name(),
+               "' has no schema any more (the plugin that defined it was unloaded); call: ", call);
+  }
+  std::vector<std::string> have;
+  absl::flat_hash_map<int, std::vector<std::string>> by_key;
+  for (const KernelInfo& k : kernels(op)) {
+    by_key[static_cast<int>(k.key)].push_back(loom::str_cat(k.provider, " (", k.origin.str(), ")"));
+  }
+  for (int k = kNumDispatchKeys - 1; k >= 0; --k) {
+    if (auto it = by_key.find(k); it != by_key.end()) {
+      have.push_back(loom::str_cat(dispatch_key_name(static_cast<DispatchKey>(k)), ": ",
+                                  absl::StrJoin(it->second, ", ")));
+    }
+  }
+  const LocalDispatchKeySet& tls = local_dispatch_key_set();
+  std::string tls_note;
+  if (!tls.excluded.empty() || !tls.included.empty()) {
+    tls_note = loom::str_cat(" (thread-local keys: included ", tls.included.str(), ", excluded ",
+                            tls.excluded.str(), ")");
+  }
+  LOOM_THROW(NotImplementedError, "Could not run '", op.name(), "' with arguments from the ",
+             ks.str(), " dispatch key set", tls_note, ": no kernel is registered for any of them. ",
+             have.empty() ? std::string("No backend has a kernel for this operator.")
+                          : loom::str_cat("Kernels exist for: ", absl::StrJoin(have, "; "), "."),
+             " Call: ", call);
+}
+
+// ---- OperatorHandle ----
+
+const std::string& OperatorHandle::name() const { return entry_->name_; }
+
+bool OperatorHandle::has_schema() const {
+  return entry_->has_schema_.load(std::memory_order_acquire);
+}
+
+const FunctionSchema& OperatorHandle::schema() const {
+  LOOM_CHECK_T(NotImplementedError, has_schema(), "operator '", name(),
+               "' has no schema (the plugin that defined it is not loaded)");
+  return *entry_->schema_;
+}
+
+void OperatorHandle::check_typed(const InferredSignature& sig) const {
+  const std::string why = signature_mismatch(schema(), sig);
+  LOOM_CHECK_T(TypeError, why.empty(), "typed<", sig.str(), ">() for '", schema().str(),
+               "': ", why);
+}
+
+void OperatorHandle::call_boxed(Stack& stack) const {
+  normalize_boxed_arguments(*this, stack);
+  const DispatchKeySet ks = apply_local_keys(boxed_key_set(stack));
+  const KernelFunction* k = entry_->lookup(ks);
+  if (k == nullptr) Dispatcher::instance().report_missing_kernel(*this, ks, stack);
+  k->call_boxed(*this, stack);
+}
+
+}  // namespace loom

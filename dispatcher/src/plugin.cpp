@@ -1,0 +1,89 @@
+#include "loom/dispatcher/plugin.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace loom {
+namespace {
+thread_local PluginContext* tls_opening_plugin = nullptr;
+}
+
+namespace detail {
+
+PluginContext* exchange_opening_plugin(PluginContext* ctx) {
+  return std::exchange(tls_opening_plugin, ctx);
+}
+
+bool defer_library_block_to_opening_plugin(const LibraryBlock& block) {
+  if (!tls_opening_plugin) return false;
+  tls_opening_plugin->pending_blocks.push_back(block);
+  return true;
+}
+
+bool defer_on_load_to_opening_plugin(void (*hook)(PluginContext&)) {
+  if (!tls_opening_plugin) return false;
+  tls_opening_plugin->pending_on_load.push_back(hook);
+  return true;
+}
+
+OnLoadRegistrar::OnLoadRegistrar(void (*hook)(PluginContext&)) {
+  // Outside a plugin load (a plugin source linked into a test binary) the hook has no
+  // context to run in; such binaries register what they need themselves.
+  defer_on_load_to_opening_plugin(hook);
+}
+
+int run_plugin_registration(LoomPluginContext* c, char* error, size_t error_capacity) {
+  auto* ctx = reinterpret_cast<PluginContext*>(c);
+  try {
+    RegisteringPluginGuard guard(ctx->name());
+    for (auto* hook : ctx->pending_on_load) hook(*ctx);
+    for (const LibraryBlock& block : ctx->pending_blocks) {
+      try {
+        ctx->add_library(run_library_block(block));
+      } catch (const std::exception& e) {
+        throw Error(loom::str_cat("in the block at ", block.file, ":", block.line, ": ", e.what()));
+      }
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    if (error && error_capacity > 0) std::snprintf(error, error_capacity, "%s", e.what());
+    return 1;
+  } catch (...) {
+    if (error && error_capacity > 0) std::snprintf(error, error_capacity, "unknown exception");
+    return 1;
+  }
+}
+
+}  // namespace detail
+
+void PluginContext::keep(RegistrationHandle handle, std::string what) {
+  items_.push_back(Item{std::move(handle), std::nullopt});
+  log_.push_back(std::move(what));
+}
+
+void PluginContext::register_allocator(DeviceType type, Allocator* allocator) {
+  keep(loom::register_allocator(type, allocator),
+       loom::str_cat("allocator '", allocator->name(), "' for device type '", type.name(), "'"));
+  allocators_.push_back(allocator);
+}
+
+DeviceType PluginContext::register_device_type(std::string_view name) {
+  const DeviceType t = DeviceType::register_type(name);
+  log_.push_back(loom::str_cat("device type '", name, "' (dispatch key ",
+                              dispatch_key_name(backend_key(t)), ")"));
+  return t;
+}
+
+void PluginContext::add_library(Library library) {
+  for (const auto& line : library.log()) log_.push_back(line);
+  items_.push_back(Item{RegistrationHandle(), std::move(library)});
+}
+
+std::vector<std::string> PluginContext::log() const { return log_; }
+
+void PluginContext::clear() {
+  while (!items_.empty()) items_.pop_back();
+  allocators_.clear();
+}
+
+}  // namespace loom

@@ -1,0 +1,305 @@
+#include "loom/dispatcher/plugin_loader.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "loom/dispatcher/plugin.h"
+
+namespace loom {
+namespace detail {
+PluginContext* exchange_opening_plugin(PluginContext* ctx);
+}
+
+namespace fs = std::filesystem;
+
+namespace {
+struct LoadedPlugin {
+  PluginInfo info;
+  const LoomPluginManifest* manifest = nullptr;
+  std::unique_ptr<PluginContext> ctx;  // destroyed before lib (its code lives in lib)
+  boost::dll::shared_library lib;
+};
+
+bool valid_plugin_name(std::string_view n) {
+  if (n.empty() || n.size() > 64) return false;
+  return std::all_of(n.begin(), n.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-' || c == '.';
+  });
+}
+
+bool is_explicit_path(std::string_view s) {
+  return s.find('/') != std::string_view::npos || s.ends_with(".so");
+}
+
+// Drops a plugin whose load failed: registrations first, then its retired kernels,
+// then the file.
+void discard(std::unique_ptr<PluginContext>& ctx, boost::dll::shared_library& lib,
+             const std::string& name) {
+  if (ctx) ctx->clear();
+  if (!name.empty()) Dispatcher::instance().release_retired(name);
+  ctx.reset();
+  lib.unload();
+}
+}  // namespace
+
+struct PluginLoader::Impl {
+  mutable std::recursive_mutex mu;
+  std::vector<std::unique_ptr<LoadedPlugin>> plugins;  // load order
+  std::set<std::string> loading;                       // cycle detection
+
+  LoadedPlugin* find(std::string_view name) {
+    for (auto& p : plugins) {
+      if (p->info.name == name) return p.get();
+    }
+    return nullptr;
+  }
+};
+
+PluginLoader::PluginLoader() : impl_(new Impl()) {}
+PluginLoader::~PluginLoader() = default;  // leaked singleton; never runs
+
+PluginLoader& PluginLoader::instance() {
+  static auto* loader = new PluginLoader();  // leaked: plugins stay loaded until exit
+  return *loader;
+}
+
+std::string PluginLoader::default_plugin_dir() {
+  const fs::path core = boost::dll::this_line_location().string();
+  return (core.parent_path() / "loom" / "plugins").string();
+}
+
+std::vector<std::string> PluginLoader::search_path() const {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("LOOM_PLUGIN_PATH")) {
+    for (absl::string_view d : absl::StrSplit(env, ':', absl::SkipEmpty())) dirs.emplace_back(d);
+  }
+  dirs.push_back(default_plugin_dir());
+  return dirs;
+}
+
+PluginInfo PluginLoader::load(std::string_view name_or_path) {
+  std::lock_guard<std::recursive_mutex> lock(impl_->mu);
+  fs::path path;
+  if (is_explicit_path(name_or_path)) {
+    path = fs::path(name_or_path);
+    std::error_code ec;
+    LOOM_CHECK_T(PluginError, fs::is_regular_file(path, ec), "cannot load plugin '",
+                 name_or_path, "': no such file");
+    path = fs::absolute(path);
+  } else {
+    if (LoadedPlugin* p = impl_->find(name_or_path)) return p->info;
+    const std::string file = loom::str_cat("libloom_", name_or_path, ".so");
+    const auto dirs = search_path();
+    for (const auto& d : dirs) {
+      std::error_code ec;
+      if (fs::is_regular_file(fs::path(d) / file, ec)) {
+        path = fs::path(d) / file;
+        break;
+      }
+    }
+    LOOM_CHECK_T(PluginError, !path.empty(), "cannot find plugin '", name_or_path, "': no ", file,
+                 " in the plugin search path (", absl::StrJoin(dirs, ":"),
+                 "); set LOOM_PLUGIN_PATH or give a path");
+  }
+  const std::string where = path.string();
+  for (auto& p : impl_->plugins) {
+    if (p->info.path == where) return p->info;
+  }
+
+  auto ctx = std::make_unique<PluginContext>("");
+  boost::dll::shared_library lib;
+  {
+    // Static initialisers of the plugin run inside this call and only queue their blocks
+    // (Note [Deferred plugin registration]).
+    PluginContext* previous = detail::exchange_opening_plugin(ctx.get());
+    try {
+      lib.load(where, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    } catch (const std::exception& e) {
+      detail::exchange_opening_plugin(previous);
+      LOOM_THROW(PluginError, "cannot load plugin file '", where, "': ", e.what());
+    }
+    detail::exchange_opening_plugin(previous);
+  }
+  auto fail = [&](const std::string& name, const std::string& why) -> PluginError {
+    discard(ctx, lib, name);
+    return PluginError(why);
+  };
+
+  if (!lib.has(LOOM_PLUGIN_ENTRY_POINT)) {
+    throw fail("", loom::str_cat("'", where, "' is not a Loom plugin: it does not export the entry "
+                                "point '", LOOM_PLUGIN_ENTRY_POINT, "'"));
+  }
+  const LoomPluginManifest* m = nullptr;
+  try {
+    m = lib.get<const LoomPluginManifest*()>(LOOM_PLUGIN_ENTRY_POINT)();
+  } catch (const std::exception& e) {
+    throw fail("", loom::str_cat("plugin '", where, "': its entry point threw: ", e.what()));
+  }
+  if (m == nullptr) {
+    throw fail("", loom::str_cat("plugin '", where, "': its entry point returned no manifest"));
+  }
+  if (m->struct_size < offsetof(LoomPluginManifest, abi_minor) + sizeof(uint32_t)) {
+    throw fail("", loom::str_cat("plugin '", where, "': its manifest is truncated (struct_size ",
+                                m->struct_size, ")"));
+  }
+  if (m->abi_major != LOOM_PLUGIN_ABI_MAJOR || m->abi_minor > LOOM_PLUGIN_ABI_MINOR) {
+    throw fail("", loom::str_cat("plugin '", where, "': incompatible plugin ABI version (plugin: ",
+                                m->abi_major, ".", m->abi_minor, ", current: ",
+                                LOOM_PLUGIN_ABI_MAJOR, ".", LOOM_PLUGIN_ABI_MINOR, ")"));
+  }
+  if (m->struct_size < sizeof(LoomPluginManifest)) {
+    throw fail("", loom::str_cat("plugin '", where, "': its manifest is truncated (struct_size ",
+                                m->struct_size, ", expected ", sizeof(LoomPluginManifest), ")"));
+  }
+  const std::string name = m->name ? m->name : "";
+  if (!valid_plugin_name(name)) {
+    throw fail("", loom::str_cat("plugin '", where, "': invalid plugin name '", name,
+                                "' in its manifest (letters, digits, '_', '-', '.')"));
+  }
+  if (LoadedPlugin* other = impl_->find(name)) {
+    throw fail("", loom::str_cat("plugin '", where, "': a plugin named '", name,
+                                "' is already loaded from '", other->info.path, "'"));
+  }
+  if (m->register_plugin == nullptr) {
+    throw fail("", loom::str_cat("plugin '", name, "' (", where, "): its manifest has no register function"));
+  }
+
+  PluginInfo info;
+  info.name = name;
+  info.version = m->version ? m->version : "";
+  info.description = m->description ? m->description : "";
+  info.path = where;
+  info.build_info = m->build_info ? m->build_info : "";
+  info.abi_major = m->abi_major;
+  info.abi_minor = m->abi_minor;
+  for (const char* const* d = m->dependencies; d && *d; ++d) info.dependencies.emplace_back(*d);
+
+  if (impl_->loading.count(name)) {
+    throw fail("", loom::str_cat("plugin '", name, "': circular dependency"));
+  }
+  impl_->loading.insert(name);
+  for (const std::string& dep : info.dependencies) {
+    if (impl_->find(dep)) continue;
+    try {
+      load(dep);
+    } catch (const Error& e) {
+      impl_->loading.erase(name);
+      throw fail("", loom::str_cat("plugin '", name, "' (", where, ") requires plugin '", dep,
+                                  "', which is not loaded and could not be loaded: ", e.what()));
+    }
+  }
+  impl_->loading.erase(name);
+
+  // Register; a failure rolls everything back.
+  ctx = [&] {
+    auto named = std::make_unique<PluginContext>(name);
+    named->pending_blocks = std::move(ctx->pending_blocks);
+    named->pending_on_load = std::move(ctx->pending_on_load);
+    return named;
+  }();
+  char error[4096] = {0};
+  int rc = 0;
+  try {
+    rc = m->register_plugin(reinterpret_cast<LoomPluginContext*>(ctx.get()), error, sizeof(error));
+  } catch (const std::exception& e) {
+    rc = 1;
+    std::snprintf(error, sizeof(error), "%s", e.what());
+  }
+  if (rc != 0) {
+    throw fail(name, loom::str_cat("plugin '", name, "' (", where,
+                                  ") failed to register, and everything it registered was "
+                                  "rolled back: ", error[0] ? error : "no reason given"));
+  }
+  info.registrations = ctx->log();
+  auto rec = std::make_unique<LoadedPlugin>();
+  rec->info = info;
+  rec->manifest = m;
+  rec->ctx = std::move(ctx);
+  rec->lib = std::move(lib);
+  impl_->plugins.push_back(std::move(rec));
+  return info;
+}
+
+std::vector<PluginFailure> PluginLoader::load_all() {
+  std::lock_guard<std::recursive_mutex> lock(impl_->mu);
+  std::vector<PluginFailure> failures;
+  std::set<std::string> seen;
+  for (const auto& dir : search_path()) {
+    std::error_code ec;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      const std::string f = entry.path().filename().string();
+      if (f.starts_with("libloom_") && f.ends_with(".so")) files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      const std::string file = f.filename().string();
+      const std::string name = file.substr(8, file.size() - 11);
+      if (!seen.insert(name).second) continue;
+      if (impl_->find(name)) continue;
+      try {
+        load(f.string());
+      } catch (const Error& e) {
+        failures.push_back(PluginFailure{f.string(), e.what()});
+      }
+    }
+  }
+  return failures;
+}
+
+void PluginLoader::unload(std::string_view name) {
+  std::lock_guard<std::recursive_mutex> lock(impl_->mu);
+  auto it = std::find_if(impl_->plugins.begin(), impl_->plugins.end(),
+                         [&](const auto& p) { return p->info.name == name; });
+  LOOM_CHECK_T(PluginError, it != impl_->plugins.end(), "cannot unload plugin '", name,
+               "': it is not loaded");
+  LoadedPlugin& p = **it;
+  for (const auto& other : impl_->plugins) {
+    const auto& deps = other->info.dependencies;
+    LOOM_CHECK_T(PluginError, std::find(deps.begin(), deps.end(), name) == deps.end(),
+                 "cannot unload plugin '", name, "': plugin '", other->info.name,
+                 "' depends on it; unload '", other->info.name, "' first");
+  }
+  for (Allocator* a : p.ctx->allocators()) {
+    const AllocatorStats s = a->stats();
+    LOOM_CHECK_T(PluginError, s.live_blocks == 0, "cannot unload plugin '", name, "': ",
+                 s.live_blocks, " memory blocks (", s.allocated_bytes, " bytes) of its allocator '",
+                 a->name(), "' for device type '", DeviceType{a->device_type()}.name(),
+                 "' are still held by live tensors; release them first");
+  }
+  if (p.manifest->unregister_plugin) {
+    try {
+      p.manifest->unregister_plugin(reinterpret_cast<LoomPluginContext*>(p.ctx.get()));
+    } catch (...) {
+      // The plugin's own hook failed; its registrations are still undone below.
+    }
+  }
+  const std::string plugin_name = p.info.name;
+  std::unique_ptr<LoadedPlugin> doomed = std::move(*it);
+  impl_->plugins.erase(it);
+  discard(doomed->ctx, doomed->lib, plugin_name);
+}
+
+std::vector<PluginInfo> PluginLoader::loaded() const {
+  std::lock_guard<std::recursive_mutex> lock(impl_->mu);
+  std::vector<PluginInfo> out;
+  for (const auto& p : impl_->plugins) out.push_back(p->info);
+  return out;
+}
+
+bool PluginLoader::is_loaded(std::string_view name) const {
+  std::lock_guard<std::recursive_mutex> lock(impl_->mu);
+  return impl_->find(name) != nullptr;
+}
+
+}  // namespace loom

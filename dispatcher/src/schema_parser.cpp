@@ -1,0 +1,678 @@
+/// @file
+/// Recursive-descent parser for the operator schema language (see schema.h).
+///
+/// The grammar, with whitespace allowed between any two tokens:
+///
+///   schema    := opname '(' [params] ')' '->' returns
+///   opname    := [IDENT '::'] IDENT ['.' OVERLOAD]        (no whitespace inside)
+///   params    := param (',' param)*
+///   param     := '*' | '...' | type IDENT ['=' default]
+///   returns   := '(' ')' | '...' | '(' ret (',' ret)* ')' | ret
+///   ret       := '...' | type [IDENT]
+///   type      := BASE [alias] ('[' [INT] ']' | '?')*       (alias only after Tensor)
+///   alias     := '(' set ['!'] ['->' set] ')'        set := ('*' | IDENT) ('|' ('*' | IDENT))*
+///   default   := None | True | False | NUMBER | inf | nan | -inf | STRING | list | IDENT
+///   list      := '[' [scalar (',' scalar)*] ']'        scalar := NUMBER | True | False
+///
+/// The parser works on characters rather than a token stream so that every error can point at
+/// the exact column, and a message can show what it found there.
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "loom/core/error.h"
+#include "loom/dispatcher/schema.h"
+
+namespace loom {
+namespace {
+
+// Debian's Abseil is built with ABSL_OPTION_USE_STD_STRING_VIEW=0, so absl::StrCat does not
+// take std::string_view; this adapts one without copying.
+absl::string_view av(std::string_view s) { return {s.data(), s.size()}; }
+
+struct BaseTypeName {
+  std::string_view spelling;
+  TypeKind kind;
+  bool symbolic;
+};
+
+constexpr std::array<BaseTypeName, 17> kBaseTypes = {{
+    {"Tensor", TypeKind::Tensor, false},
+    {"int", TypeKind::Int, false},
+    {"SymInt", TypeKind::Int, true},
+    {"float", TypeKind::Float, false},
+    {"bool", TypeKind::Bool, false},
+    {"str", TypeKind::Str, false},
+    {"Scalar", TypeKind::Scalar, false},
+    {"ScalarType", TypeKind::ScalarType, false},
+    {"Device", TypeKind::Device, false},
+    {"Generator", TypeKind::Generator, false},
+    {"Layout", TypeKind::Layout, false},
+    {"MemoryFormat", TypeKind::MemoryFormat, false},
+    {"Dimname", TypeKind::Dimname, false},
+    {"Storage", TypeKind::Storage, false},
+    {"Stream", TypeKind::Stream, false},
+    {"complex", TypeKind::Complex, false},
+    {"Any", TypeKind::Any, false},
+}};
+
+// Names people reach for from C++ or Python that the schema language spells differently.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 6> kTypeSynonyms = {{
+    {"double", "float"},
+    {"int64_t", "int"},
+    {"long", "int"},
+    {"string", "str"},
+    {"Number", "Scalar"},
+    {"dtype", "ScalarType"},
+}};
+
+bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_ident_char(char c) { return is_ident_start(c) || is_digit(c); }
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean 'Tensor'?)" for a misspelt type name, or "" when nothing is close.
+std::string type_suggestion(std::string_view name) {
+  for (const auto& [wrong, right] : kTypeSynonyms) {
+    if (name == wrong) return absl::StrCat("; did you mean '", av(right), "'?");
+  }
+  std::string_view best;
+  size_t best_distance = 3;  // suggest only names at most two edits away
+  for (const BaseTypeName& base : kBaseTypes) {
+    size_t d = edit_distance(name, base.spelling);
+    if (d < best_distance) {
+      best_distance = d;
+      best = base.spelling;
+    }
+  }
+  return best.empty() ? "" : absl::StrCat("; did you mean '", av(best), "'?");
+}
+
+// Strips one Optional layer: the type a default value has to fit.
+const Type& strip_optional(const Type& type) {
+  return type.kind == TypeKind::Optional ? *type.elem : type;
+}
+
+// Operators have a handful of arguments, so a linear scan beats building a set.
+bool has_name(const std::vector<Argument>& args, std::string_view name) {
+  return std::any_of(args.begin(), args.end(), [&](const Argument& a) { return a.name == name; });
+}
+
+// The element kind of a list type (through Optionals), or Any when `type` is not a list.
+TypeKind list_element_kind(const Type& type) {
+  const Type& list = strip_optional(type);
+  if (list.kind != TypeKind::List) return TypeKind::Any;
+  return strip_optional(*list.elem).kind;
+}
+
+class Parser {
+ public:
+  explicit Parser(std::string_view text) : s_(text) {}
+
+  FunctionSchema parse_schema() {
+    skip_ws();
+    OperatorName name = parse_name();
+    skip_ws();
+    if (peek() != '(') fail_expected("'(' after operator name");
+    ++pos_;
+    bool is_vararg = false;
+    std::vector<Argument> arguments = parse_arguments(&is_vararg);
+    skip_ws();
+    if (!looking_at("->")) fail_expected("'->' after the argument list");
+    pos_ += 2;
+    skip_ws();
+    bool is_varret = false;
+    std::vector<Argument> returns = parse_returns(&is_varret);
+    skip_ws();
+    if (pos_ < s_.size()) fail_expected("end of schema after the returns");
+    return {std::move(name.ns),
+            std::move(name.name),
+            std::move(name.overload_name),
+            std::move(arguments),
+            std::move(returns),
+            is_vararg,
+            is_varret};
+  }
+
+  OperatorName parse_name_only() {
+    skip_ws();
+    OperatorName name = parse_name();
+    skip_ws();
+    if (pos_ < s_.size()) fail_expected("end of operator name");
+    return name;
+  }
+
+  Type parse_type_only() {
+    skip_ws();
+    size_t start = pos_;
+    auto [type, alias] = parse_type("a type");
+    if (alias) fail(start, "a standalone type cannot carry an alias annotation");
+    skip_ws();
+    if (pos_ < s_.size()) fail_expected("end of type");
+    return type;
+  }
+
+ private:
+  // ---- low-level helpers ----
+
+  char peek(size_t ahead = 0) const { return pos_ + ahead < s_.size() ? s_[pos_ + ahead] : '\0'; }
+  bool looking_at(std::string_view token) const { return s_.substr(pos_).starts_with(token); }
+  void skip_ws() {
+    while (pos_ < s_.size() && is_space(s_[pos_])) ++pos_;
+  }
+  std::string_view read_ident() {
+    size_t start = pos_;
+    while (pos_ < s_.size() && is_ident_char(s_[pos_])) ++pos_;
+    return s_.substr(start, pos_ - start);
+  }
+
+  // How the text at `at` reads in a message: 'self', '123', ')' or "end of input".
+  std::string describe(size_t at) const {
+    if (at >= s_.size()) return "end of input";
+    size_t end = at;
+    if (is_ident_char(s_[at])) {
+      while (end < s_.size() && is_ident_char(s_[end])) ++end;
+    } else {
+      end = at + 1;
+    }
+    return absl::StrCat("'", av(s_.substr(at, end - at)), "'");
+  }
+
+  [[noreturn]] void fail(size_t at, std::string_view what) const {
+    // Tabs and newlines would misalign the caret, so the echoed schema shows them as spaces.
+    std::string echo(s_);
+    std::replace_if(echo.begin(), echo.end(), is_space, ' ');
+    size_t caret = std::min(at, s_.size());
+    throw SchemaParseError(absl::StrCat("schema parse error at column ", caret + 1, ": ", av(what),
+                                        "\n  ", echo, "\n  ", std::string(caret, ' '), "^"),
+                           static_cast<int>(caret + 1));
+  }
+  [[noreturn]] void fail_expected(std::string_view expected) const {
+    fail(pos_, absl::StrCat("expected ", av(expected), ", found ", describe(pos_)));
+  }
+
+  // ---- names ----
+
+  OperatorName parse_name() {
+    OperatorName name;
+    if (!is_ident_start(peek())) fail_expected("operator name");
+    name.name = std::string(read_ident());
+    if (looking_at("::")) {
+      pos_ += 2;
+      if (!is_ident_start(peek())) fail_expected("operator name after '::'");
+      name.ns = std::move(name.name);
+      name.name = std::string(read_ident());
+    }
+    if (peek() == '.') {
+      ++pos_;
+      // Overload names are identifier-like but may start with a digit.
+      if (!is_ident_char(peek())) fail_expected("overload name after '.'");
+      name.overload_name = std::string(read_ident());
+    }
+    return name;
+  }
+
+  // ---- arguments and returns ----
+
+  std::vector<Argument> parse_arguments(bool* is_vararg) {
+    std::vector<Argument> arguments;
+    bool kwarg_only = false;
+    size_t star_pos = 0;
+    size_t args_at_star = 0;
+    skip_ws();
+    if (peek() == ')') {
+      ++pos_;
+      return arguments;
+    }
+    while (true) {
+      skip_ws();
+      if (looking_at("...")) {
+        pos_ += 3;
+        *is_vararg = true;
+        skip_ws();
+        if (peek() != ')') fail(pos_, "'...' must be the last argument");
+      } else if (peek() == '*') {
+        if (kwarg_only) fail(pos_, "'*' may appear only once in an argument list");
+        kwarg_only = true;
+        star_pos = pos_;
+        args_at_star = arguments.size();
+        ++pos_;
+      } else {
+        size_t name_pos = 0;
+        Argument arg = parse_argument(/*is_return=*/false, &name_pos);
+        arg.kwarg_only = kwarg_only;
+        if (has_name(arguments, arg.name)) {
+          fail(name_pos, absl::StrCat("duplicate argument name '", arg.name, "'"));
+        }
+        arguments.push_back(std::move(arg));
+      }
+      skip_ws();
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      if (peek() == ')') {
+        ++pos_;
+        break;
+      }
+      fail_expected("')' or ',' after argument");
+    }
+    // A trailing `*` marks nothing; rejecting it keeps printing canonical.
+    if (kwarg_only && arguments.size() == args_at_star) {
+      fail(star_pos, "expected a keyword-only argument after '*'");
+    }
+    return arguments;
+  }
+
+  std::vector<Argument> parse_returns(bool* is_varret) {
+    std::vector<Argument> returns;
+    if (looking_at("...")) {
+      pos_ += 3;
+      *is_varret = true;
+      return returns;
+    }
+    if (peek() != '(') {
+      size_t name_pos = 0;
+      returns.push_back(parse_argument(/*is_return=*/true, &name_pos));
+      return returns;
+    }
+    ++pos_;
+    skip_ws();
+    if (peek() == ')') {
+      ++pos_;
+      return returns;
+    }
+    while (true) {
+      skip_ws();
+      if (looking_at("...")) {
+        pos_ += 3;
+        *is_varret = true;
+        skip_ws();
+        if (peek() != ')') fail(pos_, "'...' must be the last return");
+      } else if (peek() == '*') {
+        fail(pos_, "'*' (keyword-only marker) is not allowed in returns");
+      } else {
+        size_t name_pos = 0;
+        Argument ret = parse_argument(/*is_return=*/true, &name_pos);
+        if (!ret.name.empty() && has_name(returns, ret.name)) {
+          fail(name_pos, absl::StrCat("duplicate return name '", ret.name, "'"));
+        }
+        returns.push_back(std::move(ret));
+      }
+      skip_ws();
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      if (peek() == ')') {
+        ++pos_;
+        break;
+      }
+      fail_expected("')' or ',' after return");
+    }
+    return returns;
+  }
+
+  // `type name[=default]` for arguments, `type [name]` for returns.
+  Argument parse_argument(bool is_return, size_t* name_pos) {
+    size_t type_pos = pos_;
+    auto [type, alias] = parse_type(is_return ? "a return type" : "an argument type");
+    Argument arg;
+    arg.type = std::move(type);
+    arg.alias = std::move(alias);
+    skip_ws();
+    *name_pos = pos_;
+    if (is_ident_start(peek())) {
+      arg.name = std::string(read_ident());
+    } else if (!is_return) {
+      fail_expected(absl::StrCat("an argument name after type '",
+                                 av(s_.substr(type_pos, last_type_end_ - type_pos)), "'"));
+    }
+    skip_ws();
+    if (peek() == '=') {
+      if (is_return) fail(pos_, "return values cannot have default values");
+      ++pos_;
+      skip_ws();
+      arg.default_value = parse_default(arg.type);
+    }
+    return arg;
+  }
+
+  // ---- types ----
+
+  std::pair<Type, std::optional<AliasInfo>> parse_type(std::string_view what) {
+    size_t start = pos_;
+    if (!is_ident_start(peek())) fail_expected(what);
+    std::string_view spelling = read_ident();
+    auto base = std::find_if(kBaseTypes.begin(), kBaseTypes.end(),
+                             [&](const BaseTypeName& b) { return b.spelling == spelling; });
+    if (base == kBaseTypes.end()) {
+      fail(start, absl::StrCat("unknown type '", av(spelling), "'", type_suggestion(spelling)));
+    }
+    Type type = base->symbolic ? Type::sym_int() : Type::of(base->kind);
+    last_type_end_ = pos_;
+    std::optional<AliasInfo> alias;
+    skip_ws();
+    if (peek() == '(') {
+      if (base->kind != TypeKind::Tensor) {
+        fail(pos_, absl::StrCat("alias annotations are only allowed on Tensor, not on '",
+                                av(spelling), "'"));
+      }
+      alias = parse_alias();
+      last_type_end_ = pos_;
+      skip_ws();
+    }
+    while (true) {
+      if (peek() == '[') {
+        ++pos_;
+        skip_ws();
+        std::optional<int64_t> size;
+        if (is_digit(peek())) {
+          size_t size_pos = pos_;
+          while (is_digit(peek())) ++pos_;
+          int64_t n = 0;
+          std::string_view digits = s_.substr(size_pos, pos_ - size_pos);
+          auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+          if (ec != std::errc() || n <= 0) {
+            fail(size_pos,
+                 absl::StrCat("list size must be a positive integer, found '", av(digits), "'"));
+          }
+          size = n;
+          skip_ws();
+        }
+        if (peek() != ']') fail_expected(size ? "']' after the list size" : "a list size or ']'");
+        ++pos_;
+        type = Type::list(std::move(type), size);
+      } else if (peek() == '?') {
+        if (type.kind == TypeKind::Optional) fail(pos_, "type is already optional");
+        ++pos_;
+        type = Type::optional(std::move(type));
+      } else {
+        break;
+      }
+      last_type_end_ = pos_;
+      skip_ws();
+    }
+    return {std::move(type), std::move(alias)};
+  }
+
+  AliasInfo parse_alias() {
+    ++pos_;  // '('
+    AliasInfo info;
+    info.before_set = parse_alias_set();
+    skip_ws();
+    if (peek() == '!') {
+      info.is_write = true;
+      ++pos_;
+      skip_ws();
+    }
+    if (looking_at("->")) {
+      pos_ += 2;
+      info.after_set = parse_alias_set();
+      skip_ws();
+    } else {
+      info.after_set = info.before_set;
+    }
+    if (peek() != ')') fail_expected("')' to close the alias annotation");
+    ++pos_;
+    return info;
+  }
+
+  std::vector<std::string> parse_alias_set() {
+    std::vector<std::string> set;
+    while (true) {
+      skip_ws();
+      if (peek() == '*') {
+        ++pos_;
+        set.emplace_back("*");
+      } else if (is_ident_start(peek())) {
+        set.emplace_back(read_ident());
+      } else {
+        fail_expected("an alias set name or '*' in the alias annotation");
+      }
+      skip_ws();
+      if (peek() != '|') return set;
+      ++pos_;
+    }
+  }
+
+  // ---- default values ----
+
+  DefaultValue parse_default(const Type& type) {
+    char c = peek();
+    DefaultValue value;
+    if (c == '"' || c == '\'') {
+      value.value = parse_string();
+    } else if (c == '[') {
+      value.value = parse_list(list_element_kind(type));
+    } else if (c == '-' || is_digit(c)) {
+      value.value = std::visit([](auto v) -> DefaultValue::Value { return v; }, parse_number());
+    } else if (is_ident_start(c)) {
+      std::string_view word = read_ident();
+      if (word == "None") {
+        value.value = std::monostate{};
+      } else if (word == "True" || word == "False") {
+        value.value = word == "True";
+      } else if (word == "inf") {
+        value.value = std::numeric_limits<double>::infinity();
+      } else if (word == "nan") {
+        value.value = std::numeric_limits<double>::quiet_NaN();
+      } else {
+        value.value = Identifier{std::string(word)};
+      }
+    } else {
+      fail_expected("a default value");
+    }
+    // An int literal for a float argument can only mean the double; see Note [Schema canonical
+    // form] in schema.h.
+    const Type& target = strip_optional(type);
+    if (target.kind == TypeKind::Float) {
+      if (const int64_t* i = std::get_if<int64_t>(&value.value)) {
+        value.value = static_cast<double>(*i);
+      }
+    } else if (target.kind == TypeKind::List && list_element_kind(type) == TypeKind::Float) {
+      if (const auto* ints = std::get_if<std::vector<int64_t>>(&value.value)) {
+        value.value = std::vector<double>(ints->begin(), ints->end());
+      }
+    }
+    return value;
+  }
+
+  // An int or double literal, including `-inf` and `-nan`.
+  std::variant<int64_t, double> parse_number() {
+    size_t start = pos_;
+    if (peek() == '-') {
+      ++pos_;
+      if (looking_at("inf") && !is_ident_char(peek(3))) {
+        pos_ += 3;
+        return -std::numeric_limits<double>::infinity();
+      }
+      if (looking_at("nan") && !is_ident_char(peek(3))) {
+        pos_ += 3;
+        return -std::numeric_limits<double>::quiet_NaN();
+      }
+      if (!is_digit(peek())) fail_expected("a digit after '-'");
+    }
+    bool is_float = false;
+    while (is_digit(peek())) ++pos_;
+    if (peek() == '.') {
+      is_float = true;
+      ++pos_;
+      while (is_digit(peek())) ++pos_;
+    }
+    if (peek() == 'e' || peek() == 'E') {
+      is_float = true;
+      ++pos_;
+      if (peek() == '+' || peek() == '-') ++pos_;
+      if (!is_digit(peek())) fail_expected("exponent digits in the number");
+      while (is_digit(peek())) ++pos_;
+    }
+    if (is_ident_char(peek()) || peek() == '.') {
+      size_t end = pos_;
+      while (end < s_.size() && (is_ident_char(s_[end]) || s_[end] == '.')) ++end;
+      fail(start, absl::StrCat("malformed number '", av(s_.substr(start, end - start)), "'"));
+    }
+    std::string_view text = s_.substr(start, pos_ - start);
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
+    if (is_float) {
+      double d = 0;
+      auto [end, ec] = std::from_chars(first, last, d);
+      if (ec != std::errc() || end != last) {
+        fail(start, absl::StrCat("float literal '", av(text), "' is out of range for a double"));
+      }
+      return d;
+    }
+    int64_t i = 0;
+    auto [end, ec] = std::from_chars(first, last, i);
+    if (ec != std::errc() || end != last) {
+      fail(start, absl::StrCat("integer literal '", av(text), "' is out of range for int64"));
+    }
+    return i;
+  }
+
+  DefaultValue::Value parse_list(TypeKind element_kind) {
+    size_t start = pos_;
+    ++pos_;  // '['
+    std::vector<std::variant<int64_t, double>> numbers;
+    std::vector<bool> bools;
+    bool any_double = false;
+    skip_ws();
+    if (peek() != ']') {
+      while (true) {
+        skip_ws();
+        if (looking_at("True") || looking_at("False")) {
+          size_t word_pos = pos_;
+          std::string_view word = read_ident();
+          if (word != "True" && word != "False") {
+            pos_ = word_pos;
+            fail_expected("a number or boolean in the list default");
+          }
+          bools.push_back(word == "True");
+        } else if (peek() == '-' || is_digit(peek())) {
+          numbers.push_back(parse_number());
+          any_double = any_double || std::holds_alternative<double>(numbers.back());
+        } else {
+          fail_expected("a number or boolean in the list default");
+        }
+        skip_ws();
+        if (peek() == ',') {
+          ++pos_;
+          continue;
+        }
+        if (peek() == ']') break;
+        fail_expected("',' or ']' in the list default");
+      }
+    }
+    ++pos_;  // ']'
+    if (!bools.empty() && !numbers.empty()) {
+      fail(start, "list default mixes booleans and numbers");
+    }
+    if (!bools.empty() || (numbers.empty() && element_kind == TypeKind::Bool)) return bools;
+    if (any_double || (numbers.empty() && element_kind == TypeKind::Float)) {
+      std::vector<double> doubles;
+      doubles.reserve(numbers.size());
+      for (const auto& n : numbers) {
+        doubles.push_back(std::visit([](auto v) { return static_cast<double>(v); }, n));
+      }
+      return doubles;
+    }
+    std::vector<int64_t> ints;
+    ints.reserve(numbers.size());
+    for (const auto& n : numbers) ints.push_back(std::get<int64_t>(n));
+    return ints;
+  }
+
+  std::string parse_string() {
+    size_t start = pos_;
+    char quote = s_[pos_++];
+    std::string out;
+    while (true) {
+      if (pos_ >= s_.size()) fail(start, "unterminated string literal");
+      char c = s_[pos_++];
+      if (c == quote) return out;
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (pos_ >= s_.size()) fail(start, "unterminated string literal");
+      size_t escape_pos = pos_ - 1;
+      char e = s_[pos_++];
+      switch (e) {
+        case '\\':
+        case '\'':
+        case '"':
+          out += e;
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case '0':
+          out += '\0';
+          break;
+        case 'x': {
+          auto hex = [](char h) -> int {
+            if (h >= '0' && h <= '9') return h - '0';
+            if (h >= 'a' && h <= 'f') return h - 'a' + 10;
+            if (h >= 'A' && h <= 'F') return h - 'A' + 10;
+            return -1;
+          };
+          int hi = hex(peek());
+          int lo = hex(peek(1));
+          if (hi < 0 || lo < 0) fail(escape_pos, "expected two hex digits after '\\x'");
+          out += static_cast<char>(hi * 16 + lo);
+          pos_ += 2;
+          break;
+        }
+        default:
+          fail(escape_pos, absl::StrCat("unknown escape sequence '\\", std::string(1, e),
+                                        "' in string literal"));
+      }
+    }
+  }
+
+  std::string_view s_;
+  size_t pos_ = 0;
+  // End of the most recently parsed type's text, so messages can quote the type as written.
+  size_t last_type_end_ = 0;
+};
+
+}  // namespace
+
+FunctionSchema parse_schema(std::string_view text) { return Parser(text).parse_schema(); }
+
+OperatorName parse_operator_name(std::string_view text) { return Parser(text).parse_name_only(); }
+
+Type parse_type(std::string_view text) { return Parser(text).parse_type_only(); }
+
+}  // namespace loom
