@@ -70,6 +70,13 @@ DeviceType DeviceType::from_name(std::string_view name) {
 
 bool DeviceType::is_registered(std::string_view name) { return table().find(name) >= 0; }
 
+std::vector<DeviceType> DeviceType::all() {
+  std::vector<DeviceType> out;
+  const int n = table().count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) out.push_back(DeviceType{static_cast<int8_t>(i)});
+  return out;
+}
+
 std::string_view DeviceType::name() const { return table().names[id]; }
 
 Device::Device(std::string_view spec) {

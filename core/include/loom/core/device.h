@@ -11,6 +11,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace loom {
 
@@ -26,6 +27,8 @@ struct DeviceType {
   static DeviceType from_name(std::string_view name);
   /// True if a type with this name has been registered.
   static bool is_registered(std::string_view name);
+  /// Every registered type, in registration order (cpu and meta first).
+  static std::vector<DeviceType> all();
   /// The registered name ("cpu", "cuda", ...).
   std::string_view name() const;
   /// Equality.
