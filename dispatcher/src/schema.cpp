@@ -22,9 +22,6 @@
 namespace loom {
 namespace {
 
-// Debian's Abseil is built with ABSL_OPTION_USE_STD_STRING_VIEW=0, so absl::StrCat does not
-// take std::string_view; this adapts one without copying.
-absl::string_view av(std::string_view s) { return {s.data(), s.size()}; }
 
 // Spelling of a type without elements. Int depends on `symbolic`, so it takes the whole Type.
 std::string_view base_type_name(const Type& type) {
@@ -73,12 +70,12 @@ std::string_view base_type_name(const Type& type) {
 std::string render_type(const Type& type, const AliasInfo* alias) {
   switch (type.kind) {
     case TypeKind::List:
-      return absl::StrCat(render_type(*type.elem, alias), "[",
-                          type.fixed_size ? absl::StrCat(*type.fixed_size) : "", "]");
+      return loom::str_cat(render_type(*type.elem, alias), "[",
+                          type.fixed_size ? loom::str_cat(*type.fixed_size) : "", "]");
     case TypeKind::Optional:
-      return absl::StrCat(render_type(*type.elem, alias), "?");
+      return loom::str_cat(render_type(*type.elem, alias), "?");
     default:
-      return alias ? absl::StrCat(av(base_type_name(type)), alias->str())
+      return alias ? loom::str_cat(base_type_name(type), alias->str())
                    : std::string(base_type_name(type));
   }
 }
@@ -195,8 +192,8 @@ std::ostream& operator<<(std::ostream& out, const Type& type) { return out << ty
 // ---- AliasInfo ----
 
 std::string AliasInfo::str() const {
-  std::string out = absl::StrCat("(", absl::StrJoin(before_set, "|"), is_write ? "!" : "");
-  if (after_set != before_set) absl::StrAppend(&out, " -> ", absl::StrJoin(after_set, "|"));
+  std::string out = loom::str_cat("(", absl::StrJoin(before_set, "|"), is_write ? "!" : "");
+  if (after_set != before_set) loom::str_append(&out, " -> ", absl::StrJoin(after_set, "|"));
   out += ')';
   return out;
 }
@@ -217,21 +214,21 @@ std::string DefaultValue::str() const {
         } else if constexpr (std::is_same_v<T, bool>) {
           return v ? "True" : "False";
         } else if constexpr (std::is_same_v<T, int64_t>) {
-          return absl::StrCat(v);
+          return loom::str_cat(v);
         } else if constexpr (std::is_same_v<T, double>) {
           return format_double(v);
         } else if constexpr (std::is_same_v<T, std::string>) {
           return quote_string(v);
         } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
-          return absl::StrCat("[", absl::StrJoin(v, ", "), "]");
+          return loom::str_cat("[", absl::StrJoin(v, ", "), "]");
         } else if constexpr (std::is_same_v<T, std::vector<double>>) {
-          return absl::StrCat(
+          return loom::str_cat(
               "[",
               absl::StrJoin(v, ", ",
                             [](std::string* out, double d) { out->append(format_double(d)); }),
               "]");
         } else if constexpr (std::is_same_v<T, std::vector<bool>>) {
-          return absl::StrCat(
+          return loom::str_cat(
               "[",
               absl::StrJoin(v, ", ",
                             [](std::string* out, bool b) { out->append(b ? "True" : "False"); }),
@@ -262,8 +259,8 @@ std::string Argument::type_str() const { return render_type(type, alias ? &*alia
 
 std::string Argument::str() const {
   std::string out = type_str();
-  if (!name.empty()) absl::StrAppend(&out, " ", name);
-  if (default_value) absl::StrAppend(&out, "=", default_value->str());
+  if (!name.empty()) loom::str_append(&out, " ", name);
+  if (default_value) loom::str_append(&out, "=", default_value->str());
   return out;
 }
 
@@ -279,8 +276,8 @@ std::ostream& operator<<(std::ostream& out, const Argument& argument) {
 // ---- OperatorName ----
 
 std::string OperatorName::qualified_name() const {
-  std::string out = ns.empty() ? name : absl::StrCat(ns, "::", name);
-  if (!overload_name.empty()) absl::StrAppend(&out, ".", overload_name);
+  std::string out = ns.empty() ? name : loom::str_cat(ns, "::", name);
+  if (!overload_name.empty()) loom::str_append(&out, ".", overload_name);
   return out;
 }
 
@@ -353,9 +350,9 @@ std::string FunctionSchema::str() const {
     for (const Argument& ret : returns_) parts.push_back(ret.str());
     if (is_varret_) parts.emplace_back("...");
     rets = (returns_.empty() && is_varret_) ? "..."
-                                            : absl::StrCat("(", absl::StrJoin(parts, ", "), ")");
+                                            : loom::str_cat("(", absl::StrJoin(parts, ", "), ")");
   }
-  return absl::StrCat(qualified_name(), "(", absl::StrJoin(args, ", "), ") -> ", rets);
+  return loom::str_cat(qualified_name(), "(", absl::StrJoin(args, ", "), ") -> ", rets);
 }
 
 bool operator==(const FunctionSchema& a, const FunctionSchema& b) {

@@ -34,9 +34,6 @@
 namespace loom {
 namespace {
 
-// Debian's Abseil is built with ABSL_OPTION_USE_STD_STRING_VIEW=0, so absl::StrCat does not
-// take std::string_view; this adapts one without copying.
-absl::string_view av(std::string_view s) { return {s.data(), s.size()}; }
 
 struct BaseTypeName {
   std::string_view spelling;
@@ -97,7 +94,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 // " (did you mean 'Tensor'?)" for a misspelt type name, or "" when nothing is close.
 std::string type_suggestion(std::string_view name) {
   for (const auto& [wrong, right] : kTypeSynonyms) {
-    if (name == wrong) return absl::StrCat("; did you mean '", av(right), "'?");
+    if (name == wrong) return loom::str_cat("; did you mean '", right, "'?");
   }
   std::string_view best;
   size_t best_distance = 3;  // suggest only names at most two edits away
@@ -108,7 +105,7 @@ std::string type_suggestion(std::string_view name) {
       best = base.spelling;
     }
   }
-  return best.empty() ? "" : absl::StrCat("; did you mean '", av(best), "'?");
+  return best.empty() ? "" : loom::str_cat("; did you mean '", best, "'?");
 }
 
 // Strips one Optional layer: the type a default value has to fit.
@@ -198,7 +195,7 @@ class Parser {
     } else {
       end = at + 1;
     }
-    return absl::StrCat("'", av(s_.substr(at, end - at)), "'");
+    return loom::str_cat("'", s_.substr(at, end - at), "'");
   }
 
   [[noreturn]] void fail(size_t at, std::string_view what) const {
@@ -206,12 +203,12 @@ class Parser {
     std::string echo(s_);
     std::replace_if(echo.begin(), echo.end(), is_space, ' ');
     size_t caret = std::min(at, s_.size());
-    throw SchemaParseError(absl::StrCat("schema parse error at column ", caret + 1, ": ", av(what),
+    throw SchemaParseError(loom::str_cat("schema parse error at column ", caret + 1, ": ", what,
                                         "\n  ", echo, "\n  ", std::string(caret, ' '), "^"),
                            static_cast<int>(caret + 1));
   }
   [[noreturn]] void fail_expected(std::string_view expected) const {
-    fail(pos_, absl::StrCat("expected ", av(expected), ", found ", describe(pos_)));
+    fail(pos_, loom::str_cat("expected ", expected, ", found ", describe(pos_)));
   }
 
   // ---- names ----
@@ -265,7 +262,7 @@ class Parser {
         Argument arg = parse_argument(/*is_return=*/false, &name_pos);
         arg.kwarg_only = kwarg_only;
         if (has_name(arguments, arg.name)) {
-          fail(name_pos, absl::StrCat("duplicate argument name '", arg.name, "'"));
+          fail(name_pos, loom::str_cat("duplicate argument name '", arg.name, "'"));
         }
         arguments.push_back(std::move(arg));
       }
@@ -318,7 +315,7 @@ class Parser {
         size_t name_pos = 0;
         Argument ret = parse_argument(/*is_return=*/true, &name_pos);
         if (!ret.name.empty() && has_name(returns, ret.name)) {
-          fail(name_pos, absl::StrCat("duplicate return name '", ret.name, "'"));
+          fail(name_pos, loom::str_cat("duplicate return name '", ret.name, "'"));
         }
         returns.push_back(std::move(ret));
       }
@@ -348,8 +345,8 @@ class Parser {
     if (is_ident_start(peek())) {
       arg.name = std::string(read_ident());
     } else if (!is_return) {
-      fail_expected(absl::StrCat("an argument name after type '",
-                                 av(s_.substr(type_pos, last_type_end_ - type_pos)), "'"));
+      fail_expected(loom::str_cat("an argument name after type '",
+                                 s_.substr(type_pos, last_type_end_ - type_pos), "'"));
     }
     skip_ws();
     if (peek() == '=') {
@@ -370,7 +367,7 @@ class Parser {
     auto base = std::find_if(kBaseTypes.begin(), kBaseTypes.end(),
                              [&](const BaseTypeName& b) { return b.spelling == spelling; });
     if (base == kBaseTypes.end()) {
-      fail(start, absl::StrCat("unknown type '", av(spelling), "'", type_suggestion(spelling)));
+      fail(start, loom::str_cat("unknown type '", spelling, "'", type_suggestion(spelling)));
     }
     Type type = base->symbolic ? Type::sym_int() : Type::of(base->kind);
     last_type_end_ = pos_;
@@ -378,8 +375,8 @@ class Parser {
     skip_ws();
     if (peek() == '(') {
       if (base->kind != TypeKind::Tensor) {
-        fail(pos_, absl::StrCat("alias annotations are only allowed on Tensor, not on '",
-                                av(spelling), "'"));
+        fail(pos_, loom::str_cat("alias annotations are only allowed on Tensor, not on '",
+                                spelling, "'"));
       }
       alias = parse_alias();
       last_type_end_ = pos_;
@@ -398,7 +395,7 @@ class Parser {
           auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
           if (ec != std::errc() || n <= 0) {
             fail(size_pos,
-                 absl::StrCat("list size must be a positive integer, found '", av(digits), "'"));
+                 loom::str_cat("list size must be a positive integer, found '", digits, "'"));
           }
           size = n;
           skip_ws();
@@ -533,7 +530,7 @@ class Parser {
     if (is_ident_char(peek()) || peek() == '.') {
       size_t end = pos_;
       while (end < s_.size() && (is_ident_char(s_[end]) || s_[end] == '.')) ++end;
-      fail(start, absl::StrCat("malformed number '", av(s_.substr(start, end - start)), "'"));
+      fail(start, loom::str_cat("malformed number '", s_.substr(start, end - start), "'"));
     }
     std::string_view text = s_.substr(start, pos_ - start);
     const char* first = text.data();
@@ -542,14 +539,14 @@ class Parser {
       double d = 0;
       auto [end, ec] = std::from_chars(first, last, d);
       if (ec != std::errc() || end != last) {
-        fail(start, absl::StrCat("float literal '", av(text), "' is out of range for a double"));
+        fail(start, loom::str_cat("float literal '", text, "' is out of range for a double"));
       }
       return d;
     }
     int64_t i = 0;
     auto [end, ec] = std::from_chars(first, last, i);
     if (ec != std::errc() || end != last) {
-      fail(start, absl::StrCat("integer literal '", av(text), "' is out of range for int64"));
+      fail(start, loom::str_cat("integer literal '", text, "' is out of range for int64"));
     }
     return i;
   }
@@ -654,7 +651,7 @@ class Parser {
           break;
         }
         default:
-          fail(escape_pos, absl::StrCat("unknown escape sequence '\\", std::string(1, e),
+          fail(escape_pos, loom::str_cat("unknown escape sequence '\\", std::string(1, e),
                                         "' in string literal"));
       }
     }
