@@ -54,10 +54,6 @@ class Tensor {
 
   /// Uninitialised memory from the device's allocator, contiguous.
   static Tensor empty(IntArrayRef sizes, TensorOptions options = {});
-  /// As empty(), from a braced list of sizes.
-  static Tensor empty(std::initializer_list<int64_t> sizes, TensorOptions options = {}) {
-    return empty(IntArrayRef(sizes.begin(), sizes.size()), options);
-  }
   /// A CPU tensor holding a copy of values with the given sizes (numel must match).
   template <typename T>
   static Tensor from_vector(const std::vector<T>& values, IntArrayRef sizes);

@@ -6,12 +6,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <span>
 
 #include <boost/smart_ptr/intrusive_ptr.hpp>
 #include <boost/smart_ptr/intrusive_ref_counter.hpp>
 
 #include "absl/container/inlined_vector.h"
+#include "loom/core/array_ref.h"
 #include "loom/core/dtype.h"
 #include "loom/core/storage.h"
 #include "loom/dispatcher/dispatch_key.h"
@@ -21,7 +21,7 @@ namespace loom {
 /// Small vector used for sizes and strides: up to 5 dims without allocation.
 using DimVector = absl::InlinedVector<int64_t, 5>;
 /// A read-only view of sizes, strides or any list of int64.
-using IntArrayRef = std::span<const int64_t>;
+using IntArrayRef = ArrayRef<int64_t>;
 
 /// The version counter shared by a tensor and all its views. In-place ops bump
 /// it; autograd compares it with the version saved at forward time.

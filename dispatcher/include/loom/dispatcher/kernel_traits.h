@@ -6,7 +6,7 @@
 /// Note [Canonical signatures]: a kernel may take `Tensor`, `const Tensor&` or
 /// `Tensor&`; `IntArrayRef` or `std::vector<int64_t>`. Each kernel is wrapped
 /// in a trampoline with one canonical C++ signature per schema (Tensor ->
-/// const Tensor&, int[] -> IntArrayRef, Tensor[] -> std::span<const Tensor>,
+/// const Tensor&, int[] -> IntArrayRef, Tensor[] -> TensorList (ArrayRef<Tensor>),
 /// str -> std::string_view, ...), so a typed call made with the canonical
 /// signature can reach any kernel of the op through one indirect call, and a
 /// mismatch is caught once, when the kernel is registered or typed() is asked.
@@ -24,7 +24,7 @@
 namespace loom {
 
 /// A read-only list of tensors (canonical form of Tensor[]).
-using TensorList = std::span<const Tensor>;
+using TensorList = ArrayRef<Tensor>;
 
 namespace detail {
 template <typename T>
@@ -121,20 +121,20 @@ struct ArgTraits<std::vector<int64_t>> : IntListArgTraits {
 };
 
 struct DoubleListArgTraits {
-  using Canonical = std::span<const double>;
+  using Canonical = ArrayRef<double>;
   static Type schema_type() { return Type::list(Type::of(TypeKind::Float)); }
-  static std::span<const double> from_canonical(std::span<const double> v) { return v; }
-  static std::span<const double> from_ivalue(const IValue& v) { return v.to_double_list(); }
-  static IValue to_ivalue(std::span<const double> v) {
+  static ArrayRef<double> from_canonical(ArrayRef<double> v) { return v; }
+  static ArrayRef<double> from_ivalue(const IValue& v) { return v.to_double_list(); }
+  static IValue to_ivalue(ArrayRef<double> v) {
     return IValue(std::vector<double>(v.begin(), v.end()));
   }
-  static DispatchKeySet keys(std::span<const double>) { return {}; }
+  static DispatchKeySet keys(ArrayRef<double>) { return {}; }
 };
 template <>
-struct ArgTraits<std::span<const double>> : DoubleListArgTraits {};
+struct ArgTraits<ArrayRef<double>> : DoubleListArgTraits {};
 template <>
 struct ArgTraits<std::vector<double>> : DoubleListArgTraits {
-  static std::vector<double> from_canonical(std::span<const double> v) { return {v.begin(), v.end()}; }
+  static std::vector<double> from_canonical(ArrayRef<double> v) { return {v.begin(), v.end()}; }
   static std::vector<double> from_ivalue(const IValue& v) { return v.to_double_list(); }
 };
 
