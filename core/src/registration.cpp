@@ -18,14 +18,14 @@ RegisteringPluginGuard::~RegisteringPluginGuard() {
 
 Origin Origin::here(std::source_location loc) {
   std::string_view file = loc.file_name();
-  // Keep paths short and machine-independent: from the last top-level folder on.
+  // Keep paths short and machine-independent: from the leftmost top-level folder of the
+  // source tree on ("tests/dispatcher/x.cpp", not "dispatcher/x.cpp").
+  size_t best = std::string_view::npos;
   for (std::string_view root : {"/core/", "/dispatcher/", "/ops/", "/plugins/", "/tests/",
                                 "/tools/", "/bench/", "/extension_sdk/"}) {
-    if (auto pos = file.rfind(root); pos != std::string_view::npos) {
-      file.remove_prefix(pos + 1);
-      break;
-    }
+    if (auto pos = file.find(root); pos != std::string_view::npos && pos < best) best = pos;
   }
+  if (best != std::string_view::npos) file.remove_prefix(best + 1);
   return Origin{tls_registering_plugin, std::string(file), static_cast<int>(loc.line())};
 }
 

@@ -77,3 +77,227 @@ TEST(DispatcherTest, MissingKernelNamesKeysAndProviders) {
 
 }  // namespace
 }  // namespace loom
+
+namespace loom {
+namespace {
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+bool contains(const std::string& s, std::string_view part) {
+  return s.find(part) != std::string::npos;
+}
+
+Tensor tag_tensor(float v) { return Tensor::from_vector<float>({v}, std::vector<int64_t>{1}); }
+
+LOOM_LIBRARY(dprov, m) {
+  m.def("which(Tensor self) -> Tensor");
+  m.def("scale(Tensor self, float factor=2, int[2] pair=1, *, bool flag=False) -> Tensor");
+  m.def("boxed_only(Tensor self, int n) -> Tensor");
+}
+
+TEST(DispatcherProviders, PriorityPreferenceOverrideAndFallback) {
+  Dispatcher& d = Dispatcher::instance();
+  auto which = d.find_op_or_throw("dprov::which").typed<Tensor(const Tensor&)>();
+  Library ref(Library::Kind::Impl, "dprov", DispatchKey::CPU);
+  ref.set_provider("ref").impl("which", [](const Tensor&) { return tag_tensor(1); });
+  auto fast = std::make_unique<Library>(Library::Kind::Impl, "dprov", DispatchKey::CPU);
+  fast->set_provider("fast", 10).impl("which", [](const Tensor&) { return tag_tensor(2); });
+  Tensor x = Tensor::empty({1});
+  EXPECT_EQ(which(x).item<float>(), 2.f) << "higher priority wins";
+
+  d.set_preferred_provider(DispatchKey::CPU, "ref");
+  EXPECT_EQ(which(x).item<float>(), 1.f) << "the user's preferred provider wins";
+  d.set_preferred_provider(DispatchKey::CPU, "");
+  EXPECT_EQ(which(x).item<float>(), 2.f);
+
+  d.set_provider_override("dprov::which", DispatchKey::CPU, "ref");
+  EXPECT_EQ(which(x).item<float>(), 1.f) << "a per-op override wins";
+  d.set_provider_override("dprov::which", DispatchKey::CPU, "");
+
+  bool saw_active_fast = false;
+  for (const KernelInfo& k : d.kernels(which.handle())) {
+    if (k.provider == "fast") saw_active_fast = k.active;
+    EXPECT_TRUE(contains(k.origin.str(), "tests/dispatcher/dispatcher_test.cpp:")) << "origin: " << k.origin.str();
+  }
+  EXPECT_TRUE(saw_active_fast);
+
+  fast.reset();  // unregistering falls back to the next provider
+  EXPECT_EQ(which(x).item<float>(), 1.f);
+}
+
+TEST(DispatcherProviders, SameProviderTwiceIsAConflict) {
+  Library a(Library::Kind::Impl, "dprov", DispatchKey::Meta);
+  a.set_provider("p").impl("which", [](const Tensor& t) { return t; });
+  Library b(Library::Kind::Impl, "dprov", DispatchKey::Meta);
+  b.set_provider("p");
+  const std::string msg = message_of([&] { b.impl("which", [](const Tensor& t) { return t; }); });
+  EXPECT_TRUE(contains(msg, "provider 'p' already has a kernel")) << msg;
+  EXPECT_TRUE(contains(msg, "dispatcher_test.cpp:")) << msg;
+}
+
+TEST(DispatcherRegistration, DefTwiceNamesTheFirstDefinition) {
+  const std::string msg = message_of([] {
+    Library lib(Library::Kind::Fragment, "dprov", std::nullopt);
+    lib.def("which(Tensor self) -> Tensor");
+  });
+  EXPECT_TRUE(contains(msg, "already defined by static registration at tests/dispatcher/"))
+      << msg;
+}
+
+TEST(DispatcherRegistration, ImplOfUnknownOpAndUndoOfDef) {
+  Library lib(Library::Kind::Impl, "dprov", DispatchKey::CPU);
+  const std::string msg =
+      message_of([&] { lib.impl("nope", [](const Tensor& t) { return t; }); });
+  EXPECT_TRUE(contains(msg, "no operator named 'dprov::nope' is defined")) << msg;
+
+  auto def = std::make_unique<Library>(Library::Kind::Def, "dundo", std::nullopt);
+  def->def("gone(Tensor self) -> Tensor");
+  Library impl(Library::Kind::Impl, "dundo", DispatchKey::CPU);
+  impl.impl("gone", [](const Tensor& t) { return t; });
+  auto typed = Dispatcher::instance().find_op_or_throw("dundo::gone").typed<Tensor(const Tensor&)>();
+  EXPECT_NO_THROW(typed(Tensor::empty({1})));
+  def.reset();
+  EXPECT_FALSE(Dispatcher::instance().find_op("dundo::gone").has_value());
+  const std::string after = message_of([&] { typed(Tensor::empty({1})); });
+  EXPECT_TRUE(contains(after, "has no schema")) << after;
+}
+
+TEST(DispatcherTyped, WrongSignatureIsATypeError) {
+  auto op = Dispatcher::instance().find_op_or_throw("dprov::which");
+  const std::string msg = message_of([&] { op.typed<Tensor(const Tensor&, int64_t)>(); });
+  EXPECT_TRUE(contains(msg, "the schema has 1 arguments but the C++ function takes 2")) << msg;
+}
+
+TEST(DispatcherBoxed, DefaultsConversionsAndTypeErrors) {
+  Library lib(Library::Kind::Impl, "dprov", DispatchKey::CPU);
+  std::vector<int64_t> seen_pair;
+  double seen_factor = 0;
+  lib.impl("scale", [&](const Tensor& t, double f, IntArrayRef pair, bool) {
+    seen_factor = f;
+    seen_pair = pair.vec();
+    return t;
+  });
+  auto op = Dispatcher::instance().find_op_or_throw("dprov::scale");
+  Stack s{Tensor::empty({1})};
+  op.call_boxed(s);
+  EXPECT_EQ(seen_factor, 2.0);
+  EXPECT_EQ(seen_pair, (std::vector<int64_t>{1, 1})) << "int[2] pair=1 broadcasts";
+
+  Stack s2{Tensor::empty({1}), int64_t{3}, int64_t{4}};  // int for float widens; int for int[2]
+  op.call_boxed(s2);
+  EXPECT_EQ(seen_factor, 3.0);
+  EXPECT_EQ(seen_pair, (std::vector<int64_t>{4, 4}));
+
+  Stack bad{Tensor::empty({1}), std::string("x")};
+  std::string msg = message_of([&] { op.call_boxed(bad); });
+  EXPECT_TRUE(contains(msg, "argument 'factor' (position 1) must be float, not str")) << msg;
+
+  Stack none;
+  msg = message_of([&] { op.call_boxed(none); });
+  EXPECT_TRUE(contains(msg, "missing required argument 'self'")) << msg;
+
+  Stack many{Tensor::empty({1}), 1.0, std::vector<int64_t>{1, 2}, false, 5};
+  msg = message_of([&] { op.call_boxed(many); });
+  EXPECT_TRUE(contains(msg, "takes 4 arguments but 5 were given")) << msg;
+}
+
+TEST(DispatcherBoxed, BoxedOnlyKernelReachedFromTypedCall) {
+  Library lib(Library::Kind::Impl, "dprov", DispatchKey::CPU);
+  lib.impl_kernel("boxed_only", std::nullopt,
+                  KernelFunction::from_boxed([](const OperatorHandle&, Stack& s) {
+                    const int64_t n = s.back().to_int();
+                    s.clear();
+                    s.emplace_back(tag_tensor(static_cast<float>(n)));
+                  }));
+  auto op = Dispatcher::instance()
+                .find_op_or_throw("dprov::boxed_only")
+                .typed<Tensor(const Tensor&, int64_t)>();
+  EXPECT_EQ(op(Tensor::empty({1}), 41).item<float>(), 41.f);
+}
+
+LOOM_LIBRARY(dkeys, m) {
+  m.def("id(Tensor self) -> Tensor");
+}
+LOOM_LIBRARY_IMPL(dkeys, CPU, m) {
+  m.impl("id", [](const Tensor& t) { return t; });
+}
+
+TEST(DispatcherKeys, BoxedFallbackSeesEveryCallAndRedispatches) {
+  int calls = 0;
+  Library prof(Library::Kind::Impl, "_", DispatchKey::Profiling);
+  prof.fallback(KernelFunction::from_boxed([&](const OperatorHandle& op, Stack& s) {
+    ++calls;
+    ExcludeDispatchKeyGuard below(DispatchKeySet(DispatchKey::Profiling));
+    op.call_boxed(s);
+  }));
+  auto id = Dispatcher::instance().find_op_or_throw("dkeys::id").typed<Tensor(const Tensor&)>();
+  Tensor x = Tensor::empty({2});
+  EXPECT_TRUE(id(x).is_same(x));
+  EXPECT_EQ(calls, 0) << "Profiling is not in a tensor's key set";
+  {
+    IncludeDispatchKeyGuard on(DispatchKeySet(DispatchKey::Profiling));
+    EXPECT_TRUE(id(x).is_same(x));
+    EXPECT_TRUE(id(x).is_same(x));
+  }
+  EXPECT_EQ(calls, 2);
+}
+
+TEST(DispatcherKeys, AutogradKernelRunsFirstAndFallsThroughWhenAbsent) {
+  auto id = Dispatcher::instance().find_op_or_throw("dkeys::id").typed<Tensor(const Tensor&)>();
+  Tensor x = Tensor::empty({2});
+  EXPECT_TRUE(x.key_set().has(DispatchKey::Autograd));
+  EXPECT_TRUE(id(x).is_same(x)) << "no Autograd kernel: falls through to CPU";
+  int autograd_calls = 0;
+  Library ag(Library::Kind::Impl, "dkeys", DispatchKey::Autograd);
+  ag.impl("id", [&](const Tensor& t) {
+    ++autograd_calls;
+    ExcludeDispatchKeyGuard below(DispatchKeySet(DispatchKey::Autograd));
+    return Dispatcher::instance().find_op_or_throw("dkeys::id").typed<Tensor(const Tensor&)>()(t);
+  });
+  EXPECT_TRUE(id(x).is_same(x));
+  EXPECT_EQ(autograd_calls, 1);
+}
+
+TEST(DispatcherKeys, RuntimeDeviceTypeGetsItsOwnBackendKey) {
+  const DeviceType t = DeviceType::register_type("dtestdev");
+  const DispatchKey k = backend_key(t);
+  EXPECT_TRUE(is_backend_key(k));
+  EXPECT_EQ(dispatch_key_name(k), "DTESTDEV");
+  EXPECT_EQ(parse_dispatch_key("dtestdev"), k);
+  Library lib(Library::Kind::Impl, "dkeys", k);
+  lib.impl("id", [](const Tensor& t) { return t; });
+  bool found = false;
+  for (const auto& info : Dispatcher::instance().kernels(
+           Dispatcher::instance().find_op_or_throw("dkeys::id"))) {
+    found |= info.key == k;
+  }
+  EXPECT_TRUE(found);
+  const std::string msg = message_of([] { parse_dispatch_key("nosuchkey"); });
+  EXPECT_TRUE(contains(msg, "known keys: ")) << msg;
+}
+
+TEST(DispatcherKeys, KeySetOrderAndPrinting) {
+  DispatchKeySet ks = DispatchKeySet(DispatchKey::CPU).add(DispatchKey::Autograd);
+  EXPECT_EQ(ks.highest(), DispatchKey::Autograd);
+  EXPECT_EQ(ks.str(), "{Autograd, CPU}");
+  EXPECT_EQ(ks.remove(DispatchKey::Autograd).highest(), DispatchKey::CPU);
+  EXPECT_EQ(DispatchKeySet().highest(), DispatchKey::Undefined);
+  EXPECT_GT(static_cast<int>(DispatchKey::Profiling), static_cast<int>(DispatchKey::Autocast));
+  EXPECT_GT(static_cast<int>(DispatchKey::Autocast), static_cast<int>(DispatchKey::Autograd));
+  EXPECT_GT(static_cast<int>(DispatchKey::CPU), static_cast<int>(DispatchKey::Meta));
+}
+
+TEST(DispatcherLookup, UnknownOpSuggestsOverloads) {
+  const std::string msg = message_of([] { Dispatcher::instance().find_op_or_throw("dtest::add"); });
+  EXPECT_TRUE(contains(msg, "overloads with that name: dtest::add.Tensor")) << msg;
+}
+
+}  // namespace
+}  // namespace loom
