@@ -73,12 +73,16 @@ class KernelFunction {
   std::optional<InferredSignature> signature_;
 };
 
+/// The trampolines that adapt a C++ functor of signature R(A...) to the canonical unboxed
+/// signature and to the boxed convention.
 template <typename R, typename... A>
 struct KernelFunction::Wrap {
+  /// Canonical unboxed entry: converts each canonical argument to the functor's type.
   template <typename F>
   static typename detail::Ret<R>::Canonical unboxed(void* functor, detail::CanonicalArg<A>... args) {
     return (*static_cast<F*>(functor))(detail::Arg<A>::from_canonical(args)...);
   }
+  /// Reads the arguments from the stack top, calls, replaces them with the returns.
   template <typename F, size_t... I>
   static void boxed_impl(void* functor, Stack& stack, std::index_sequence<I...>) {
     const size_t base = stack.size() - sizeof...(A);
@@ -93,6 +97,7 @@ struct KernelFunction::Wrap {
       detail::Ret<R>::push(stack, std::move(result));
     }
   }
+  /// Boxed entry.
   template <typename F>
   static void boxed(void* functor, const OperatorHandle&, Stack& stack) {
     LOOM_CHECK(stack.size() >= sizeof...(A), "boxed kernel call: stack holds ", stack.size(),

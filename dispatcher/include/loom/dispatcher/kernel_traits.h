@@ -330,6 +330,7 @@ struct RetTraits<std::tuple<Ts...>> {
 template <typename R>
 using Ret = RetTraits<std::remove_cvref_t<R>>;
 
+/// @cond INTERNAL
 /// Deduces Ret(Args...) from a function pointer or a functor's operator().
 template <typename F>
 struct FunctionTraits : FunctionTraits<decltype(&F::operator())> {};
@@ -344,6 +345,7 @@ template <typename C, typename R, typename... A>
 struct FunctionTraits<R (C::*)(A...) const> : FunctionTraits<R (*)(A...)> {};
 template <typename C, typename R, typename... A>
 struct FunctionTraits<R (C::*)(A...)> : FunctionTraits<R (*)(A...)> {};
+/// @endcond
 
 /// True if T is already its own canonical parameter type.
 template <typename T>

@@ -32,7 +32,9 @@ class Library {
   /// A library for namespace ns (and key, for Impl).
   Library(Kind kind, std::string ns, std::optional<DispatchKey> key,
           std::source_location loc = std::source_location::current());
+  /// Moves the registrations (the moved-from library owns none).
   Library(Library&&) = default;
+  /// Moves the registrations.
   Library& operator=(Library&&) = default;
   /// Undoes every registration, newest first.
   ~Library();
@@ -109,7 +111,9 @@ const std::vector<std::string>& static_registration_errors();
 
 }  // namespace loom
 
+/// Token pasting helper for LOOM_CONCAT.
 #define LOOM_CONCAT_INNER(a, b) a##b
+/// Pastes two tokens after expanding them (unique names with __COUNTER__).
 #define LOOM_CONCAT(a, b) LOOM_CONCAT_INNER(a, b)
 
 /// Defines operators of namespace ns: `LOOM_LIBRARY(myops, m) { m.def("twice(Tensor x) -> Tensor"); }`
@@ -122,6 +126,7 @@ const std::vector<std::string>& static_registration_errors();
 #define LOOM_LIBRARY_IMPL(ns, key, m) \
   LOOM_LIBRARY_BLOCK_(Impl, ns, #key, m, LOOM_CONCAT(ns##_##key##_impl_, __COUNTER__))
 
+/// Implementation of the LOOM_LIBRARY* macros: a static registrar plus the block's body.
 #define LOOM_LIBRARY_BLOCK_(kind, ns, key, m, uid)                                          \
   static void LOOM_CONCAT(loom_library_body_, uid)(::loom::Library&);                        \
   static const ::loom::detail::LibraryBlockRegistrar LOOM_CONCAT(loom_library_reg_, uid)(    \

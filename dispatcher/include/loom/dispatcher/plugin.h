@@ -101,6 +101,7 @@ struct OnLoadRegistrar {
 /// Code that runs when the plugin loads, before its LOOM_LIBRARY blocks (register a device
 /// type, an allocator, a generator): `LOOM_PLUGIN_ON_LOAD(ctx) { ctx.register_allocator(...); }`
 #define LOOM_PLUGIN_ON_LOAD(ctx) LOOM_PLUGIN_ON_LOAD_(ctx, LOOM_CONCAT(on_load_, __COUNTER__))
+/// Implementation of LOOM_PLUGIN_ON_LOAD.
 #define LOOM_PLUGIN_ON_LOAD_(ctx, uid)                                                  \
   static void LOOM_CONCAT(loom_plugin_hook_, uid)(::loom::PluginContext&);              \
   static const ::loom::detail::OnLoadRegistrar LOOM_CONCAT(loom_plugin_hook_reg_, uid)( \

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs the core, dispatcher and plugin suites under ASan+UBSan, and the
+# registration race under ThreadSanitizer. Called by scripts/run-tests.sh.
+# A suite joins by adding its target name to the lists below.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
+
+# Test executables that exist in this tree (targets named after their *_test.cpp file).
+existing() {
+  for t in "$@"; do
+    grep -qs "loom_add_test($t " "$ROOT"/tests/*/CMakeLists.txt && echo "$t"
+  done
+}
+
+asan_tests=($(existing dispatcher_test schema_parser_test registration_race_test \
+  $(cd "$ROOT/tests" && ls core/*_test.cpp plugins/*_test.cpp 2>/dev/null | xargs -n1 basename 2>/dev/null | sed 's/\.cpp$//')))
+# The plugin suites load the test plugins and ops_core from the build tree: build them all.
+echo "== ASan+UBSan: ${asan_tests[*]}"
+loom_build "$ROOT/build-asan" -DLOOM_SANITIZE=address -DLOOM_BUILD_BENCH=OFF \
+  -DLOOM_BUILD_TESTS=ON -DLOOM_WITH_DOXYGEN=OFF
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+for t in "${asan_tests[@]}"; do
+  echo "-- $t (ASan+UBSan)"
+  LOOM_TEST_PLUGIN_DIR="$ROOT/build-asan/lib/loom/test_plugins" LOOM_PLUGIN_PATH= \
+    "$ROOT/build-asan/bin/$t" --gtest_brief=1
+done
+
+echo "== ThreadSanitizer: registration_race_test"
+loom_build "$ROOT/build-tsan" -DLOOM_SANITIZE=thread -DLOOM_BUILD_BENCH=OFF \
+  -DLOOM_BUILD_TESTS=ON -DLOOM_WITH_DOXYGEN=OFF -- registration_race_test dispatcher_test
+TSAN_OPTIONS="halt_on_error=1" "$ROOT/build-tsan/bin/registration_race_test" --gtest_brief=1
+TSAN_OPTIONS="halt_on_error=1" "$ROOT/build-tsan/bin/dispatcher_test" --gtest_brief=1
