@@ -95,7 +95,6 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
     std::error_code ec;
     LOOM_CHECK_T(PluginError, fs::is_regular_file(path, ec), "cannot load plugin '",
                  name_or_path, "': no such file");
-    path = fs::absolute(path);
   } else {
     if (LoadedPlugin* p = impl_->find(name_or_path)) return p->info;
     const std::string file = loom::str_cat("libloom_", name_or_path, ".so");
@@ -110,6 +109,14 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
     LOOM_CHECK_T(PluginError, !path.empty(), "cannot find plugin '", name_or_path, "': no ", file,
                  " in the plugin search path (", absl::StrJoin(dirs, ":"),
                  "); set LOOM_PLUGIN_PATH or give a path");
+  }
+  // One file, one identity: "dir/./libloom_x.so", "../d/libloom_x.so" and a symlink all name
+  // the file dlopen would hand back again without running its initialisers, so they must
+  // find the plugin already loaded from it rather than open it a second time.
+  {
+    std::error_code ec;
+    fs::path canonical = fs::canonical(path, ec);
+    path = ec ? fs::absolute(path).lexically_normal() : std::move(canonical);
   }
   const std::string where = path.string();
   for (auto& p : impl_->plugins) {
