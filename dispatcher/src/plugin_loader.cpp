@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
+
+#include <dlfcn.h>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
@@ -41,14 +44,43 @@ bool is_explicit_path(std::string_view s) {
   return s.find('/') != std::string_view::npos || s.ends_with(".so");
 }
 
-// Drops a plugin whose load failed: registrations first, then its retired kernels,
-// then the file.
+// Note [Resident plugin files]: dlclose does not always unmap a file. A plugin that
+// defines a GNU unique symbol (g++ emits them for function-local statics of inline
+// std:: templates; std::to_string is enough) or was linked with -z nodelete stays in
+// memory after its last dlclose, and the next dlopen of it returns the resident copy
+// without running its static initialisers again. Those initialisers are what queue the
+// plugin's LOOM_LIBRARY blocks and on-load hooks (Note [Deferred plugin registration]),
+// so a reload would register nothing and still report success. The loader therefore
+// remembers, per file, what its initialisers queued when they did run, and replays that
+// when it opens a file that was already resident. The block and hook pointers stay valid
+// because the file never left memory. A file resident without such a record was loaded
+// outside the loader (its blocks ran as static registrations), and is refused.
+
+// True if the file is mapped into the process right now (dlopen would not initialise it).
+bool is_resident(const std::string& path) {
+  void* handle = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr) return false;
+  ::dlclose(handle);
+  return true;
+}
+
+// What a file's static initialisers queued (Note [Resident plugin files]).
+struct DeferredRegistrations {
+  std::vector<detail::LibraryBlock> blocks;
+  std::vector<void (*)(PluginContext&)> on_load;
+};
+using DeferredByFile = std::map<std::string, DeferredRegistrations>;
+
+// Drops a plugin (unloaded, or whose load failed): registrations first, then its retired
+// kernels, then the file. Forgets what the file queued once it has really left memory, as
+// its block pointers would dangle and a later dlopen runs its initialisers afresh.
 void discard(std::unique_ptr<PluginContext>& ctx, boost::dll::shared_library& lib,
-             const std::string& name) {
+             const std::string& name, const std::string& path, DeferredByFile& deferred) {
   if (ctx) ctx->clear();
   if (!name.empty()) Dispatcher::instance().release_retired(name);
   ctx.reset();
   lib.unload();
+  if (!is_resident(path)) deferred.erase(path);
 }
 }  // namespace
 
@@ -56,6 +88,7 @@ struct PluginLoader::Impl {
   mutable std::recursive_mutex mu;
   std::vector<std::unique_ptr<LoadedPlugin>> plugins;  // load order
   std::set<std::string> loading;                       // cycle detection
+  DeferredByFile deferred_by_file;  // Note [Resident plugin files]
 
   LoadedPlugin* find(std::string_view name) {
     for (auto& p : plugins) {
@@ -125,6 +158,7 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
 
   auto ctx = std::make_unique<PluginContext>("");
   boost::dll::shared_library lib;
+  const bool was_resident = is_resident(where);
   {
     // Static initialisers of the plugin run inside this call and only queue their blocks
     // (Note [Deferred plugin registration]).
@@ -138,9 +172,19 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
     detail::exchange_opening_plugin(previous);
   }
   auto fail = [&](const std::string& name, const std::string& why) -> PluginError {
-    discard(ctx, lib, name);
+    discard(ctx, lib, name, where, impl_->deferred_by_file);
     return PluginError(why);
   };
+  // Note [Resident plugin files]: record what the initialisers queued, or replay it.
+  bool loaded_elsewhere = false;
+  if (!was_resident) {
+    impl_->deferred_by_file[where] = DeferredRegistrations{ctx->pending_blocks, ctx->pending_on_load};
+  } else if (auto it = impl_->deferred_by_file.find(where); it != impl_->deferred_by_file.end()) {
+    ctx->pending_blocks = it->second.blocks;
+    ctx->pending_on_load = it->second.on_load;
+  } else {
+    loaded_elsewhere = true;
+  }
 
   if (!lib.has(LOOM_PLUGIN_ENTRY_POINT)) {
     throw fail("", loom::str_cat("'", where, "' is not a Loom plugin: it does not export the entry "
@@ -176,6 +220,12 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
   if (LoadedPlugin* other = impl_->find(name)) {
     throw fail("", loom::str_cat("plugin '", where, "': a plugin named '", name,
                                 "' is already loaded from '", other->info.path, "'"));
+  }
+  if (loaded_elsewhere) {
+    throw fail("", loom::str_cat("plugin '", name, "' (", where, "): the file is already in the "
+                                "process without having been loaded as a plugin (linked in, or "
+                                "opened with dlopen directly), so its registrations ran at "
+                                "start-up and cannot be managed by the plugin loader"));
   }
   if (m->register_plugin == nullptr) {
     throw fail("", loom::str_cat("plugin '", name, "' (", where, "): its manifest has no register function"));
@@ -294,7 +344,7 @@ void PluginLoader::unload(std::string_view name) {
   const std::string plugin_name = p.info.name;
   std::unique_ptr<LoadedPlugin> doomed = std::move(*it);
   impl_->plugins.erase(it);
-  discard(doomed->ctx, doomed->lib, plugin_name);
+  discard(doomed->ctx, doomed->lib, plugin_name, doomed->info.path, impl_->deferred_by_file);
 }
 
 std::vector<PluginInfo> PluginLoader::loaded() const {
