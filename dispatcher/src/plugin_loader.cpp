@@ -171,8 +171,20 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
     }
     detail::exchange_opening_plugin(previous);
   }
-  auto fail = [&](const std::string& name, const std::string& why) -> PluginError {
+  // A failure leaves no trace: the plugin's own registrations and file go first, then the
+  // dependencies this call loaded for it (newest first), which nothing else asked for.
+  const size_t loaded_before = impl_->plugins.size();
+  auto fail = [&](const std::string& name, std::string why) -> PluginError {
     discard(ctx, lib, name, where, impl_->deferred_by_file);
+    while (impl_->plugins.size() > loaded_before) {
+      const std::string dep = impl_->plugins.back()->info.name;
+      try {
+        unload(dep);
+      } catch (const std::exception& e) {
+        loom::str_append(&why, "; plugin '", dep, "', loaded for it, stays loaded: ", e.what());
+        break;
+      }
+    }
     return PluginError(why);
   };
   // Note [Resident plugin files]: record what the initialisers queued, or replay it.
@@ -244,18 +256,23 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
   if (impl_->loading.count(name)) {
     throw fail("", loom::str_cat("plugin '", name, "': circular dependency"));
   }
-  impl_->loading.insert(name);
-  for (const std::string& dep : info.dependencies) {
-    if (impl_->find(dep)) continue;
-    try {
-      load(dep);
-    } catch (const Error& e) {
-      impl_->loading.erase(name);
-      throw fail("", loom::str_cat("plugin '", name, "' (", where, ") requires plugin '", dep,
-                                  "', which is not loaded and could not be loaded: ", e.what()));
+  {
+    impl_->loading.insert(name);
+    struct Done {
+      std::set<std::string>& loading;
+      const std::string& name;
+      ~Done() { loading.erase(name); }
+    } done{impl_->loading, name};
+    for (const std::string& dep : info.dependencies) {
+      if (impl_->find(dep)) continue;
+      try {
+        load(dep);
+      } catch (const std::exception& e) {
+        throw fail("", loom::str_cat("plugin '", name, "' (", where, ") requires plugin '", dep,
+                                    "', which is not loaded and could not be loaded: ", e.what()));
+      }
     }
   }
-  impl_->loading.erase(name);
 
   // Register; a failure rolls everything back.
   ctx = [&] {
