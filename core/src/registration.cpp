@@ -1,5 +1,7 @@
 #include "loom/core/registration.h"
 
+#include <algorithm>
+
 #include "loom/core/str_cat.h"
 
 namespace loom {
@@ -16,17 +18,40 @@ RegisteringPluginGuard::~RegisteringPluginGuard() {
   tls_registering_plugin = std::move(previous_);
 }
 
-Origin Origin::here(std::source_location loc) {
-  std::string_view file = loc.file_name();
-  // Keep paths short and machine-independent: from the leftmost top-level folder of the
-  // source tree on ("tests/dispatcher/x.cpp", not "dispatcher/x.cpp").
-  size_t best = std::string_view::npos;
-  for (std::string_view root : {"/core/", "/dispatcher/", "/ops/", "/plugins/", "/tests/",
-                                "/tools/", "/bench/", "/extension_sdk/"}) {
-    if (auto pos = file.find(root); pos != std::string_view::npos && pos < best) best = pos;
+namespace {
+// The repository root, taken from where this file was compiled: "<root>/core/src/registration.cpp".
+std::string_view source_root() {
+  constexpr std::string_view self = __FILE__;
+  constexpr std::string_view tail = "core/src/registration.cpp";
+  return self.ends_with(tail) ? self.substr(0, self.size() - tail.size()) : std::string_view();
+}
+}  // namespace
+
+std::string Origin::relative_path(std::string_view file) {
+  // Keep paths short and machine-independent. Inside the repository, strip the root: looking
+  // for a top-level folder's name instead would cut "ops/core/cpu/x.cpp" to "core/cpu/x.cpp".
+  if (const std::string_view root = source_root();
+      root.size() > 1 && root.back() == '/' && file.starts_with(root)) {
+    return std::string(file.substr(root.size()));
   }
-  if (best != std::string_view::npos) file.remove_prefix(best + 1);
-  return Origin{tls_registering_plugin, std::string(file), static_cast<int>(loc.line())};
+  // Otherwise (a relative path, or another checkout): from the first top-level folder.
+  size_t best = std::string_view::npos;
+  for (std::string_view folder : {"core/", "dispatcher/", "ops/", "plugins/", "tests/",
+                                  "tools/", "bench/", "extension_sdk/"}) {
+    for (size_t pos = file.find(folder); pos != std::string_view::npos;
+         pos = file.find(folder, pos + 1)) {
+      if (pos == 0 || file[pos - 1] == '/') {
+        best = std::min(best, pos);
+        break;
+      }
+    }
+  }
+  return std::string(best == std::string_view::npos ? file : file.substr(best));
+}
+
+Origin Origin::here(std::source_location loc) {
+  return Origin{tls_registering_plugin, relative_path(loc.file_name()),
+                static_cast<int>(loc.line())};
 }
 
 std::string Origin::str() const {

@@ -11,6 +11,7 @@
 #include <functional>
 #include <source_location>
 #include <string>
+#include <string_view>
 
 namespace loom {
 
@@ -26,6 +27,11 @@ struct Origin {
   std::string str() const;
   /// The origin of a call made at loc, attributed to the plugin currently registering (if any).
   static Origin here(std::source_location loc = std::source_location::current());
+  /// A source path as Origin records it: relative to the Loom repository root
+  /// ("ops/core/cpu/binary.cpp", even though "core" is a top-level folder too). A relative
+  /// path or one from another checkout starts at its first top-level folder; a path with
+  /// none ("/home/me/myplugin/kernel.cpp") is kept whole.
+  static std::string relative_path(std::string_view file);
 };
 
 /// The plugin on whose behalf this thread is registering right now ("" if none).
