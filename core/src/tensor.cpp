@@ -44,8 +44,20 @@ Tensor Tensor::empty(IntArrayRef sizes, TensorOptions options) {
   return t;
 }
 
-int64_t Tensor::size(int64_t dim) const { return sizes()[wrap_dim(dim, this->dim())]; }
-int64_t Tensor::stride(int64_t dim) const { return strides()[wrap_dim(dim, this->dim())]; }
+namespace {
+// Unlike wrap_dim (where a 0-dim tensor accepts dims 0 and -1, as reductions do), size() and
+// stride() have no dimension to return for a 0-dim tensor (PyTorch's wrap_scalar=false).
+int64_t wrap_dim_no_scalar(int64_t dim, int64_t ndim) {
+  LOOM_CHECK_T(IndexError, ndim > 0, "dimension specified as ", dim,
+               " but tensor has no dimensions");
+  return wrap_dim(dim, ndim);
+}
+}  // namespace
+
+int64_t Tensor::size(int64_t dim) const { return sizes()[wrap_dim_no_scalar(dim, this->dim())]; }
+int64_t Tensor::stride(int64_t dim) const {
+  return strides()[wrap_dim_no_scalar(dim, this->dim())];
+}
 
 Tensor Tensor::as_strided_view(IntArrayRef sizes, IntArrayRef strides,
                                int64_t storage_offset) const {

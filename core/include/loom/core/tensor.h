@@ -74,9 +74,10 @@ class Tensor {
   IntArrayRef sizes() const { return checked()->sizes(); }
   /// Strides, in elements.
   IntArrayRef strides() const { return checked()->strides(); }
-  /// Size of dim (negative dims count from the end); throws IndexError out of range.
+  /// Size of dim (negative dims count from the end); throws IndexError out of range or on a
+  /// 0-dim tensor.
   int64_t size(int64_t dim) const;
-  /// Stride of dim (negative dims count from the end).
+  /// Stride of dim (negative dims count from the end); throws IndexError as size() does.
   int64_t stride(int64_t dim) const;
   /// Number of dimensions.
   int64_t dim() const { return checked()->dim(); }
