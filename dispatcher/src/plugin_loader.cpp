@@ -251,7 +251,16 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
   info.build_info = m->build_info ? m->build_info : "";
   info.abi_major = m->abi_major;
   info.abi_minor = m->abi_minor;
-  for (const char* const* d = m->dependencies; d && *d; ++d) info.dependencies.emplace_back(*d);
+  for (const char* const* d = m->dependencies; d && *d; ++d) {
+    // A dependency is a plugin name: a path here would load a file whose name nobody checks,
+    // and unload() could not see that the dependency is still needed.
+    if (!valid_plugin_name(*d) || is_explicit_path(*d)) {
+      throw fail("", loom::str_cat("plugin '", name, "' (", where, "): invalid dependency '", *d,
+                                  "' in its manifest (a plugin name, not a file: letters, "
+                                  "digits, '_', '-', '.')"));
+    }
+    info.dependencies.emplace_back(*d);
+  }
 
   if (impl_->loading.count(name)) {
     throw fail("", loom::str_cat("plugin '", name, "': circular dependency"));
@@ -265,11 +274,17 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
     } done{impl_->loading, name};
     for (const std::string& dep : info.dependencies) {
       if (impl_->find(dep)) continue;
+      PluginInfo found;
       try {
-        load(dep);
+        found = load(dep);
       } catch (const std::exception& e) {
         throw fail("", loom::str_cat("plugin '", name, "' (", where, ") requires plugin '", dep,
                                     "', which is not loaded and could not be loaded: ", e.what()));
+      }
+      if (found.name != dep) {
+        throw fail("", loom::str_cat("plugin '", name, "' (", where, ") requires plugin '", dep,
+                                    "', but the file found for it, '", found.path,
+                                    "', is plugin '", found.name, "'"));
       }
     }
   }
