@@ -4,6 +4,7 @@
 // operator issue's; these kernels cover same-shape tensors and say so.
 
 #include "loom/core/tensor.h"
+#include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/ivalue.h"
 
 namespace loom::ops::cpu {
@@ -22,16 +23,12 @@ decltype(auto) dispatch_floating(std::string_view op, const Tensor& t, F&& f) {
 
 /// Checks what the seed kernels need: CPU, same sizes, same dtype, contiguous.
 inline void check_same_layout(std::string_view op, const Tensor& self, const Tensor& other) {
-  LOOM_CHECK_T(DeviceError, self.device().is_cpu() && other.device().is_cpu(), op,
-               ": expected all tensors on the same device, got self on ", self.device().str(),
-               " and other on ", other.device().str());
-  LOOM_CHECK(self.sizes().size() == other.sizes().size() &&
-                 std::equal(self.sizes().begin(), self.sizes().end(), other.sizes().begin()),
-             op, ": the size of self ", sizes_str(self.sizes()), " must match the size of other ",
-             sizes_str(other.sizes()), " (broadcasting arrives with the elementwise engine)");
-  LOOM_CHECK_T(TypeError, self.dtype() == other.dtype(), op, ": self is ",
-               dtype_name(self.dtype()), " but other is ", dtype_name(other.dtype()),
-               " (type promotion arrives with the elementwise engine)");
+  check_same_device(op, {{"self", self}, {"other", other}});
+  LOOM_CHECK(self.sizes() == other.sizes(), op, ": the size of self ", sizes_str(self.sizes()),
+             " must match the size of other ", sizes_str(other.sizes()),
+             " (broadcasting arrives with the elementwise engine) in ",
+             describe_call(op, {{"self", self}, {"other", other}}));
+  check_same_dtype(op, {{"self", self}, {"other", other}});
   LOOM_CHECK(self.is_contiguous() && other.is_contiguous(), op,
              ": the reference kernel needs contiguous inputs, got self ", self.describe(),
              " strides ", sizes_str(self.strides()), " and other strides ",

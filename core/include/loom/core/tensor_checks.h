@@ -1,0 +1,34 @@
+#pragma once
+/// @file
+/// Argument checks for kernels, with PyTorch's wording and the whole call in
+/// the message:
+/// "Expected all tensors to be on the same device, but found cpu and cuda:0 in
+/// add.Tensor(self: [32, 10] cpu float32, other: [10] cuda:0 float32)".
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include "loom/core/tensor.h"
+
+namespace loom {
+
+/// A named tensor argument of a call, for messages.
+struct TensorArg {
+  std::string_view name;  ///< the schema's argument name ("self", "other")
+  const Tensor& tensor;   ///< the argument (may be undefined for an absent optional)
+};
+
+/// "add.Tensor(self: [32, 10] cpu float32, other: [10] cuda:0 float32)".
+std::string describe_call(std::string_view op, std::initializer_list<TensorArg> args);
+
+/// Throws DeviceError unless every defined tensor is on the same device.
+void check_same_device(std::string_view op, std::initializer_list<TensorArg> args);
+
+/// Throws TypeError unless every defined tensor has the same dtype.
+void check_same_dtype(std::string_view op, std::initializer_list<TensorArg> args);
+
+/// Throws ValueError unless arg has exactly ndim dimensions.
+void check_dim(std::string_view op, TensorArg arg, int64_t ndim);
+
+}  // namespace loom
