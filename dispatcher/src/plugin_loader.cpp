@@ -28,8 +28,9 @@ namespace {
 struct LoadedPlugin {
   PluginInfo info;
   const LoomPluginManifest* manifest = nullptr;
-  std::unique_ptr<PluginContext> ctx;  // destroyed before lib (its code lives in lib)
   boost::dll::shared_library lib;
+  std::unique_ptr<PluginContext> ctx;  // declared after lib, so destroyed before it: its
+                                       // registrations hold code that lives in lib
 };
 
 bool valid_plugin_name(std::string_view n) {
@@ -304,6 +305,7 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
     rc = 1;
     std::snprintf(error, sizeof(error), "%s", e.what());
   }
+  error[sizeof(error) - 1] = '\0';  // a C plugin may fill the buffer without terminating it
   if (rc != 0) {
     throw fail(name, loom::str_cat("plugin '", name, "' (", where,
                                   ") failed to register, and everything it registered was "
@@ -362,7 +364,8 @@ void PluginLoader::unload(std::string_view name) {
   for (Allocator* a : p.ctx->allocators()) {
     const AllocatorStats s = a->stats();
     LOOM_CHECK_T(PluginError, s.live_blocks == 0, "cannot unload plugin '", name, "': ",
-                 s.live_blocks, " memory blocks (", s.allocated_bytes, " bytes) of its allocator '",
+                 s.live_blocks, s.live_blocks == 1 ? " memory block (" : " memory blocks (",
+                 s.allocated_bytes, " bytes) of its allocator '",
                  a->name(), "' for device type '", DeviceType{a->device_type()}.name(),
                  "' are still held by live tensors; release them first");
   }
