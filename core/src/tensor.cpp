@@ -31,12 +31,16 @@ Tensor Tensor::empty(IntArrayRef sizes, TensorOptions options) {
   for (size_t i = 0; i < sizes.size(); ++i) {
     LOOM_CHECK(sizes[i] >= 0, "empty: negative dimension ", sizes[i], " in sizes ",
                sizes_str(sizes));
-    LOOM_CHECK(numel == 0 || sizes[i] <= (int64_t{1} << 62) / std::max<int64_t>(numel, 1),
-               "empty: sizes ", sizes_str(sizes), " overflow the number of elements");
-    numel *= sizes[i];
+    LOOM_CHECK(!__builtin_mul_overflow(numel, sizes[i], &numel), "empty: sizes ",
+               sizes_str(sizes), " overflow the number of elements");
   }
-  const size_t nbytes = static_cast<size_t>(numel) * loom::element_size(options.dtype);
-  Storage storage = Storage::allocate(nbytes, options.device);
+  // The byte count must fit in int64 too: TensorImpl's bounds check computes in int64.
+  int64_t nbytes = 0;
+  LOOM_CHECK(!__builtin_mul_overflow(numel, static_cast<int64_t>(element_size(options.dtype)),
+                                     &nbytes),
+             "empty: sizes ", sizes_str(sizes), " of ", dtype_name(options.dtype),
+             " overflow the number of bytes");
+  Storage storage = Storage::allocate(static_cast<size_t>(nbytes), options.device);
   auto strides = contiguous_strides(sizes);
   Tensor t(boost::intrusive_ptr<TensorImpl>(
       new TensorImpl(std::move(storage), options.dtype, sizes, strides, 0)));

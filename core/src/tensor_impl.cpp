@@ -45,16 +45,33 @@ void TensorImpl::set_geometry(IntArrayRef sizes, IntArrayRef strides, int64_t st
   LOOM_CHECK(sizes.size() == strides.size(), "tensor geometry: sizes ", sizes_str(sizes),
              " and strides ", sizes_str(strides), " have different lengths");
   LOOM_CHECK(storage_offset >= 0, "tensor geometry: negative storage offset ", storage_offset);
+  // Checked arithmetic: as_strided lets a caller pass any sizes and strides, and a wrapped
+  // product would let a view reach outside its storage.
   int64_t numel = 1, max_offset = storage_offset;
+  bool empty = false, overflow = false;
   for (size_t i = 0; i < sizes.size(); ++i) {
     LOOM_CHECK(sizes[i] >= 0, "tensor geometry: negative size ", sizes[i], " in dimension ", i,
                " of sizes ", sizes_str(sizes));
     LOOM_CHECK(strides[i] >= 0, "tensor geometry: negative stride ", strides[i],
                " in dimension ", i, " (strides ", sizes_str(strides), ")");
-    numel *= sizes[i];
-    if (sizes[i] > 0) max_offset += (sizes[i] - 1) * strides[i];
+    if (sizes[i] == 0) empty = true;
+    overflow |= __builtin_mul_overflow(numel, sizes[i], &numel);
+    int64_t span = 0;
+    overflow |= __builtin_mul_overflow(std::max<int64_t>(sizes[i] - 1, 0), strides[i], &span);
+    overflow |= __builtin_add_overflow(max_offset, span, &max_offset);
   }
-  const auto needed = numel == 0 ? 0 : (max_offset + 1) * static_cast<int64_t>(element_size(dtype_));
+  int64_t needed = 0;
+  if (empty) {
+    numel = 0;  // no element is ever addressed, whatever the other sizes and strides
+  } else {
+    overflow |= __builtin_add_overflow(max_offset, 1, &needed);
+    overflow |=
+        __builtin_mul_overflow(needed, static_cast<int64_t>(element_size(dtype_)), &needed);
+    LOOM_CHECK(!overflow, "tensor geometry: sizes ", sizes_str(sizes), ", strides ",
+               sizes_str(strides), " and offset ", storage_offset,
+               " overflow the addressable range (the storage holds ", storage_.nbytes(),
+               " bytes)");
+  }
   LOOM_CHECK(needed <= static_cast<int64_t>(storage_.nbytes()), "tensor geometry: sizes ",
              sizes_str(sizes), ", strides ", sizes_str(strides), " and offset ", storage_offset,
              " need ", needed, " bytes but the storage holds ", storage_.nbytes());
