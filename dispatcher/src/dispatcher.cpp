@@ -48,13 +48,23 @@ class Dispatcher::Impl {
   std::vector<std::unique_ptr<KernelRecord>> retired;
   uint64_t next_id = 1;
 
-  Impl() {
-    // LOOM_<KEY>_PROVIDER, e.g. LOOM_CPU_PROVIDER=onednn, read once at start-up.
-    for (DispatchKey k : {DispatchKey::CPU, DispatchKey::Meta}) {
-      const std::string var = loom::str_cat("LOOM_", absl::AsciiStrToUpper(dispatch_key_name(k)),
-                                           "_PROVIDER");
-      if (const char* v = std::getenv(var.c_str())) preferred[static_cast<int>(k)] = v;
+  // LOOM_<KEY>_PROVIDER (e.g. LOOM_CPU_PROVIDER=onednn) is read the first time a key's
+  // preference matters and its name is known (backend keys of device types registered
+  // later get their names late). set_preferred_provider() overrides it.
+  mutable std::array<bool, kNumDispatchKeys> env_checked{};
+
+  const std::string& preferred_for(int key) const {
+    if (!env_checked[key]) {
+      const std::string name = dispatch_key_name(static_cast<DispatchKey>(key));
+      if (!name.starts_with("Backend") && !name.starts_with("Key")) {
+        env_checked[key] = true;
+        const std::string var = loom::str_cat("LOOM_", absl::AsciiStrToUpper(name), "_PROVIDER");
+        if (const char* v = std::getenv(var.c_str()); v && preferred[key].empty()) {
+          const_cast<std::string&>(preferred[key]) = v;
+        }
+      }
     }
+    return preferred[key];
   }
 
   OpState& state_for(std::string_view name) {
@@ -79,8 +89,8 @@ class Dispatcher::Impl {
       if (auto it = op.overrides.find(key); it != op.overrides.end()) {
         if (auto* r = by_provider(it->second)) return r;
       }
-      if (!preferred[key].empty()) {
-        if (auto* r = by_provider(preferred[key])) return r;
+      if (const std::string& pref = preferred_for(key); !pref.empty()) {
+        if (auto* r = by_provider(pref)) return r;
       }
       const KernelRecord* best = nullptr;
       for (const auto& r : list) {  // later registrations win ties
@@ -302,13 +312,14 @@ std::vector<KernelInfo> Dispatcher::fallbacks() const {
 
 void Dispatcher::set_preferred_provider(DispatchKey key, std::string provider) {
   std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->env_checked[static_cast<int>(key)] = true;  // an explicit choice beats the environment
   impl_->preferred[static_cast<int>(key)] = std::move(provider);
   impl_->publish_all();
 }
 
 std::string Dispatcher::preferred_provider(DispatchKey key) const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->preferred[static_cast<int>(key)];
+  return impl_->preferred_for(static_cast<int>(key));
 }
 
 void Dispatcher::set_provider_override(std::string_view op_name, DispatchKey key,
