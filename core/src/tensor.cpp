@@ -36,7 +36,7 @@ Tensor Tensor::empty(IntArrayRef sizes, TensorOptions options) {
   }
   // The byte count must fit in int64 too: TensorImpl's bounds check computes in int64.
   int64_t nbytes = 0;
-  LOOM_CHECK(!__builtin_mul_overflow(numel, static_cast<int64_t>(element_size(options.dtype)),
+  LOOM_CHECK(!__builtin_mul_overflow(numel, static_cast<int64_t>(loom::element_size(options.dtype)),
                                      &nbytes),
              "empty: sizes ", sizes_str(sizes), " of ", dtype_name(options.dtype),
              " overflow the number of bytes");
