@@ -23,6 +23,9 @@ namespace {
 
 constexpr size_t kAlignment = 64;
 constexpr size_t kLargeBlock = size_t{1} << 20;  // 1 MiB
+// Larger requests cannot succeed (no address space is this large), and refusing them up
+// front keeps size_class() and round_up() from overflowing.
+constexpr size_t kMaxRequest = size_t{1} << 62;
 
 size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
@@ -48,6 +51,7 @@ class CPUCachingAllocator final : public Allocator {
       counters_.on_alloc(0, false);
       return DataPtr(nullptr, this, &CPUCachingAllocator::free_small, Device());
     }
+    if (nbytes > kMaxRequest) throw_oom(nbytes);
     if (nbytes < kLargeBlock) {
       const size_t size = round_up(nbytes, kAlignment);
       void* p = std::aligned_alloc(kAlignment, size);
