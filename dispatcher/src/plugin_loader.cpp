@@ -124,7 +124,13 @@ std::vector<std::string> PluginLoader::search_path() const {
 PluginInfo PluginLoader::load(std::string_view name_or_path) {
   std::lock_guard<std::recursive_mutex> lock(impl_->mu);
   fs::path path;
-  if (is_explicit_path(name_or_path)) {
+  const bool by_name = !is_explicit_path(name_or_path);
+  // A search for plugin N that finds libloom_N.so holding another plugin found nothing.
+  auto wrong_plugin = [&](const std::string& file, const std::string& actual) {
+    return loom::str_cat("cannot load plugin '", name_or_path, "': the file found for it, '",
+                         file, "', is plugin '", actual, "'");
+  };
+  if (!by_name) {
     path = fs::path(name_or_path);
     std::error_code ec;
     LOOM_CHECK_T(PluginError, fs::is_regular_file(path, ec), "cannot load plugin '",
@@ -154,7 +160,10 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
   }
   const std::string where = path.string();
   for (auto& p : impl_->plugins) {
-    if (p->info.path == where) return p->info;
+    if (p->info.path != where) continue;
+    LOOM_CHECK_T(PluginError, !by_name || p->info.name == name_or_path,
+                 wrong_plugin(where, p->info.name));
+    return p->info;
   }
 
   auto ctx = std::make_unique<PluginContext>("");
@@ -230,6 +239,7 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
     throw fail("", loom::str_cat("plugin '", where, "': invalid plugin name '", name,
                                 "' in its manifest (letters, digits, '_', '-', '.')"));
   }
+  if (by_name && name != name_or_path) throw fail("", wrong_plugin(where, name));
   if (LoadedPlugin* other = impl_->find(name)) {
     throw fail("", loom::str_cat("plugin '", where, "': a plugin named '", name,
                                 "' is already loaded from '", other->info.path, "'"));
@@ -275,17 +285,11 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
     } done{impl_->loading, name};
     for (const std::string& dep : info.dependencies) {
       if (impl_->find(dep)) continue;
-      PluginInfo found;
       try {
-        found = load(dep);
+        load(dep);  // by name: what it loads is named dep
       } catch (const std::exception& e) {
         throw fail("", loom::str_cat("plugin '", name, "' (", where, ") requires plugin '", dep,
                                     "', which is not loaded and could not be loaded: ", e.what()));
-      }
-      if (found.name != dep) {
-        throw fail("", loom::str_cat("plugin '", name, "' (", where, ") requires plugin '", dep,
-                                    "', but the file found for it, '", found.path,
-                                    "', is plugin '", found.name, "'"));
       }
     }
   }
