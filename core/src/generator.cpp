@@ -3,6 +3,7 @@
 #include <array>
 #include <sstream>
 #include <unordered_map>
+#include <vector>
 
 #include "loom/core/error.h"
 
@@ -46,12 +47,17 @@ void CPUGenerator::set_state(const std::string& state) {
 }
 
 namespace {
+struct DefaultGenerator {
+  uint64_t factory_id;  // which registration made it: only that one's removal destroys it
+  std::unique_ptr<Generator> generator;
+};
 struct GeneratorRegistry {
   std::mutex mu;
   std::array<std::vector<std::pair<uint64_t, GeneratorFactory>>, kMaxDeviceTypes> factories;
   uint64_t next_id = 1;
-  // Default generators live as long as the process (handed out by reference).
-  std::unordered_map<int, std::unique_ptr<Generator>> defaults;  // key: type.id * 65536 + index
+  // Default generators are handed out by reference and live until the factory that made
+  // them is unregistered (or forever, for the built-in CPU factory).
+  std::unordered_map<int, DefaultGenerator> defaults;  // key: type.id * 65536 + index
   GeneratorRegistry() {
     factories[0].emplace_back(0, [](Device) { return std::make_unique<CPUGenerator>(); });
   }
@@ -60,21 +66,36 @@ GeneratorRegistry& registry() {
   static auto* r = new GeneratorRegistry();  // leaked: generators are used until exit
   return *r;
 }
+bool is_registered(const GeneratorRegistry& r, DeviceType type, uint64_t factory_id) {
+  for (const auto& [id, f] : r.factories[type.id]) {
+    if (id == factory_id) return true;
+  }
+  return false;
+}
 }  // namespace
 
 RegistrationHandle register_generator_factory(DeviceType type, GeneratorFactory factory) {
+  LOOM_CHECK_T(RegistrationError, static_cast<bool>(factory), "register_generator_factory(",
+               type.name(), "): the factory is empty");
   auto& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   const uint64_t id = r.next_id++;
   r.factories[type.id].emplace_back(id, std::move(factory));
   return RegistrationHandle([type, id] {
+    // Generators made by the departing factory may hold code of a plugin about to be
+    // unloaded, so they go now; those made by other factories stay (they are handed out
+    // by reference). They are destroyed outside the lock, after it is released.
+    std::vector<std::unique_ptr<Generator>> departing;
     auto& reg = registry();
     std::lock_guard<std::mutex> lock(reg.mu);
-    auto& f = reg.factories[type.id];
-    std::erase_if(f, [id](const auto& entry) { return entry.first == id; });
-    // Generators made by the departing factory may hold code of an unloaded plugin.
+    std::erase_if(reg.factories[type.id], [id](const auto& entry) { return entry.first == id; });
     for (auto it = reg.defaults.begin(); it != reg.defaults.end();) {
-      it = it->first / 65536 == type.id ? reg.defaults.erase(it) : std::next(it);
+      if (it->second.factory_id == id) {
+        departing.push_back(std::move(it->second.generator));
+        it = reg.defaults.erase(it);
+      } else {
+        ++it;
+      }
     }
   });
 }
@@ -83,27 +104,39 @@ Generator& default_generator(Device d) {
   auto& r = registry();
   const int index = d.index() < 0 ? 0 : d.index();
   const int key = d.type().id * 65536 + index;
-  std::lock_guard<std::mutex> lock(r.mu);
-  auto it = r.defaults.find(key);
-  if (it != r.defaults.end()) return *it->second;
-  auto& f = r.factories[d.type().id];
-  LOOM_CHECK_T(DeviceError, !f.empty(), "default_generator(", d.str(),
-               "): no generator is registered for device type '", d.type().name(), "'");
-  auto gen = f.back().second(Device(d.type(), static_cast<int16_t>(index)));
-  Generator& ref = *gen;
-  r.defaults.emplace(key, std::move(gen));
-  return ref;
+  for (;;) {
+    GeneratorFactory factory;
+    uint64_t factory_id = 0;
+    {
+      std::lock_guard<std::mutex> lock(r.mu);
+      auto it = r.defaults.find(key);
+      if (it != r.defaults.end()) return *it->second.generator;
+      auto& f = r.factories[d.type().id];
+      LOOM_CHECK_T(DeviceError, !f.empty(), "default_generator(", d.str(),
+                   "): no generator is registered for device type '", d.type().name(), "'");
+      factory_id = f.back().first;
+      factory = f.back().second;
+    }
+    // The factory runs without the lock: it may well ask for another default generator
+    // (to seed itself from the CPU one, say).
+    std::unique_ptr<Generator> made = factory(Device(d.type(), static_cast<int16_t>(index)));
+    LOOM_CHECK_T(DeviceError, made != nullptr, "default_generator(", d.str(),
+                 "): the generator factory for device type '", d.type().name(),
+                 "' returned null");
+    std::lock_guard<std::mutex> lock(r.mu);  // declared after `made`: released before it dies
+    if (!is_registered(r, d.type(), factory_id)) continue;  // unregistered meanwhile: again
+    auto [it, inserted] = r.defaults.try_emplace(key, DefaultGenerator{factory_id, nullptr});
+    if (inserted) it->second.generator = std::move(made);  // else another thread won the race
+    return *it->second.generator;
+  }
 }
 
 void manual_seed(uint64_t seed) {
+  default_generator(Device());  // the CPU generator always exists
   auto& r = registry();
-  std::vector<Generator*> gens;
-  {
-    std::lock_guard<std::mutex> lock(r.mu);
-    for (auto& [k, g] : r.defaults) gens.push_back(g.get());
-  }
-  default_generator(Device()).manual_seed(seed);
-  for (Generator* g : gens) g->manual_seed(seed);
+  // Under the lock: a handle released on another thread may be destroying generators.
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (auto& [key, entry] : r.defaults) entry.generator->manual_seed(seed);
 }
 
 }  // namespace loom

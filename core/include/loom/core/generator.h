@@ -55,11 +55,16 @@ class CPUGenerator final : public Generator {
 /// Makes the default generator for one device of a registered type.
 using GeneratorFactory = std::function<std::unique_ptr<Generator>(Device)>;
 /// Registers how default generators of a device type are made (plugins for their devices).
+/// The newest registration makes the generators not made yet; destroying the handle
+/// destroys the default generators this registration made, and only those. Throws
+/// RegistrationError for an empty factory.
 RegistrationHandle register_generator_factory(DeviceType type, GeneratorFactory factory);
 /// The default generator of device d (index -1 is treated as 0). Throws DeviceError if
 /// the device type has no generator factory.
 Generator& default_generator(Device d = Device());
-/// Seeds the default generator of every device that has one (torch.manual_seed).
+/// Seeds the default generator of every device that has one (torch.manual_seed). Each
+/// Generator::manual_seed runs under the registry's lock, so it must not call back into
+/// default_generator or register_generator_factory.
 void manual_seed(uint64_t seed);
 
 }  // namespace loom
