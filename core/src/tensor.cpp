@@ -78,20 +78,22 @@ std::string Tensor::describe() const {
 }
 
 namespace {
-double read_element(const void* p, DType t) {
+// One element as a Scalar of its category; integers stay int64, never through double.
+Scalar read_element(const void* p, DType t) {
   switch (t) {
-    case DType::Bool: return *static_cast<const bool*>(p);
-    case DType::UInt8: return *static_cast<const uint8_t*>(p);
-    case DType::Int8: return *static_cast<const int8_t*>(p);
-    case DType::Int16: return *static_cast<const int16_t*>(p);
-    case DType::Int32: return *static_cast<const int32_t*>(p);
-    case DType::Int64: return static_cast<double>(*static_cast<const int64_t*>(p));
-    case DType::Float16: return half_to_float(*static_cast<const uint16_t*>(p));
-    case DType::BFloat16: return bfloat16_to_float(*static_cast<const uint16_t*>(p));
-    case DType::Float32: return *static_cast<const float*>(p);
-    case DType::Float64: return *static_cast<const double*>(p);
+    // Read bool as a byte: uninitialised memory may hold values other than 0 and 1.
+    case DType::Bool: return Scalar(*static_cast<const uint8_t*>(p) != 0);
+    case DType::UInt8: return Scalar(int64_t{*static_cast<const uint8_t*>(p)});
+    case DType::Int8: return Scalar(int64_t{*static_cast<const int8_t*>(p)});
+    case DType::Int16: return Scalar(int64_t{*static_cast<const int16_t*>(p)});
+    case DType::Int32: return Scalar(int64_t{*static_cast<const int32_t*>(p)});
+    case DType::Int64: return Scalar(*static_cast<const int64_t*>(p));
+    case DType::Float16: return Scalar(half_to_float(*static_cast<const uint16_t*>(p)));
+    case DType::BFloat16: return Scalar(bfloat16_to_float(*static_cast<const uint16_t*>(p)));
+    case DType::Float32: return Scalar(*static_cast<const float*>(p));
+    case DType::Float64: return Scalar(*static_cast<const double*>(p));
   }
-  return 0;
+  return Scalar();
 }
 
 std::string format_element(double v, DType t) {
@@ -107,7 +109,8 @@ void append_values(const Tensor& t, int64_t dim, int64_t offset, int indent, std
   const char* base = static_cast<const char*>(t.storage().data());
   const auto es = static_cast<int64_t>(t.element_size());
   if (dim == t.dim()) {
-    loom::str_append(out, format_element(read_element(base + offset * es, t.dtype()), t.dtype()));
+    loom::str_append(
+        out, format_element(read_element(base + offset * es, t.dtype()).to_double(), t.dtype()));
     return;
   }
   out->push_back('[');
@@ -128,14 +131,16 @@ void append_values(const Tensor& t, int64_t dim, int64_t offset, int indent, std
 }
 }  // namespace
 
-namespace detail {
-double read_scalar_as_double(const Tensor& t) {
-  LOOM_CHECK(t.numel() == 1, "item(): a Tensor with ", t.numel(),
-             " elements cannot be converted to Scalar (tensor ", t.describe(), ")");
-  LOOM_CHECK_T(DeviceError, t.device().is_cpu(), "item(): tensor ", t.describe(),
+Scalar Tensor::item() const {
+  LOOM_CHECK(numel() == 1, "item(): a Tensor with ", numel(),
+             " elements cannot be converted to Scalar (tensor ", describe(), ")");
+  LOOM_CHECK_T(DeviceError, device().is_cpu(), "item(): tensor ", describe(),
                " is not on the CPU; copy it to cpu first");
-  return read_element(t.data_ptr(), t.dtype());
+  return read_element(data_ptr(), dtype());
 }
+
+namespace detail {
+double read_scalar_as_double(const Tensor& t) { return t.item().to_double(); }
 }  // namespace detail
 
 std::string Tensor::str() const {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "loom/core/error.h"
+#include "loom/core/scalar.h"
 #include "loom/core/tensor_impl.h"
 
 namespace loom {
@@ -102,7 +103,11 @@ class Tensor {
   /// Typed address of element 0; throws TypeError if T does not match dtype().
   template <typename T>
   T* data_ptr() const;
-  /// The single element of a one-element CPU tensor, converted to T.
+  /// The single element of a one-element CPU tensor, as PyTorch's Tensor::item(): an
+  /// integral Scalar for integer dtypes (exact for every int64), floating for floating
+  /// dtypes, bool for bool. Throws ValueError unless numel() is 1, DeviceError off the CPU.
+  Scalar item() const;
+  /// item() converted to T (C++ conversion rules; an integer never goes through double).
   template <typename T>
   T item() const;
 
@@ -168,13 +173,13 @@ Tensor Tensor::from_vector(const std::vector<T>& values, IntArrayRef sizes) {
 }
 
 namespace detail {
-/// Reads element 0 of a one-element CPU tensor as double (any dtype).
+/// Reads element 0 of a one-element CPU tensor as double (any dtype); item().to_double().
 double read_scalar_as_double(const Tensor& t);
 }  // namespace detail
 
 template <typename T>
 T Tensor::item() const {
-  return static_cast<T>(detail::read_scalar_as_double(*this));
+  return item().to<T>();
 }
 
 }  // namespace loom
