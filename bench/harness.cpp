@@ -1,0 +1,416 @@
+#include "harness.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string_view>
+
+#include "loom/tools/build_config.h"
+
+namespace loom::bench {
+namespace {
+
+struct Registered {
+  BenchmarkSpec spec;
+  Side (*setup)();
+};
+struct PeerKey {
+  Peer peer;
+  std::string name;
+  friend bool operator<(const PeerKey& a, const PeerKey& b) {
+    return std::tie(a.peer, a.name) < std::tie(b.peer, b.name);
+  }
+};
+struct Configuration {
+  std::string who;
+  std::string (*configure)();
+};
+
+// Function-local statics: registration happens during static initialisation, in any order.
+std::vector<Registered>& benchmarks() {
+  static std::vector<Registered> v;
+  return v;
+}
+std::map<PeerKey, Side (*)()>& peers() {
+  static std::map<PeerKey, Side (*)()> m;
+  return m;
+}
+std::vector<Configuration>& configurations() {
+  static std::vector<Configuration> v;
+  return v;
+}
+
+constexpr Peer kPeers[] = {Peer::libtorch, Peer::raw};
+const char* peer_name(Peer p) { return p == Peer::libtorch ? "libtorch" : "raw"; }
+
+std::vector<Metric> metrics_of(const BenchmarkSpec& s) {
+  std::vector<Metric> m{{s.name, s.unit, s.target}};
+  m.insert(m.end(), s.extra_metrics.begin(), s.extra_metrics.end());
+  return m;
+}
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  std::optional<std::string> json_path;
+  std::optional<std::string> filter;
+  std::optional<int> rounds;
+  bool list = false;
+};
+
+constexpr const char* kUsage =
+    "usage: loom-bench [--filter REGEX] [--json FILE] [--rounds N] [--sample-ms MS] [--list]\n"
+    "  --filter REGEX  run the benchmarks whose name (or a metric's name) matches REGEX\n"
+    "  --json FILE     also write one JSON object per result line to FILE\n"
+    "  --rounds N      A/B rounds per benchmark (default: each benchmark's own)\n"
+    "  --sample-ms MS  length of one timing-loop sample (default 20)\n"
+    "  --list          list the benchmarks and exit\n"
+    "Each measurement runs Loom and libtorch alternately in this process; the table shows\n"
+    "medians and ratio = loom/libtorch for times and memory, libtorch/loom for rates\n"
+    "(below 1 is better for Loom).\n";
+
+Options parse(int argc, char** argv) {
+  Options o;
+  auto value = [&](int& i, std::string_view flag) -> std::string {
+    const std::string a = argv[i];
+    if (a.size() > flag.size() && a[flag.size()] == '=') return a.substr(flag.size() + 1);
+    if (i + 1 >= argc) throw UsageError(std::string(flag) + " needs a value");
+    return argv[++i];
+  };
+  auto number = [](const std::string& v, std::string_view flag) {
+    char* end = nullptr;
+    const double d = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !(d > 0)) {
+      throw UsageError(std::string(flag) + " expects a positive number, got '" + v + "'");
+    }
+    return d;
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto is = [&](std::string_view flag) {
+      return a == flag || (a.size() > flag.size() && a.starts_with(flag) && a[flag.size()] == '=');
+    };
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else if (a == "--list") {
+      o.list = true;
+    } else if (is("--json")) {
+      o.json_path = value(i, "--json");
+    } else if (is("--filter")) {
+      o.filter = value(i, "--filter");
+    } else if (is("--rounds")) {
+      const double r = number(value(i, "--rounds"), "--rounds");
+      if (r != std::floor(r)) throw UsageError("--rounds expects a whole number");
+      o.rounds = static_cast<int>(r);
+    } else if (is("--sample-ms")) {
+      sample_ms() = number(value(i, "--sample-ms"), "--sample-ms");
+    } else {
+      throw UsageError("unknown argument '" + a + "'");
+    }
+  }
+  return o;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Four significant digits: what the measurements can support.
+double round_sig(double x) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  const double scale = std::pow(10.0, 4 - static_cast<int>(std::ceil(std::log10(std::fabs(x)))));
+  return std::round(x * scale) / scale;
+}
+
+std::string fmt(std::optional<double> v) {
+  if (!v) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4g", *v);
+  return buf;
+}
+
+/// Below 1 is better for Loom, whatever the unit.
+std::optional<double> ratio(const Metric& m, std::optional<double> loom,
+                            std::optional<double> peer) {
+  if (!loom || !peer || *loom <= 0 || *peer <= 0) return std::nullopt;
+  return m.unit.higher_is_better ? *peer / *loom : *loom / *peer;
+}
+
+struct Row {
+  Metric metric;
+  std::optional<double> loom;
+  std::map<Peer, std::optional<double>> peer;
+  std::string error;
+};
+
+struct Columns {
+  bool raw = false;  // some selected benchmark has a raw peer
+};
+
+void print_header_row(const Columns& c) {
+  std::printf("%-30s %-5s %10s %10s %8s", "benchmark", "unit", "loom", "libtorch", "ratio");
+  if (c.raw) std::printf(" %10s %9s", "raw", "ratio_raw");
+  std::printf("  %s\n", "target");
+}
+
+void print_row(const Columns& c, const Row& r) {
+  if (!r.error.empty()) {
+    std::printf("%-30s error: %s\n", r.metric.name.c_str(), r.error.c_str());
+    std::fflush(stdout);
+    return;
+  }
+  const auto lt = r.peer.at(Peer::libtorch);
+  std::printf("%-30s %-5s %10s %10s %8s", r.metric.name.c_str(), r.metric.unit.symbol,
+              fmt(r.loom).c_str(), fmt(lt).c_str(), fmt(ratio(r.metric, r.loom, lt)).c_str());
+  if (c.raw) {
+    const auto raw = r.peer.at(Peer::raw);
+    std::printf(" %10s %9s", fmt(raw).c_str(), fmt(ratio(r.metric, r.loom, raw)).c_str());
+  }
+  std::string target = "-";
+  if (r.metric.target && r.loom) {
+    const bool met =
+        r.metric.unit.higher_is_better ? *r.loom >= *r.metric.target : *r.loom <= *r.metric.target;
+    target = std::string(r.metric.unit.higher_is_better ? ">= " : "<= ") + fmt(r.metric.target) +
+             (met ? " ok" : " MISSED");
+  }
+  std::printf("  %s\n", target.c_str());
+  std::fflush(stdout);
+}
+
+nlohmann::ordered_json to_json(const Row& r, bool has_raw) {
+  auto num = [](std::optional<double> v) {
+    return v ? nlohmann::ordered_json(round_sig(*v)) : nlohmann::ordered_json(nullptr);
+  };
+  const auto lt = r.peer.at(Peer::libtorch);
+  nlohmann::ordered_json j = {{"name", r.metric.name},
+                              {"unit", r.metric.unit.symbol},
+                              {"loom", num(r.loom)},
+                              {"libtorch", num(lt)},
+                              {"ratio", num(ratio(r.metric, r.loom, lt))}};
+  if (has_raw) {
+    const auto raw = r.peer.at(Peer::raw);
+    j["raw"] = num(raw);
+    j["ratio_raw"] = num(ratio(r.metric, r.loom, raw));
+  }
+  if (!r.error.empty()) j["error"] = r.error;
+  return j;
+}
+
+// One side of one benchmark while it runs.
+struct Runner {
+  std::string label;
+  Side side;
+  std::vector<Sample> samples;
+  std::string error;
+  bool ok() const { return side && error.empty(); }
+  void sample(size_t metrics, bool keep) {
+    if (!ok()) return;
+    try {
+      Sample s = side();
+      if (s.size() != metrics) {
+        error = "sampler returned " + std::to_string(s.size()) + " values for " +
+                std::to_string(metrics) + " metrics";
+      } else if (keep) {
+        samples.push_back(std::move(s));
+      }
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+};
+
+Side set_up(Side (*setup)(), std::string* error) {
+  try {
+    return setup();
+  } catch (const std::exception& e) {
+    *error = e.what();
+  } catch (...) {
+    *error = "setup threw an unknown exception";
+  }
+  return {};
+}
+
+/// Runs one benchmark; returns a row per metric.
+std::vector<Row> run_benchmark(const Registered& b, int rounds) {
+  const std::vector<Metric> metrics = metrics_of(b.spec);
+  std::vector<Runner> sides;  // [0] is Loom, then the peers: A B A B
+  sides.push_back({"loom", {}, {}, {}});
+  sides[0].side = set_up(b.setup, &sides[0].error);
+  std::map<Peer, size_t> peer_index;
+  for (Peer p : kPeers) {
+    auto it = peers().find({p, b.spec.name});
+    if (it == peers().end()) continue;
+    Runner r{peer_name(p), {}, {}, {}};
+    r.side = set_up(it->second, &r.error);
+    peer_index[p] = sides.size();
+    sides.push_back(std::move(r));
+  }
+  for (Runner& s : sides) s.sample(metrics.size(), /*keep=*/false);  // warm-up, calibration
+  for (int round = 0; round < rounds; ++round) {
+    for (Runner& s : sides) s.sample(metrics.size(), /*keep=*/true);
+  }
+
+  std::vector<Row> rows;
+  for (size_t m = 0; m < metrics.size(); ++m) {
+    Row row{metrics[m], std::nullopt, {}, {}};
+    auto med = [&](const Runner& s) -> std::optional<double> {
+      if (!s.ok() || s.samples.empty()) return std::nullopt;
+      std::vector<double> v;
+      for (const Sample& x : s.samples) v.push_back(x[m]);
+      return median(std::move(v));
+    };
+    if (!sides[0].error.empty()) row.error = sides[0].error;
+    row.loom = med(sides[0]);
+    for (Peer p : kPeers) {
+      row.peer[p] = peer_index.count(p) ? med(sides[peer_index[p]]) : std::nullopt;
+    }
+    rows.push_back(std::move(row));
+  }
+  for (size_t i = 1; i < sides.size(); ++i) {
+    if (!sides[i].error.empty()) {
+      std::fprintf(stderr, "loom-bench: %s: the %s side failed and is reported as null: %s\n",
+                   b.spec.name.c_str(), sides[i].label.c_str(), sides[i].error.c_str());
+    }
+  }
+  return rows;
+}
+
+int run(const Options& o) {
+  std::optional<std::regex> filter;
+  if (o.filter) {
+    try {
+      filter.emplace(*o.filter, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      throw UsageError("--filter '" + *o.filter +
+                       "' is not a valid regular expression: " + e.what());
+    }
+  }
+  std::vector<const Registered*> selected;
+  for (const Registered& b : benchmarks()) {
+    bool match = !filter;
+    for (const Metric& m : metrics_of(b.spec)) match = match || std::regex_search(m.name, *filter);
+    if (match) selected.push_back(&b);
+  }
+  std::sort(selected.begin(), selected.end(),
+            [](const Registered* a, const Registered* b) { return a->spec.name < b->spec.name; });
+
+  if (o.list) {
+    for (const Registered* b : selected) {
+      std::string with;
+      for (Peer p : kPeers) {
+        if (peers().count({p, b->spec.name})) with += std::string(" vs ") + peer_name(p);
+      }
+      for (const Metric& m : metrics_of(b->spec)) {
+        std::printf("%-30s %-5s%s\n", m.name.c_str(), m.unit.symbol, with.c_str());
+      }
+    }
+    return 0;
+  }
+  if (selected.empty()) {
+    std::string names;
+    for (const Registered& b : benchmarks()) names += " " + b.spec.name;
+    throw UsageError("no benchmark matches --filter '" + o.filter.value_or("") +
+                     "'; there are:" + names);
+  }
+
+  std::ofstream json;
+  if (o.json_path) {
+    json.open(*o.json_path, std::ios::trunc);
+    if (!json) throw std::runtime_error("cannot write --json file '" + *o.json_path + "'");
+  }
+
+  std::printf("loom-bench: Loom %s (%s, %s)\n", LOOM_VERSION_STRING, loom::build_config::kBuildType,
+              loom::build_config::kCompiler);
+  for (const Configuration& c : configurations()) {
+    std::string line;
+    try {
+      line = c.configure();
+    } catch (const std::exception& e) {
+      line = std::string("configuration failed: ") + e.what();
+    }
+    std::printf("  %s: %s\n", c.who.c_str(), line.c_str());
+  }
+  const bool with_libtorch =
+      std::any_of(configurations().begin(), configurations().end(),
+                  [](const Configuration& c) { return c.who == "libtorch"; });
+  if (!with_libtorch) std::printf("  libtorch: not built (its columns are null)\n");
+  std::printf("\n");
+
+  Columns columns;
+  for (const Registered* b : selected) columns.raw |= peers().count({Peer::raw, b->spec.name}) > 0;
+  print_header_row(columns);
+  bool failed = false;
+  for (const Registered* b : selected) {
+    const int rounds = o.rounds.value_or(b->spec.rounds);
+    for (const Row& row : run_benchmark(*b, rounds)) {
+      print_row(columns, row);
+      failed |= !row.error.empty();
+      if (json) json << to_json(row, peers().count({Peer::raw, b->spec.name}) > 0).dump() << "\n";
+    }
+  }
+  std::printf(
+      "\nmedians of A/B-alternated rounds; ratio = loom/libtorch for times and memory, "
+      "libtorch/loom for rates: below 1 is better for Loom\n");
+  if (json) {
+    json.flush();
+    if (!json) throw std::runtime_error("writing '" + *o.json_path + "' failed");
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+bool register_benchmark(BenchmarkSpec spec, Side (*setup)()) {
+  benchmarks().push_back({std::move(spec), setup});
+  return true;
+}
+
+bool register_peer(Peer peer, std::string name, Side (*setup)()) {
+  peers()[{peer, std::move(name)}] = setup;
+  return true;
+}
+
+bool register_configuration(std::string who, std::string (*configure)()) {
+  configurations().push_back({std::move(who), configure});
+  return true;
+}
+
+double& sample_ms() {
+  static double ms = 20;
+  return ms;
+}
+
+std::string bin_dir() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find loom-bench's own path: " + ec.message());
+  return self.parent_path().string();
+}
+
+int run_main(int argc, char** argv) {
+  try {
+    return run(parse(argc, argv));
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "loom-bench: error: %s\n%s", e.what(), kUsage);
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "loom-bench: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace loom::bench

@@ -1,0 +1,138 @@
+// `loom info`: what this installation is and what it loaded.
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+
+#include "commands.h"
+#include "loom/core/allocator.h"
+#include "loom/core/device.h"
+#include "loom/core/str_cat.h"
+#include "loom/dispatcher/dispatcher.h"
+#include "loom/dispatcher/plugin_abi.h"
+#include "loom/dispatcher/plugin_loader.h"
+#include "loom/tools/build_config.h"
+#include "paths.h"
+#include "table.h"
+
+namespace loom::cli {
+namespace {
+
+void print_build() {
+  namespace bc = build_config;
+  std::cout << "Build\n";
+  Table t;
+  t.add({"compiler", str_cat(bc::kCompiler, " (", bc::kCompilerPath, ")")});
+  t.add({"build type", bc::kBuildType});
+  t.add({"flags", *bc::kCxxFlags ? bc::kCxxFlags : "(none)"});
+  t.add({"C++ standard", str_cat("C++", bc::kCxxStandard, " (__cplusplus ", __cplusplus, ")")});
+  t.add({"system", bc::kSystem});
+  t.add({"plugin ABI", str_cat(LOOM_PLUGIN_ABI_MAJOR, ".", LOOM_PLUGIN_ABI_MINOR)});
+  t.print(std::cout);
+  std::cout << "  options\n";
+  Table options;
+  for (const auto* o = bc::kOptions; o->name; ++o) options.add({o->name, o->value});
+  options.print(std::cout, 4);
+  std::cout << "  libraries\n";
+  Table libs;
+  for (const auto* l = bc::kLibraries; l->name; ++l) libs.add({l->name, l->version, l->use});
+  libs.print(std::cout, 4);
+}
+
+void print_devices() {
+  std::cout << "\nDevices\n";
+  Table t;
+  t.add({"type", "dispatch key", "allocator"});
+  for (DeviceType type : DeviceType::all()) {
+    const Allocator* a = find_allocator(type);
+    t.add({std::string(type.name()), dispatch_key_name(backend_key(type)),
+           a ? std::string(a->name()) : "-"});
+  }
+  t.print(std::cout);
+}
+
+void print_search_path(const PluginLoader& loader) {
+  std::cout << "\nPlugin search path\n";
+  const char* env = std::getenv("LOOM_PLUGIN_PATH");
+  const std::string install_dir = PluginLoader::default_plugin_dir();
+  Table t;
+  for (const std::string& dir : loader.search_path()) {
+    std::error_code ec;
+    std::string note = dir == install_dir ? "install folder" : "LOOM_PLUGIN_PATH";
+    if (!std::filesystem::is_directory(dir, ec)) note += ", missing";
+    t.add({display_path(dir), "(" + note + ")"});
+  }
+  t.print(std::cout);
+  if (env == nullptr || *env == '\0') std::cout << "  (LOOM_PLUGIN_PATH is not set)\n";
+}
+
+void print_plugins(const PluginLoader& loader, const std::vector<PluginFailure>& failures) {
+  const auto loaded = loader.loaded();
+  std::cout << "\nPlugins (" << loaded.size() << " loaded";
+  if (!failures.empty()) std::cout << ", " << failures.size() << " failed";
+  std::cout << ")\n";
+  if (loaded.empty()) std::cout << "  (none)\n";
+  for (const PluginInfo& p : loaded) {
+    std::cout << "  " << p.name << " " << p.version << "\n";
+    Table t;
+    t.add({"description", p.description.empty() ? "-" : p.description});
+    t.add({"ABI", str_cat(p.abi_major, ".", p.abi_minor)});
+    t.add({"path", display_path(p.path)});
+    if (!p.dependencies.empty()) {
+      std::string deps;
+      for (const auto& d : p.dependencies) str_append(&deps, deps.empty() ? "" : ", ", d);
+      t.add({"depends on", deps});
+    }
+    t.add({"registrations", str_cat(p.registrations.size())});
+    t.print(std::cout, 6);
+  }
+  for (const PluginFailure& f : failures) {
+    std::cout << "  FAILED " << display_path(f.path) << "\n      " << f.message << "\n";
+  }
+}
+
+void print_providers() {
+  // Which providers exist per key, counted over every operator, next to the preference.
+  std::map<DispatchKey, std::map<std::string, int>> providers;
+  Dispatcher& d = Dispatcher::instance();
+  for (OperatorHandle op : d.ops()) {
+    for (const KernelInfo& k : d.kernels(op)) ++providers[k.key][k.provider];
+  }
+  std::set<DispatchKey> keys;
+  for (DeviceType type : DeviceType::all()) keys.insert(backend_key(type));
+  for (const auto& [key, _] : providers) keys.insert(key);
+
+  std::cout << "\nPreferred providers\n";
+  Table t;
+  for (auto it = keys.rbegin(); it != keys.rend(); ++it) {
+    const std::string preferred = d.preferred_provider(*it);
+    std::string available;
+    for (const auto& [name, count] : providers[*it]) {
+      str_append(&available, available.empty() ? "" : ", ", name, " (", count, " op",
+                 count == 1 ? "" : "s", ")");
+    }
+    t.add({dispatch_key_name(*it), preferred.empty() ? "(none: highest priority wins)" : preferred,
+           available.empty() ? "no kernels" : "providers: " + available});
+  }
+  t.print(std::cout);
+}
+
+}  // namespace
+
+int run_info(Args& args) {
+  args.positionals(0, 0);
+  PluginLoader& loader = PluginLoader::instance();
+  const std::vector<PluginFailure> failures = loader.load_all();
+
+  std::cout << "Loom " << LOOM_VERSION_STRING << "\n\n";
+  print_build();
+  print_devices();
+  print_search_path(loader);
+  print_plugins(loader, failures);
+  print_providers();
+  return kExitOk;
+}
+
+}  // namespace loom::cli
