@@ -105,9 +105,9 @@ bool has(const std::string& text, const std::string& part) {
 }
 
 std::string plugin(const std::string& name) {
-  const std::string dir =
-      std::string(LOOM_TOOLS_TEST_PLUGIN_DIR) + (name == "crash" ? "/crashing" : "");
-  return dir + "/libloom_tools_test_" + name + ".so";
+  const bool misbehaving = name == "crash" || name == "hang" || name == "exits";
+  return std::string(LOOM_TOOLS_TEST_PLUGIN_DIR) + (misbehaving ? "/misbehaving" : "") +
+         "/libloom_tools_test_" + name + ".so";
 }
 
 // ---- the command itself ----
@@ -285,7 +285,8 @@ TEST(LoomCli, PluginCheckMissingFile) {
 }
 
 TEST(LoomCli, PluginCheckTextFileNamedLikeAPlugin) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "loom_cli_test_text";
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("loom_cli_test." + std::to_string(getpid()));
   fs::create_directories(dir);
   const fs::path fake = dir / "libloom_x.so";
   std::ofstream(fake) << "this is not a shared library\n";
@@ -339,6 +340,22 @@ TEST(LoomCli, PluginCheckSurvivesAPluginThatCrashes) {
       << r.out << r.err;
 }
 
+TEST(LoomCli, PluginCheckReportsAPluginThatExitsTheProcess) {
+  Ran r = loom({"plugin", "check", plugin("exits")});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "ended with exit status 3 before it could report")) << r.out;
+}
+
+TEST(LoomCli, PluginCheckGivesUpOnAPluginThatHangs) {
+  Ran r = loom({"plugin", "check", "--timeout", "1", plugin("hang")});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "did not finish loading within 1 s")) << r.out;
+
+  Ran bad = loom({"plugin", "check", "--timeout", "soon", plugin("hang")});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_TRUE(has(bad.err, "--timeout expects a positive number of seconds")) << bad.err;
+}
+
 TEST(LoomCli, PluginCheckByNameSearchesThePath) {
   Ran r = loom({"plugin", "check", "tools_test_good"},
                {std::string("LOOM_PLUGIN_PATH=") + LOOM_TOOLS_TEST_PLUGIN_DIR});
@@ -359,7 +376,8 @@ TEST(LoomCli, BenchRunsLoomBench) {
 
 TEST(LoomBench, WritesOneJsonObjectPerLine) {
   if (std::string(LOOM_BENCH_PATH).empty()) GTEST_SKIP() << "loom-bench is not built";
-  const fs::path out = fs::path(::testing::TempDir()) / "loom_bench_test.jsonl";
+  const fs::path out =
+      fs::path(::testing::TempDir()) / ("loom_bench_test." + std::to_string(getpid()) + ".jsonl");
   Ran r = run_program(LOOM_BENCH_PATH, {"--filter", "^dispatch\\.noop\\.", "--rounds", "2",
                                         "--sample-ms", "2", "--json", out.string()});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
