@@ -1,10 +1,11 @@
-# loom_add_plugin(NAME SOURCES src... [LIBS lib...] [OUTPUT_DIR dir])
+# loom_add_plugin(NAME SOURCES src... [LIBS lib...] [OUTPUT_DIR dir] [NO_INSTALL])
 #
 # Builds one Loom plugin: a MODULE library named loom_<NAME>.so with hidden
 # visibility (only its manifest entry point is exported), linked against
 # libloom_core, and placed in the plugin folder that `loom` searches.
+# NO_INSTALL: not installed (test plugins, deliberately broken ones).
 function(loom_add_plugin NAME)
-  cmake_parse_arguments(P "" "OUTPUT_DIR" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(P "NO_INSTALL" "OUTPUT_DIR" "SOURCES;LIBS" ${ARGN})
   if(NOT P_OUTPUT_DIR)
     set(P_OUTPUT_DIR ${LOOM_PLUGIN_OUTPUT_DIR})
   endif()
@@ -18,5 +19,7 @@ function(loom_add_plugin NAME)
     LIBRARY_OUTPUT_DIRECTORY ${P_OUTPUT_DIR}
     BUILD_RPATH "$ORIGIN/../..;$ORIGIN"
     INSTALL_RPATH "$ORIGIN/../..")
-  install(TARGETS ${NAME} LIBRARY DESTINATION lib/loom/plugins)
+  if(NOT P_NO_INSTALL)
+    install(TARGETS ${NAME} LIBRARY DESTINATION lib/loom/plugins)
+  endif()
 endfunction()
