@@ -337,6 +337,21 @@ void Dispatcher::set_provider_override(std::string_view op_name, DispatchKey key
   impl_->publish(*it->second);
 }
 
+std::vector<ProviderOverride> Dispatcher::provider_overrides() const {
+  std::vector<ProviderOverride> out;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    for (const auto& [name, op] : impl_->ops) {
+      for (const auto& [key, provider] : op->overrides) {
+        out.push_back(ProviderOverride{name, static_cast<DispatchKey>(key), provider});
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ProviderOverride& a, const ProviderOverride& b) { return a.op < b.op; });
+  return out;
+}
+
 void Dispatcher::release_retired(const std::string& plugin) {
   std::vector<std::unique_ptr<KernelRecord>> doomed;
   {

@@ -110,9 +110,12 @@ void submit_library_block(const LibraryBlock& block) {
   }
 }
 
-const std::vector<std::string>& static_registration_errors() {
-  return static_libraries().errors;
-}
 }  // namespace detail
+
+std::vector<std::string> static_registration_errors() {
+  auto& s = detail::static_libraries();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.errors;
+}
 
 }  // namespace loom

@@ -11,6 +11,7 @@
 #include "loom/core/device.h"
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/dispatcher.h"
+#include "loom/dispatcher/library.h"
 #include "loom/dispatcher/plugin_abi.h"
 #include "loom/dispatcher/plugin_loader.h"
 #include "loom/tools/build_config.h"
@@ -117,6 +118,16 @@ void print_providers() {
            available.empty() ? "no kernels" : "providers: " + available});
   }
   t.print(std::cout);
+  const std::vector<ProviderOverride> overrides = d.provider_overrides();
+  if (!overrides.empty()) {
+    std::cout << "\nPer-op provider overrides\n";
+    Table o;
+    for (const ProviderOverride& po : overrides) {
+      o.add({po.op, dispatch_key_name(po.key), po.provider});
+    }
+    o.print(std::cout);
+  }
+  for (const std::string& e : static_registration_errors()) std::cout << "\nWARNING " << e << "\n";
 }
 
 }  // namespace

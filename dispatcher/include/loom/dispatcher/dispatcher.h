@@ -49,6 +49,13 @@ struct KernelInfo {
   bool boxed_only;       ///< registered in boxed form only
 };
 
+/// A per-op provider override set with Dispatcher::set_provider_override.
+struct ProviderOverride {
+  std::string op;        ///< "aten::add.Tensor"
+  DispatchKey key;       ///< the key it applies to
+  std::string provider;  ///< the forced provider
+};
+
 /// A stable reference to a registered operator (valid for the process lifetime).
 class OperatorHandle {
  public:
@@ -146,6 +153,8 @@ class Dispatcher {
   std::string preferred_provider(DispatchKey key) const;
   /// Forces provider for one op at key (empty string removes the override).
   void set_provider_override(std::string_view op_name, DispatchKey key, std::string provider);
+  /// Every per-op override, sorted by op name.
+  std::vector<ProviderOverride> provider_overrides() const;
 
   /// Frees retired kernels registered by plugin (call only once nothing can still run them).
   void release_retired(const std::string& plugin);

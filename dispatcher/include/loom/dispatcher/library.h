@@ -105,9 +105,11 @@ Library run_library_block(const LibraryBlock& block);
 struct LibraryBlockRegistrar {
   explicit LibraryBlockRegistrar(const LibraryBlock& block) { submit_library_block(block); }
 };
-/// Errors raised by blocks that ran at static-initialisation time (reported, not fatal).
-const std::vector<std::string>& static_registration_errors();
 }  // namespace detail
+
+/// Errors raised by LOOM_LIBRARY blocks that ran at static-initialisation time. Such a block
+/// is rolled back and reported on stderr instead of terminating the process.
+std::vector<std::string> static_registration_errors();
 
 }  // namespace loom
 
