@@ -98,7 +98,7 @@ class Tensor {
   const Storage& storage() const { return checked()->storage(); }
   /// Keys for dispatch (empty for an undefined tensor).
   DispatchKeySet key_set() const { return impl_ ? impl_->key_set() : DispatchKeySet(); }
-  /// Address of element 0.
+  /// Address of element 0; nullptr for a tensor without elements.
   void* data_ptr() const { return checked()->data(); }
   /// Typed address of element 0; throws TypeError if T does not match dtype().
   template <typename T>

@@ -78,9 +78,13 @@ class TensorImpl : public boost::intrusive_ref_counter<TensorImpl> {
   Device device() const { return storage_.device(); }
   /// The storage (shared with views).
   const Storage& storage() const { return storage_; }
-  /// Address of element 0.
+  /// Address of element 0; nullptr for a tensor without elements (as PyTorch's data_ptr()).
   void* data() const {
-    return static_cast<char*>(storage_.data()) + storage_offset_ * int64_t(element_size(dtype_));
+    // An empty tensor's storage may have no memory, and offsetting a null pointer (or one
+    // past the end of the storage) is undefined.
+    char* base = static_cast<char*>(storage_.data());
+    if (numel_ == 0 || base == nullptr) return nullptr;
+    return base + storage_offset_ * static_cast<int64_t>(element_size(dtype_));
   }
   /// True if row-major contiguous (size-1 dims may have any stride).
   bool is_contiguous() const { return is_contiguous_; }
