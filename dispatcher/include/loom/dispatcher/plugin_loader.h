@@ -40,7 +40,9 @@ class PluginLoader {
 
   /// Loads a plugin by name (searched) or path (explicit), loading missing dependencies from
   /// the search path first. Throws PluginError with the reason; on failure nothing stays
-  /// registered. Loading an already loaded plugin returns its info.
+  /// registered, dependencies loaded for it included. Loading an already loaded plugin (by
+  /// name, or by any path to its file) returns its info. A search for N refuses a
+  /// libloom_N.so that holds another plugin.
   PluginInfo load(std::string_view name_or_path);
   /// Loads every libloom_*.so in the search path (the first file of each name wins),
   /// dependencies first. Returns the failures; the successful ones stay loaded.
