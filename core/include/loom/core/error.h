@@ -82,24 +82,36 @@ template <typename E, typename... Args>
 [[noreturn]] __attribute__((noinline, cold)) void throw_error(const Args&... args) {
   throw E(str_cat(args...));
 }
+/// Throws E for a failed check: with the message pieces, or, when there are none, with a
+/// message naming the condition (as TORCH_CHECK does) rather than an empty one.
+template <typename E, typename... Args>
+[[noreturn]] __attribute__((noinline, cold)) void throw_check_failure(const char* condition,
+                                                                      const Args&... args) {
+  if constexpr (sizeof...(Args) == 0) {
+    throw E(str_cat("Expected ", condition, " to be true, but got false"));
+  } else {
+    throw E(str_cat(args...));
+  }
+}
 }  // namespace detail
 
 }  // namespace loom
 
 /// Throws loom::ValueError with the message pieces (absl::StrCat arguments) unless cond holds.
-#define LOOM_CHECK(cond, ...)                                  \
-  do {                                                         \
-    if (__builtin_expect(!(cond), 0)) {                        \
-      ::loom::detail::throw_error<::loom::ValueError>(__VA_ARGS__); \
-    }                                                          \
+/// Without message pieces the message names the condition.
+#define LOOM_CHECK(cond, ...)                                                                    \
+  do {                                                                                           \
+    if (__builtin_expect(!(cond), 0)) {                                                          \
+      ::loom::detail::throw_check_failure<::loom::ValueError>(#cond __VA_OPT__(, ) __VA_ARGS__); \
+    }                                                                                            \
   } while (0)
 
 /// Throws the given loom::Error subclass with the message pieces unless cond holds.
-#define LOOM_CHECK_T(ErrorType, cond, ...)                     \
-  do {                                                         \
-    if (__builtin_expect(!(cond), 0)) {                        \
-      ::loom::detail::throw_error<ErrorType>(__VA_ARGS__);     \
-    }                                                          \
+#define LOOM_CHECK_T(ErrorType, cond, ...)                                              \
+  do {                                                                                  \
+    if (__builtin_expect(!(cond), 0)) {                                                 \
+      ::loom::detail::throw_check_failure<ErrorType>(#cond __VA_OPT__(, ) __VA_ARGS__); \
+    }                                                                                   \
   } while (0)
 
 /// Throws the given loom::Error subclass unconditionally.
