@@ -11,6 +11,11 @@ function(loom_add_plugin NAME)
   endif()
   add_library(${NAME} MODULE ${P_SOURCES})
   target_link_libraries(${NAME} PRIVATE loom::core ${P_LIBS})
+  # GNU unique symbols (e.g. from inline statics of std templates) pin a .so in memory
+  # after dlclose; without them unloading a plugin really unmaps it.
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${NAME} PRIVATE -fno-gnu-unique)
+  endif()
   set_target_properties(${NAME} PROPERTIES
     PREFIX "lib"
     OUTPUT_NAME "loom_${NAME}"

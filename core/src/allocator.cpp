@@ -82,8 +82,8 @@ struct AllocatorRegistry {
   std::array<std::vector<Allocator*>, kMaxDeviceTypes> stacks;
 };
 AllocatorRegistry& registry() {
-  static AllocatorRegistry r;
-  return r;
+  static auto* r = new AllocatorRegistry();  // leaked: handles may be undone during exit
+  return *r;
 }
 }  // namespace
 

@@ -46,6 +46,7 @@ class Dispatcher::Impl {
   std::array<RecordList, kNumDispatchKeys> fallbacks;
   std::array<std::string, kNumDispatchKeys> preferred;
   std::vector<std::unique_ptr<KernelRecord>> retired;
+  absl::flat_hash_map<std::string, Origin> namespaces;  // owner of each LOOM_LIBRARY namespace
   uint64_t next_id = 1;
 
   // LOOM_<KEY>_PROVIDER (e.g. LOOM_CPU_PROVIDER=onednn) is read the first time a key's
@@ -219,6 +220,19 @@ RegistrationHandle Dispatcher::impl(std::string_view op_name, DispatchKey key,
     std::lock_guard<std::mutex> l(impl_->mu);
     impl_->retire(opp->kernels[static_cast<int>(key)], id);
     impl_->publish(*opp);
+  });
+}
+
+RegistrationHandle Dispatcher::claim_namespace(std::string_view ns, Origin origin) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto [it, inserted] = impl_->namespaces.try_emplace(std::string(ns), origin);
+  LOOM_CHECK_T(RegistrationError, inserted, "LOOM_LIBRARY(", ns, ") at ", origin.str(),
+               ": namespace '", ns, "' is already defined by the library at ", it->second.str(),
+               "; only one LOOM_LIBRARY may define a namespace, use LOOM_LIBRARY_FRAGMENT(", ns,
+               ", m) to add operators to it");
+  return RegistrationHandle([this, name = std::string(ns)] {
+    std::lock_guard<std::mutex> l(impl_->mu);
+    impl_->namespaces.erase(name);
   });
 }
 

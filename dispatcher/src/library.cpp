@@ -10,7 +10,14 @@ namespace loom {
 
 Library::Library(Kind kind, std::string ns, std::optional<DispatchKey> key,
                  std::source_location loc)
-    : kind_(kind), ns_(std::move(ns)), key_(key), origin_(Origin::here(loc)) {}
+    : Library(kind, std::move(ns), key, Origin::here(loc)) {}
+
+Library::Library(Kind kind, std::string ns, std::optional<DispatchKey> key, Origin origin)
+    : kind_(kind), ns_(std::move(ns)), key_(key), origin_(std::move(origin)) {
+  if (kind_ == Kind::Def) {
+    handles_.push_back(Dispatcher::instance().claim_namespace(ns_, origin_));
+  }
+}
 
 Library::~Library() {
   while (!handles_.empty()) handles_.pop_back();  // newest first
@@ -87,7 +94,7 @@ Library run_library_block(const LibraryBlock& block) {
   std::optional<DispatchKey> key;
   if (block.key) key = parse_dispatch_key(block.key);
   Library lib(block.kind, block.ns, key,
-              std::source_location::current());  // origin refined below per registration
+              Origin{current_registering_plugin(), Origin::relative_path(block.file), block.line});
   block.body(lib);
   return lib;
 }

@@ -301,3 +301,19 @@ TEST(DispatcherLookup, UnknownOpSuggestsOverloads) {
 
 }  // namespace
 }  // namespace loom
+
+namespace loom {
+namespace {
+
+TEST(DispatcherRegistration, OneLibraryPerNamespaceFragmentsAddToIt) {
+  const std::string msg = message_of([] { Library again(Library::Kind::Def, "dkeys", std::nullopt); });
+  EXPECT_TRUE(contains(msg, "namespace 'dkeys' is already defined by the library at "
+                            "static registration at tests/dispatcher/dispatcher_test.cpp:"))
+      << msg;
+  EXPECT_TRUE(contains(msg, "use LOOM_LIBRARY_FRAGMENT(dkeys, m)")) << msg;
+  Library frag(Library::Kind::Fragment, "dkeys", std::nullopt);
+  EXPECT_NO_THROW(frag.def("id2(Tensor self) -> Tensor"));
+}
+
+}  // namespace
+}  // namespace loom

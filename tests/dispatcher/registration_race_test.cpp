@@ -37,7 +37,9 @@ TEST(RegistrationRace, DispatchNeverSeesAHalfRegisteredKernel) {
       }
     });
   }
-  for (int round = 0; round < 300; ++round) {
+  // At least 300 rounds, and on until the readers have made plenty of calls during them
+  // (bounded, so a stuck reader fails the test instead of hanging it).
+  for (int round = 0; round < 300 || (calls.load() < 20000 && round < 200000); ++round) {
     Library lib(Library::Kind::Impl, "drace", DispatchKey::CPU);
     lib.set_provider("racer", 5).impl("pick", [](const Tensor&) -> int64_t { return 2; });
     Library fb(Library::Kind::Impl, "_", DispatchKey::Tracing);

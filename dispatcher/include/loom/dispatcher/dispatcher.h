@@ -133,6 +133,10 @@ class Dispatcher {
   /// RegistrationError on a mismatch, an unknown op, or a provider registered twice.
   RegistrationHandle impl(std::string_view op_name, DispatchKey key, KernelFunction kernel,
                           ImplOptions options, Origin origin);
+  /// Claims namespace ns for one LOOM_LIBRARY block (others add to it with
+  /// LOOM_LIBRARY_FRAGMENT), as PyTorch allows one TORCH_LIBRARY per namespace. Throws
+  /// RegistrationError naming the current owner.
+  RegistrationHandle claim_namespace(std::string_view ns, Origin origin);
   /// Registers a boxed fallback for every op at key (or KernelFunction::fallthrough()).
   RegistrationHandle fallback(DispatchKey key, KernelFunction kernel, Origin origin);
 

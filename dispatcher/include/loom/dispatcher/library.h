@@ -32,6 +32,8 @@ class Library {
   /// A library for namespace ns (and key, for Impl).
   Library(Kind kind, std::string ns, std::optional<DispatchKey> key,
           std::source_location loc = std::source_location::current());
+  /// A library whose origin is given explicitly (LOOM_LIBRARY blocks pass their file:line).
+  Library(Kind kind, std::string ns, std::optional<DispatchKey> key, Origin origin);
   /// Moves the registrations (the moved-from library owns none).
   Library(Library&&) = default;
   /// Moves the registrations.
