@@ -341,8 +341,8 @@ void Dispatcher::set_provider_override(std::string_view op_name, DispatchKey key
   const std::string name = normalize_name(op_name);
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto it = impl_->ops.find(name);
-  LOOM_CHECK_T(NotImplementedError, it != impl_->ops.end(), "set_provider_override: no operator named '",
-               name, "'");
+  LOOM_CHECK_T(NotImplementedError, it != impl_->ops.end() && it->second->entry->schema_,
+               "set_provider_override: no operator named '", name, "' is defined");
   if (provider.empty()) {
     it->second->overrides.erase(static_cast<int>(key));
   } else {

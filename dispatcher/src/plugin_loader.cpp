@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <cstring>
+#include <dlfcn.h>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 
-#include <dlfcn.h>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
@@ -85,6 +87,25 @@ void discard(std::unique_ptr<PluginContext>& ctx, boost::dll::shared_library& li
 }
 }  // namespace
 
+// Boost.DLL reports a failed dlopen with a generic system error ("Bad file descriptor");
+// the dynamic linker's own words say what is wrong (not ELF, wrong class, a missing symbol).
+std::string why_not_loadable(const std::string& path, const std::exception& boost_error) {
+  {
+    std::ifstream f(path, std::ios::binary);
+    char magic[4] = {};
+    f.read(magic, 4);
+    if (f.gcount() < 4 || std::memcmp(magic, "\x7f" "ELF", 4) != 0) {
+      return "it is not a shared library (no ELF header)";
+    }
+  }
+  if (void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    ::dlclose(h);  // loadable after all: keep Boost's reason
+    return boost_error.what();
+  }
+  const char* err = ::dlerror();
+  return err ? std::string(err) : std::string(boost_error.what());
+}
+
 struct PluginLoader::Impl {
   mutable std::recursive_mutex mu;
   std::vector<std::unique_ptr<LoadedPlugin>> plugins;  // load order
@@ -109,7 +130,9 @@ PluginLoader& PluginLoader::instance() {
 
 std::string PluginLoader::default_plugin_dir() {
   const fs::path core = boost::dll::this_line_location().string();
-  return (core.parent_path() / "loom" / "plugins").string();
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(core.parent_path() / "loom" / "plugins", ec);
+  return ec ? (core.parent_path() / "loom" / "plugins").string() : dir.string();
 }
 
 std::vector<std::string> PluginLoader::search_path() const {
@@ -177,7 +200,7 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
       lib.load(where, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
     } catch (const std::exception& e) {
       detail::exchange_opening_plugin(previous);
-      LOOM_THROW(PluginError, "cannot load plugin file '", where, "': ", e.what());
+      LOOM_THROW(PluginError, "cannot load plugin file '", where, "': ", why_not_loadable(where, e));
     }
     detail::exchange_opening_plugin(previous);
   }
