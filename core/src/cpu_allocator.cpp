@@ -46,7 +46,9 @@ class CPUCachingAllocator final : public Allocator {
   }
   ~CPUCachingAllocator() override { release_cache(); }
 
-  DataPtr allocate(size_t nbytes) override {
+  using Allocator::allocate;
+
+  DataPtr allocate(size_t nbytes, int16_t) override {
     if (nbytes == 0) {
       counters_.on_alloc(0, false);
       return DataPtr(nullptr, this, &CPUCachingAllocator::free_small, Device());

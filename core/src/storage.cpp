@@ -2,15 +2,16 @@
 
 namespace loom {
 
-StorageImpl::StorageImpl(size_t nbytes, Allocator& allocator)
-    : data_(allocator.allocate(nbytes)), nbytes_(nbytes), allocator_(&allocator) {}
+StorageImpl::StorageImpl(size_t nbytes, Allocator& allocator, int16_t device_index)
+    : data_(allocator.allocate(nbytes, device_index)), nbytes_(nbytes), allocator_(&allocator) {}
 
 StorageImpl::StorageImpl(DataPtr data, size_t nbytes, Allocator* allocator)
     : data_(std::move(data)), nbytes_(nbytes), allocator_(allocator) {}
 
 Storage Storage::allocate(size_t nbytes, Device device) {
   Allocator& a = get_allocator(device.type());
-  return Storage(boost::intrusive_ptr<StorageImpl>(new StorageImpl(nbytes, a)));
+  const int16_t index = device.index() < 0 ? 0 : device.index();
+  return Storage(boost::intrusive_ptr<StorageImpl>(new StorageImpl(nbytes, a, index)));
 }
 
 }  // namespace loom

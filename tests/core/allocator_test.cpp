@@ -295,7 +295,8 @@ TEST(AllocatorCountersTest, CountsAndPeaks) {
 class CountingAllocator final : public Allocator {
  public:
   explicit CountingAllocator(DeviceType type, const char* name) : type_(type), name_(name) {}
-  DataPtr allocate(size_t nbytes) override {
+  using Allocator::allocate;
+  DataPtr allocate(size_t nbytes, int16_t) override {
     counters_.on_alloc(static_cast<int64_t>(nbytes), false);
     return DataPtr(nbytes ? std::malloc(nbytes) : nullptr, this, &CountingAllocator::release,
                    Device(type_, 0));

@@ -172,7 +172,8 @@ std::string active_provider(const std::string& op, DispatchKey key) {
 class HostAllocator final : public Allocator {
  public:
   explicit HostAllocator(DeviceType type) : type_(type) {}
-  DataPtr allocate(size_t nbytes) override {
+  using Allocator::allocate;
+  DataPtr allocate(size_t nbytes, int16_t) override {
     counters_.on_alloc(static_cast<int64_t>(nbytes), false);
     return DataPtr(new char[nbytes > 0 ? nbytes : 1], this, &HostAllocator::release,
                    Device(type_, 0));

@@ -21,7 +21,8 @@ namespace {
 /// Host memory posing as device memory; counts what it hands out.
 class FakeAllocator final : public loom::Allocator {
  public:
-  loom::DataPtr allocate(size_t nbytes) override {
+  using loom::Allocator::allocate;
+  loom::DataPtr allocate(size_t nbytes, int16_t) override {
     void* p = nbytes == 0 ? nullptr : std::malloc(nbytes);
     LOOM_CHECK(nbytes == 0 || p != nullptr, "fake allocator: out of memory allocating ", nbytes,
                " bytes");

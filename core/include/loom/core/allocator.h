@@ -41,7 +41,8 @@ class DataPtr {
   void* get() const { return data_; }
   /// The device the memory lives on.
   Device device() const { return device_; }
-  /// The deleter context (the allocator, for allocator-owned memory).
+  /// The deleter's context: whatever the allocator (or the adopter of foreign memory)
+  /// needs to free the block; opaque to everyone else.
   void* context() const { return ctx_; }
 
  private:
@@ -93,9 +94,13 @@ class AllocatorCounters {
 class Allocator {
  public:
   virtual ~Allocator() = default;
-  /// Allocates nbytes (0 is allowed and returns a null DataPtr that is still valid to free).
-  /// Throws loom::Error (out of memory) with the size and the allocator's summary.
-  virtual DataPtr allocate(size_t nbytes) = 0;
+  /// Allocates nbytes on device `device_index` of this allocator's type (0 is allowed and
+  /// returns a null DataPtr that is still valid to free). Throws loom::Error (out of memory)
+  /// with the size and the allocator's summary. Subclasses override this one (and add
+  /// `using Allocator::allocate;` to keep the short form visible).
+  virtual DataPtr allocate(size_t nbytes, int16_t device_index) = 0;
+  /// Allocates nbytes on device 0 of this type (the CPU has only one).
+  DataPtr allocate(size_t nbytes) { return allocate(nbytes, 0); }
   /// The device type this allocator serves.
   virtual DeviceType device_type() const = 0;
   /// A short name ("cpu-caching").

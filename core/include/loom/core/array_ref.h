@@ -33,9 +33,16 @@ class ArrayRef {
   constexpr ArrayRef(const T* begin, const T* end) : data_(begin), size_(end - begin) {}
   /// A view of one element.
   constexpr ArrayRef(const T& one) : data_(&one), size_(1) {}  // NOLINT
-  /// A view of a braced list (valid for the full expression).
+  /// A view of a braced list (valid for the full expression, like every temporary).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"  // intended: see the class comment
+#endif
   constexpr ArrayRef(std::initializer_list<T> list)  // NOLINT
       : data_(list.begin()), size_(list.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
   /// A view of a vector.
   template <typename A>
   ArrayRef(const std::vector<T, A>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT

@@ -12,8 +12,8 @@ namespace loom {
 /// The shared state behind a Storage handle. Several tensors (views) may share one.
 class StorageImpl : public boost::intrusive_ref_counter<StorageImpl> {
  public:
-  /// Allocates nbytes from allocator.
-  StorageImpl(size_t nbytes, Allocator& allocator);
+  /// Allocates nbytes from allocator, on device device_index of its type.
+  StorageImpl(size_t nbytes, Allocator& allocator, int16_t device_index = 0);
   /// Adopts existing memory (e.g. a user buffer with its own deleter); allocator may be null.
   StorageImpl(DataPtr data, size_t nbytes, Allocator* allocator);
   /// The memory.
