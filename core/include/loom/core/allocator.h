@@ -26,7 +26,9 @@ class DataPtr {
   /// Takes ownership of data; deleter(ctx, data) runs on destruction (unless deleter is null).
   DataPtr(void* data, void* ctx, Deleter deleter, Device device)
       : data_(data), ctx_(ctx), deleter_(deleter), device_(device) {}
+  /// Takes ownership from o (which becomes null).
   DataPtr(DataPtr&& o) noexcept { swap(o); }
+  /// Frees the current block and takes ownership from o.
   DataPtr& operator=(DataPtr&& o) noexcept {
     DataPtr tmp(std::move(o));
     swap(tmp);

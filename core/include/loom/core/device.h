@@ -17,6 +17,7 @@ namespace loom {
 
 /// A small integer naming a registered device type. 0 is always "cpu".
 struct DeviceType {
+  /// Index in the device-type table (0 = cpu, 1 = meta, then in registration order).
   int8_t id = 0;
   /// The built-in CPU type.
   static constexpr DeviceType cpu() { return DeviceType{0}; }

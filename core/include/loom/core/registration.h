@@ -60,9 +60,11 @@ class RegistrationHandle {
   RegistrationHandle() = default;
   /// A handle whose destruction runs undo.
   explicit RegistrationHandle(std::function<void()> undo) : undo_(std::move(undo)) {}
+  /// Takes over other's registration.
   RegistrationHandle(RegistrationHandle&& other) noexcept : undo_(std::move(other.undo_)) {
     other.undo_ = nullptr;
   }
+  /// Undoes the current registration and takes over other's.
   RegistrationHandle& operator=(RegistrationHandle&& other) noexcept {
     if (this != &other) {
       reset();

@@ -27,11 +27,9 @@ struct TensorOptions {
   TensorOptions with(Device d) const { auto o = *this; o.device = d; return o; }
 };
 
+/// @cond INTERNAL
 template <typename T>
 struct CppTypeToDType;
-/// Maps a C++ element type to its DType (float -> Float32, int64_t -> Int64, ...).
-template <typename T>
-inline constexpr DType dtype_of = CppTypeToDType<T>::value;
 #define LOOM_DTYPE_OF(T, D) \
   template <>               \
   struct CppTypeToDType<T> { static constexpr DType value = DType::D; }
@@ -44,6 +42,11 @@ LOOM_DTYPE_OF(int64_t, Int64);
 LOOM_DTYPE_OF(float, Float32);
 LOOM_DTYPE_OF(double, Float64);
 #undef LOOM_DTYPE_OF
+/// @endcond
+
+/// Maps a C++ element type to its DType (float -> Float32, int64_t -> Int64, ...).
+template <typename T>
+inline constexpr DType dtype_of = CppTypeToDType<T>::value;
 
 /// A tensor handle: cheap to copy (shares the TensorImpl), may be undefined.
 class Tensor {
