@@ -88,8 +88,8 @@ AllocatorRegistry& registry() {
 }  // namespace
 
 RegistrationHandle register_allocator(DeviceType type, Allocator* allocator) {
-  LOOM_CHECK_T(RegistrationError, allocator != nullptr, "register_allocator(",
-               type.name(), "): allocator is null");
+  LOOM_CHECK_T(RegistrationError, allocator != nullptr, "register_allocator(", type.name(),
+               "): allocator is null");
   auto& r = registry();
   {
     std::lock_guard<std::mutex> lock(r.mu);

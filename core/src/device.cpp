@@ -87,8 +87,7 @@ Device::Device(std::string_view spec) {
     int value = -1;
     auto [ptr, ec] = std::from_chars(idx.data(), idx.data() + idx.size(), value);
     LOOM_CHECK_T(DeviceError,
-                 ec == std::errc() && ptr == idx.data() + idx.size() && value >= 0 &&
-                     value < 32768,
+                 ec == std::errc() && ptr == idx.data() + idx.size() && value >= 0 && value < 32768,
                  "invalid device string '", spec, "': expected 'type' or 'type:index'");
     index_ = static_cast<int16_t>(value);
   }

@@ -27,11 +27,16 @@ const DTypeInfo& info(DType t) { return kInfo[static_cast<size_t>(t)]; }
 // Rank among signed integers / floats for "the wider one wins".
 int int_rank(DType t) {
   switch (t) {
-    case DType::Int8: return 1;
-    case DType::Int16: return 2;
-    case DType::Int32: return 3;
-    case DType::Int64: return 4;
-    default: return 0;
+    case DType::Int8:
+      return 1;
+    case DType::Int16:
+      return 2;
+    case DType::Int32:
+      return 3;
+    case DType::Int64:
+      return 4;
+    default:
+      return 0;
   }
 }
 }  // namespace

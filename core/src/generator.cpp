@@ -39,8 +39,8 @@ void CPUGenerator::set_state(const std::string& state) {
   uint64_t seed = 0;
   std::mt19937_64 engine;
   is >> seed >> engine;
-  LOOM_CHECK(!is.fail(), "CPUGenerator.set_state: the state string is malformed (",
-             state.size(), " bytes; expected the output of get_state())");
+  LOOM_CHECK(!is.fail(), "CPUGenerator.set_state: the state string is malformed (", state.size(),
+             " bytes; expected the output of get_state())");
   std::lock_guard<std::mutex> lock(mu_);
   seed_ = seed;
   engine_ = engine;
@@ -121,8 +121,7 @@ Generator& default_generator(Device d) {
     // (to seed itself from the CPU one, say).
     std::unique_ptr<Generator> made = factory(Device(d.type(), static_cast<int16_t>(index)));
     LOOM_CHECK_T(DeviceError, made != nullptr, "default_generator(", d.str(),
-                 "): the generator factory for device type '", d.type().name(),
-                 "' returned null");
+                 "): the generator factory for device type '", d.type().name(), "' returned null");
     std::lock_guard<std::mutex> lock(r.mu);  // declared after `made`: released before it dies
     if (!is_registered(r, d.type(), factory_id)) continue;  // unregistered meanwhile: again
     auto [it, inserted] = r.defaults.try_emplace(key, DefaultGenerator{factory_id, nullptr});

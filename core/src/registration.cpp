@@ -14,9 +14,7 @@ const std::string& current_registering_plugin() { return tls_registering_plugin;
 RegisteringPluginGuard::RegisteringPluginGuard(std::string plugin)
     : previous_(std::exchange(tls_registering_plugin, std::move(plugin))) {}
 
-RegisteringPluginGuard::~RegisteringPluginGuard() {
-  tls_registering_plugin = std::move(previous_);
-}
+RegisteringPluginGuard::~RegisteringPluginGuard() { tls_registering_plugin = std::move(previous_); }
 
 namespace {
 // The repository root, taken from where this file was compiled: "<root>/core/src/registration.cpp".
@@ -36,8 +34,8 @@ std::string Origin::relative_path(std::string_view file) {
   }
   // Otherwise (a relative path, or another checkout): from the first top-level folder.
   size_t best = std::string_view::npos;
-  for (std::string_view folder : {"core/", "dispatcher/", "ops/", "plugins/", "tests/",
-                                  "tools/", "bench/", "extension_sdk/"}) {
+  for (std::string_view folder : {"core/", "dispatcher/", "ops/", "plugins/", "tests/", "tools/",
+                                  "bench/", "extension_sdk/"}) {
     for (size_t pos = file.find(folder); pos != std::string_view::npos;
          pos = file.find(folder, pos + 1)) {
       if (pos == 0 || file[pos - 1] == '/') {

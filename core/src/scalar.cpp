@@ -6,18 +6,24 @@ namespace loom {
 
 DType Scalar::dtype() const {
   switch (kind_) {
-    case Kind::Bool: return DType::Bool;
-    case Kind::Int: return DType::Int64;
-    case Kind::Float: return default_float_dtype();
+    case Kind::Bool:
+      return DType::Bool;
+    case Kind::Int:
+      return DType::Int64;
+    case Kind::Float:
+      return default_float_dtype();
   }
   return DType::Int64;
 }
 
 std::string Scalar::str() const {
   switch (kind_) {
-    case Kind::Bool: return i_ ? "True" : "False";
-    case Kind::Int: return loom::str_cat(i_);
-    case Kind::Float: return loom::str_cat(d_);
+    case Kind::Bool:
+      return i_ ? "True" : "False";
+    case Kind::Int:
+      return loom::str_cat(i_);
+    case Kind::Float:
+      return loom::str_cat(d_);
   }
   return "";
 }

@@ -3,10 +3,10 @@
 #include <cmath>
 #include <ostream>
 
-#include "loom/core/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "loom/core/half.h"
+#include "loom/core/str_cat.h"
 
 namespace loom {
 
@@ -31,8 +31,8 @@ Tensor Tensor::empty(IntArrayRef sizes, TensorOptions options) {
   for (size_t i = 0; i < sizes.size(); ++i) {
     LOOM_CHECK(sizes[i] >= 0, "empty: negative dimension ", sizes[i], " in sizes ",
                sizes_str(sizes));
-    LOOM_CHECK(!__builtin_mul_overflow(numel, sizes[i], &numel), "empty: sizes ",
-               sizes_str(sizes), " overflow the number of elements");
+    LOOM_CHECK(!__builtin_mul_overflow(numel, sizes[i], &numel), "empty: sizes ", sizes_str(sizes),
+               " overflow the number of elements");
   }
   // The byte count must fit in int64 too: TensorImpl's bounds check computes in int64.
   int64_t nbytes = 0;
@@ -82,25 +82,35 @@ namespace {
 Scalar read_element(const void* p, DType t) {
   switch (t) {
     // Read bool as a byte: uninitialised memory may hold values other than 0 and 1.
-    case DType::Bool: return Scalar(*static_cast<const uint8_t*>(p) != 0);
-    case DType::UInt8: return Scalar(int64_t{*static_cast<const uint8_t*>(p)});
-    case DType::Int8: return Scalar(int64_t{*static_cast<const int8_t*>(p)});
-    case DType::Int16: return Scalar(int64_t{*static_cast<const int16_t*>(p)});
-    case DType::Int32: return Scalar(int64_t{*static_cast<const int32_t*>(p)});
-    case DType::Int64: return Scalar(*static_cast<const int64_t*>(p));
-    case DType::Float16: return Scalar(half_to_float(*static_cast<const uint16_t*>(p)));
-    case DType::BFloat16: return Scalar(bfloat16_to_float(*static_cast<const uint16_t*>(p)));
-    case DType::Float32: return Scalar(*static_cast<const float*>(p));
-    case DType::Float64: return Scalar(*static_cast<const double*>(p));
+    case DType::Bool:
+      return Scalar(*static_cast<const uint8_t*>(p) != 0);
+    case DType::UInt8:
+      return Scalar(int64_t{*static_cast<const uint8_t*>(p)});
+    case DType::Int8:
+      return Scalar(int64_t{*static_cast<const int8_t*>(p)});
+    case DType::Int16:
+      return Scalar(int64_t{*static_cast<const int16_t*>(p)});
+    case DType::Int32:
+      return Scalar(int64_t{*static_cast<const int32_t*>(p)});
+    case DType::Int64:
+      return Scalar(*static_cast<const int64_t*>(p));
+    case DType::Float16:
+      return Scalar(half_to_float(*static_cast<const uint16_t*>(p)));
+    case DType::BFloat16:
+      return Scalar(bfloat16_to_float(*static_cast<const uint16_t*>(p)));
+    case DType::Float32:
+      return Scalar(*static_cast<const float*>(p));
+    case DType::Float64:
+      return Scalar(*static_cast<const double*>(p));
   }
   return Scalar();
 }
 
 // Printing follows PyTorch's torch/_tensor_str.py with its default print options, so that
 // str() of a Loom tensor reads like repr() of the same torch tensor.
-constexpr int kPrecision = 4;      // digits after the point
+constexpr int kPrecision = 4;         // digits after the point
 constexpr int64_t kThreshold = 1000;  // more elements than this are summarised
-constexpr int64_t kEdgeItems = 3;  // elements shown at each end of a summarised dimension
+constexpr int64_t kEdgeItems = 3;     // elements shown at each end of a summarised dimension
 constexpr int kLineWidth = 80;
 
 // Calls f(offset) for every element str() shows: all of them, or when summarising only the
@@ -156,7 +166,7 @@ class ElementFormatter {
     }
     sci_mode_ = hi / lo > 1000.0 || hi > 1.0e8 || (!int_mode_ && lo < 1.0e-4);
     for (double v : finite) {
-      const int w = sci_mode_  ? static_cast<int>(format_double(v, 'e').size())
+      const int w = sci_mode_   ? static_cast<int>(format_double(v, 'e').size())
                     : int_mode_ ? static_cast<int>(absl::StrFormat("%.0f", v).size()) + 1
                                 : static_cast<int>(format_double(v, 'f').size());
       max_width_ = std::max(max_width_, w);

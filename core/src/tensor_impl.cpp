@@ -52,8 +52,8 @@ void TensorImpl::set_geometry(IntArrayRef sizes, IntArrayRef strides, int64_t st
   for (size_t i = 0; i < sizes.size(); ++i) {
     LOOM_CHECK(sizes[i] >= 0, "tensor geometry: negative size ", sizes[i], " in dimension ", i,
                " of sizes ", sizes_str(sizes));
-    LOOM_CHECK(strides[i] >= 0, "tensor geometry: negative stride ", strides[i],
-               " in dimension ", i, " (strides ", sizes_str(strides), ")");
+    LOOM_CHECK(strides[i] >= 0, "tensor geometry: negative stride ", strides[i], " in dimension ",
+               i, " (strides ", sizes_str(strides), ")");
     if (sizes[i] == 0) empty = true;
     overflow |= __builtin_mul_overflow(numel, sizes[i], &numel);
     int64_t span = 0;
@@ -65,12 +65,10 @@ void TensorImpl::set_geometry(IntArrayRef sizes, IntArrayRef strides, int64_t st
     numel = 0;  // no element is ever addressed, whatever the other sizes and strides
   } else {
     overflow |= __builtin_add_overflow(max_offset, 1, &needed);
-    overflow |=
-        __builtin_mul_overflow(needed, static_cast<int64_t>(element_size(dtype_)), &needed);
+    overflow |= __builtin_mul_overflow(needed, static_cast<int64_t>(element_size(dtype_)), &needed);
     LOOM_CHECK(!overflow, "tensor geometry: sizes ", sizes_str(sizes), ", strides ",
                sizes_str(strides), " and offset ", storage_offset,
-               " overflow the addressable range (the storage holds ", storage_.nbytes(),
-               " bytes)");
+               " overflow the addressable range (the storage holds ", storage_.nbytes(), " bytes)");
   }
   LOOM_CHECK(needed <= static_cast<int64_t>(storage_.nbytes()), "tensor geometry: sizes ",
              sizes_str(sizes), ", strides ", sizes_str(strides), " and offset ", storage_offset,

@@ -1,7 +1,7 @@
 #include "loom/dispatcher/boxing.h"
 
-#include "loom/core/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "loom/core/str_cat.h"
 
 namespace loom {
 
@@ -22,9 +22,14 @@ IValue default_to_ivalue(const DefaultValue& value, const Type& type) {
     IValue operator()(const Identifier& id) const {
       // The identifiers native_functions.yaml uses as defaults.
       static const std::pair<std::string_view, int64_t> kCodes[] = {
-          {"Mean", 1},          {"Sum", 2},           {"contiguous_format", 0},
-          {"preserve_format", 1}, {"channels_last", 2}, {"channels_last_3d", 3},
-          {"strided", 0},       {"sparse_coo", 1},
+          {"Mean", 1},
+          {"Sum", 2},
+          {"contiguous_format", 0},
+          {"preserve_format", 1},
+          {"channels_last", 2},
+          {"channels_last_3d", 3},
+          {"strided", 0},
+          {"sparse_coo", 1},
       };
       for (const auto& [name, code] : kCodes) {
         if (id.name == name) return IValue(code);

@@ -12,14 +12,22 @@ namespace loom {
 
 std::string dispatch_key_name(DispatchKey k) {
   switch (k) {
-    case DispatchKey::Undefined: return "Undefined";
-    case DispatchKey::Meta: return "Meta";
-    case DispatchKey::CPU: return "CPU";
-    case DispatchKey::Autograd: return "Autograd";
-    case DispatchKey::Autocast: return "Autocast";
-    case DispatchKey::Tracing: return "Tracing";
-    case DispatchKey::Profiling: return "Profiling";
-    default: break;
+    case DispatchKey::Undefined:
+      return "Undefined";
+    case DispatchKey::Meta:
+      return "Meta";
+    case DispatchKey::CPU:
+      return "CPU";
+    case DispatchKey::Autograd:
+      return "Autograd";
+    case DispatchKey::Autocast:
+      return "Autocast";
+    case DispatchKey::Tracing:
+      return "Tracing";
+    case DispatchKey::Profiling:
+      return "Profiling";
+    default:
+      break;
   }
   if (is_backend_key(k)) {
     const int type_id = static_cast<int>(k) - 1;
@@ -34,16 +42,17 @@ DispatchKey parse_dispatch_key(std::string_view name) {
   std::vector<std::string> known;
   for (int i = 1; i < kNumDispatchKeys; ++i) {
     const auto k = static_cast<DispatchKey>(i);
-    const bool named = (is_backend_key(k) && (i <= 2 || !DeviceType{static_cast<int8_t>(i - 1)}.name().empty())) ||
-                       k == DispatchKey::Autograd || k == DispatchKey::Autocast ||
-                       k == DispatchKey::Tracing || k == DispatchKey::Profiling;
+    const bool named =
+        (is_backend_key(k) && (i <= 2 || !DeviceType{static_cast<int8_t>(i - 1)}.name().empty())) ||
+        k == DispatchKey::Autograd || k == DispatchKey::Autocast || k == DispatchKey::Tracing ||
+        k == DispatchKey::Profiling;
     if (!named) continue;
     const std::string n = dispatch_key_name(k);
     if (absl::EqualsIgnoreCase(n, absl::string_view(name.data(), name.size()))) return k;
     known.push_back(n);
   }
-  LOOM_THROW(ValueError, "unknown dispatch key '", name, "'; known keys: ",
-             absl::StrJoin(known, ", "));
+  LOOM_THROW(ValueError, "unknown dispatch key '", name,
+             "'; known keys: ", absl::StrJoin(known, ", "));
 }
 
 std::string DispatchKeySet::str() const {

@@ -8,8 +8,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
-#include "loom/core/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "loom/core/str_cat.h"
 #include "loom/dispatcher/boxing.h"
 
 namespace loom {
@@ -155,9 +155,9 @@ RegistrationHandle Dispatcher::def(FunctionSchema schema, Origin origin) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   OpState& op = impl_->state_for(name);
   OperatorEntry& e = *op.entry;
-  LOOM_CHECK_T(RegistrationError, !e.schema_, "def(", name, "): the operator is already defined by ",
-               e.schema_origin_.str(), " as '", e.schema_->str(), "'; this definition comes from ",
-               origin.str());
+  LOOM_CHECK_T(RegistrationError, !e.schema_, "def(", name,
+               "): the operator is already defined by ", e.schema_origin_.str(), " as '",
+               e.schema_->str(), "'; this definition comes from ", origin.str());
   for (const auto& list : op.kernels) {
     for (const auto& r : list) {
       if (!r->fn.signature()) continue;
@@ -192,18 +192,16 @@ RegistrationHandle Dispatcher::impl(std::string_view op_name, DispatchKey key,
   }
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto it = impl_->ops.find(name);
-  LOOM_CHECK_T(RegistrationError, it != impl_->ops.end() && it->second->entry->schema_,
-               "impl(", name, ", ", dispatch_key_name(key), ") at ", origin.str(),
-               ": no operator named '", name,
-               "' is defined; def() its schema first (or load the plugin that defines it)");
+  LOOM_CHECK_T(RegistrationError, it != impl_->ops.end() && it->second->entry->schema_, "impl(",
+               name, ", ", dispatch_key_name(key), ") at ", origin.str(), ": no operator named '",
+               name, "' is defined; def() its schema first (or load the plugin that defines it)");
   OpState& op = *it->second;
   const FunctionSchema& schema = *op.entry->schema_;
   if (kernel.signature()) {
     const std::string why = signature_mismatch(schema, *kernel.signature());
     LOOM_CHECK_T(RegistrationError, why.empty(), "impl(", name, ", ", dispatch_key_name(key),
-                 ") at ", origin.str(), ": the kernel's C++ signature ",
-                 kernel.signature()->str(), " does not match the schema '", schema.str(),
-                 "': ", why);
+                 ") at ", origin.str(), ": the kernel's C++ signature ", kernel.signature()->str(),
+                 " does not match the schema '", schema.str(), "': ", why);
   }
   RecordList& list = op.kernels[static_cast<int>(key)];
   for (const auto& r : list) {
@@ -242,8 +240,8 @@ RegistrationHandle Dispatcher::fallback(DispatchKey key, KernelFunction kernel, 
   std::lock_guard<std::mutex> lock(impl_->mu);
   RecordList& list = impl_->fallbacks[static_cast<int>(key)];
   for (const auto& r : list) {
-    LOOM_CHECK_T(RegistrationError, r->fn.is_fallthrough() || kernel.is_fallthrough(),
-                 "fallback(", dispatch_key_name(key), ") at ", origin.str(),
+    LOOM_CHECK_T(RegistrationError, r->fn.is_fallthrough() || kernel.is_fallthrough(), "fallback(",
+                 dispatch_key_name(key), ") at ", origin.str(),
                  ": a fallback for this key is already registered by ", r->origin.str());
   }
   const uint64_t id = impl_->next_id++;
@@ -279,8 +277,9 @@ OperatorHandle Dispatcher::find_op_or_throw(std::string_view name) const {
   }
   std::sort(close.begin(), close.end());
   LOOM_THROW(NotImplementedError, "no operator named '", full, "' is defined",
-             close.empty() ? std::string(" (is the plugin that defines it loaded?)")
-                           : loom::str_cat("; overloads with that name: ", absl::StrJoin(close, ", ")));
+             close.empty()
+                 ? std::string(" (is the plugin that defines it loaded?)")
+                 : loom::str_cat("; overloads with that name: ", absl::StrJoin(close, ", ")));
 }
 
 std::vector<OperatorHandle> Dispatcher::ops() const {
@@ -317,8 +316,8 @@ std::vector<KernelInfo> Dispatcher::fallbacks() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   for (int k = kNumDispatchKeys - 1; k >= 0; --k) {
     for (const auto& r : impl_->fallbacks[k]) {
-      out.push_back(KernelInfo{r->key, r->fn.is_fallthrough() ? "fallthrough" : r->provider,
-                               0, r->origin, r.get() == impl_->fallbacks[k].back().get(), true});
+      out.push_back(KernelInfo{r->key, r->fn.is_fallthrough() ? "fallthrough" : r->provider, 0,
+                               r->origin, r.get() == impl_->fallbacks[k].back().get(), true});
     }
   }
   return out;
@@ -394,14 +393,14 @@ void Dispatcher::report_missing_kernel(OperatorHandle op, DispatchKeySet ks,
   for (int k = kNumDispatchKeys - 1; k >= 0; --k) {
     if (auto it = by_key.find(k); it != by_key.end()) {
       have.push_back(loom::str_cat(dispatch_key_name(static_cast<DispatchKey>(k)), ": ",
-                                  absl::StrJoin(it->second, ", ")));
+                                   absl::StrJoin(it->second, ", ")));
     }
   }
   const LocalDispatchKeySet& tls = local_dispatch_key_set();
   std::string tls_note;
   if (!tls.excluded.empty() || !tls.included.empty()) {
     tls_note = loom::str_cat(" (thread-local keys: included ", tls.included.str(), ", excluded ",
-                            tls.excluded.str(), ")");
+                             tls.excluded.str(), ")");
   }
   LOOM_THROW(NotImplementedError, "Could not run '", op.name(), "' with arguments from the ",
              ks.str(), " dispatch key set", tls_note, ": no kernel is registered for any of them. ",

@@ -1,22 +1,28 @@
 #include "loom/dispatcher/ivalue.h"
 
-#include "loom/core/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "loom/core/str_cat.h"
 
 namespace loom {
 
 IValue::IValue(const Scalar& s) {
   switch (s.kind()) {
-    case Scalar::Kind::Bool: v_ = s.to<bool>(); break;
-    case Scalar::Kind::Int: v_ = s.to<int64_t>(); break;
-    case Scalar::Kind::Float: v_ = s.to<double>(); break;
+    case Scalar::Kind::Bool:
+      v_ = s.to<bool>();
+      break;
+    case Scalar::Kind::Int:
+      v_ = s.to<int64_t>();
+      break;
+    case Scalar::Kind::Float:
+      v_ = s.to<double>();
+      break;
   }
 }
 
 std::string_view IValue::type_name() const {
   static constexpr std::string_view kNames[] = {
-      "None", "Tensor", "int", "float", "bool", "str", "int[]", "float[]", "bool[]",
-      "Tensor[]", "Tensor?[]", "ScalarType", "Device", "Generator"};
+      "None",    "Tensor", "int",      "float",     "bool",       "str",    "int[]",
+      "float[]", "bool[]", "Tensor[]", "Tensor?[]", "ScalarType", "Device", "Generator"};
   return kNames[v_.index()];
 }
 
@@ -32,10 +38,14 @@ double IValue::to_double() const {
 
 Scalar IValue::to_scalar() const {
   switch (tag()) {
-    case Tag::Int: return Scalar(std::get<int64_t>(v_));
-    case Tag::Double: return Scalar(std::get<double>(v_));
-    case Tag::Bool: return Scalar(std::get<bool>(v_));
-    default: throw_type("Scalar");
+    case Tag::Int:
+      return Scalar(std::get<int64_t>(v_));
+    case Tag::Double:
+      return Scalar(std::get<double>(v_));
+    case Tag::Bool:
+      return Scalar(std::get<bool>(v_));
+    default:
+      throw_type("Scalar");
   }
 }
 
@@ -46,14 +56,22 @@ void IValue::throw_type(std::string_view expected) const {
 
 std::string IValue::repr() const {
   switch (tag()) {
-    case Tag::None: return "None";
-    case Tag::Tensor: return std::get<Tensor>(v_).describe();
-    case Tag::Int: return loom::str_cat(std::get<int64_t>(v_));
-    case Tag::Double: return loom::str_cat(std::get<double>(v_));
-    case Tag::Bool: return std::get<bool>(v_) ? "True" : "False";
-    case Tag::String: return loom::str_cat("\"", std::get<std::string>(v_), "\"");
-    case Tag::IntList: return loom::str_cat("[", absl::StrJoin(std::get<std::vector<int64_t>>(v_), ", "), "]");
-    case Tag::DoubleList: return loom::str_cat("[", absl::StrJoin(std::get<std::vector<double>>(v_), ", "), "]");
+    case Tag::None:
+      return "None";
+    case Tag::Tensor:
+      return std::get<Tensor>(v_).describe();
+    case Tag::Int:
+      return loom::str_cat(std::get<int64_t>(v_));
+    case Tag::Double:
+      return loom::str_cat(std::get<double>(v_));
+    case Tag::Bool:
+      return std::get<bool>(v_) ? "True" : "False";
+    case Tag::String:
+      return loom::str_cat("\"", std::get<std::string>(v_), "\"");
+    case Tag::IntList:
+      return loom::str_cat("[", absl::StrJoin(std::get<std::vector<int64_t>>(v_), ", "), "]");
+    case Tag::DoubleList:
+      return loom::str_cat("[", absl::StrJoin(std::get<std::vector<double>>(v_), ", "), "]");
     case Tag::BoolList: {
       std::vector<std::string> parts;
       for (bool b : std::get<std::vector<bool>>(v_)) parts.push_back(b ? "True" : "False");
@@ -71,9 +89,12 @@ std::string IValue::repr() const {
       }
       return loom::str_cat("[", absl::StrJoin(parts, ", "), "]");
     }
-    case Tag::DType: return std::string(dtype_name(std::get<DType>(v_)));
-    case Tag::Device: return std::get<Device>(v_).str();
-    case Tag::Generator: return std::get<Generator*>(v_) ? "<Generator>" : "None";
+    case Tag::DType:
+      return std::string(dtype_name(std::get<DType>(v_)));
+    case Tag::Device:
+      return std::get<Device>(v_).str();
+    case Tag::Generator:
+      return std::get<Generator*>(v_) ? "<Generator>" : "None";
   }
   return "?";
 }

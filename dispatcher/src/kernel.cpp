@@ -1,7 +1,7 @@
 #include "loom/dispatcher/kernel.h"
 
-#include "loom/core/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "loom/core/str_cat.h"
 
 namespace loom {
 
@@ -47,24 +47,23 @@ std::string signature_mismatch(const FunctionSchema& schema, const InferredSigna
   const auto& args = schema.arguments();
   if (args.size() != sig.arguments.size()) {
     return loom::str_cat("the schema has ", args.size(), " arguments but the C++ function takes ",
-                        sig.arguments.size());
+                         sig.arguments.size());
   }
   for (size_t i = 0; i < args.size(); ++i) {
     if (!kernel_type_matches(args[i].type, sig.arguments[i])) {
       return loom::str_cat("argument ", i, " '", args[i].name, "' is ", args[i].type.str(),
-                          " in the schema but ", sig.arguments[i].str(),
-                          " in the C++ function");
+                           " in the schema but ", sig.arguments[i].str(), " in the C++ function");
     }
   }
   const auto& rets = schema.returns();
   if (rets.size() != sig.returns.size()) {
-    return loom::str_cat("the schema returns ", rets.size(), " values but the C++ function returns ",
-                        sig.returns.size());
+    return loom::str_cat("the schema returns ", rets.size(),
+                         " values but the C++ function returns ", sig.returns.size());
   }
   for (size_t i = 0; i < rets.size(); ++i) {
     if (!kernel_type_matches(rets[i].type, sig.returns[i])) {
       return loom::str_cat("return ", i, " is ", rets[i].type.str(), " in the schema but ",
-                          sig.returns[i].str(), " in the C++ function");
+                           sig.returns[i].str(), " in the C++ function");
     }
   }
   return "";

@@ -38,7 +38,8 @@ DispatchKey Library::require_key(std::optional<DispatchKey> key, std::string_vie
 Library& Library::def(std::string_view schema_text, std::source_location loc) {
   const Origin origin = Origin::here(loc);
   LOOM_CHECK_T(RegistrationError, kind_ != Kind::Impl, "def(\"", schema_text, "\") at ",
-               origin.str(), ": LOOM_LIBRARY_IMPL blocks cannot define operators; use LOOM_LIBRARY");
+               origin.str(),
+               ": LOOM_LIBRARY_IMPL blocks cannot define operators; use LOOM_LIBRARY");
   FunctionSchema schema = parse_schema(schema_text);
   if (schema.ns().empty()) {
     schema.set_ns(ns_);
@@ -59,9 +60,10 @@ Library& Library::impl_kernel(std::string_view op, std::optional<DispatchKey> ke
   const DispatchKey k = require_key(key, loom::str_cat("impl(\"", op, "\")"));
   const std::string name = qualify(op);
   ImplOptions options = options_;
-  if (options.provider.empty()) options.provider = origin.plugin.empty() ? "default" : origin.plugin;
+  if (options.provider.empty())
+    options.provider = origin.plugin.empty() ? "default" : origin.plugin;
   std::string line = loom::str_cat("impl ", name, " for ", dispatch_key_name(k), " (provider '",
-                                  options.provider, "', priority ", options.priority, ")");
+                                   options.provider, "', priority ", options.priority, ")");
   handles_.push_back(Dispatcher::instance().impl(name, k, std::move(kernel), options, origin));
   log_.push_back(std::move(line));
   return *this;
@@ -71,7 +73,7 @@ Library& Library::fallback(KernelFunction kernel, std::source_location loc) {
   const Origin origin = Origin::here(loc);
   const DispatchKey k = require_key(std::nullopt, "fallback()");
   std::string line = loom::str_cat("fallback for ", dispatch_key_name(k),
-                                  kernel.is_fallthrough() ? " (fallthrough)" : "");
+                                   kernel.is_fallthrough() ? " (fallthrough)" : "");
   handles_.push_back(Dispatcher::instance().fallback(k, std::move(kernel), origin));
   log_.push_back(std::move(line));
   return *this;
@@ -107,9 +109,8 @@ void submit_library_block(const LibraryBlock& block) {
     std::lock_guard<std::mutex> lock(s.mu);
     s.libraries.push_back(std::move(lib));
   } catch (const std::exception& e) {
-    const std::string msg =
-        loom::str_cat("loom: the registration block at ", block.file, ":", block.line,
-                     " failed and was rolled back: ", e.what());
+    const std::string msg = loom::str_cat("loom: the registration block at ", block.file, ":",
+                                          block.line, " failed and was rolled back: ", e.what());
     std::cerr << msg << "\n";
     auto& s = static_libraries();
     std::lock_guard<std::mutex> lock(s.mu);

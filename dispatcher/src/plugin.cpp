@@ -70,7 +70,7 @@ void PluginContext::register_allocator(DeviceType type, Allocator* allocator) {
 DeviceType PluginContext::register_device_type(std::string_view name) {
   const DeviceType t = DeviceType::register_type(name);
   log_.push_back(loom::str_cat("device type '", name, "' (dispatch key ",
-                              dispatch_key_name(backend_key(t)), ")"));
+                               dispatch_key_name(backend_key(t)), ")"));
   return t;
 }
 

@@ -1,19 +1,18 @@
 #include "loom/dispatcher/plugin_loader.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <cstring>
-#include <dlfcn.h>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
-
-
-#include <boost/dll/runtime_symbol_info.hpp>
-#include <boost/dll/shared_library.hpp>
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -38,8 +37,8 @@ struct LoadedPlugin {
 bool valid_plugin_name(std::string_view n) {
   if (n.empty() || n.size() > 64) return false;
   return std::all_of(n.begin(), n.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
   });
 }
 
@@ -94,7 +93,10 @@ std::string why_not_loadable(const std::string& path, const std::exception& boos
     std::ifstream f(path, std::ios::binary);
     char magic[4] = {};
     f.read(magic, 4);
-    if (f.gcount() < 4 || std::memcmp(magic, "\x7f" "ELF", 4) != 0) {
+    if (f.gcount() < 4 || std::memcmp(magic,
+                                      "\x7f"
+                                      "ELF",
+                                      4) != 0) {
       return "it is not a shared library (no ELF header)";
     }
   }
@@ -110,7 +112,7 @@ struct PluginLoader::Impl {
   mutable std::recursive_mutex mu;
   std::vector<std::unique_ptr<LoadedPlugin>> plugins;  // load order
   std::set<std::string> loading;                       // cycle detection
-  DeferredByFile deferred_by_file;  // Note [Resident plugin files]
+  DeferredByFile deferred_by_file;                     // Note [Resident plugin files]
 
   LoadedPlugin* find(std::string_view name) {
     for (auto& p : plugins) {
@@ -150,14 +152,14 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
   const bool by_name = !is_explicit_path(name_or_path);
   // A search for plugin N that finds libloom_N.so holding another plugin found nothing.
   auto wrong_plugin = [&](const std::string& file, const std::string& actual) {
-    return loom::str_cat("cannot load plugin '", name_or_path, "': the file found for it, '",
-                         file, "', is plugin '", actual, "'");
+    return loom::str_cat("cannot load plugin '", name_or_path, "': the file found for it, '", file,
+                         "', is plugin '", actual, "'");
   };
   if (!by_name) {
     path = fs::path(name_or_path);
     std::error_code ec;
-    LOOM_CHECK_T(PluginError, fs::is_regular_file(path, ec), "cannot load plugin '",
-                 name_or_path, "': no such file");
+    LOOM_CHECK_T(PluginError, fs::is_regular_file(path, ec), "cannot load plugin '", name_or_path,
+                 "': no such file");
   } else {
     if (LoadedPlugin* p = impl_->find(name_or_path)) return p->info;
     const std::string file = loom::str_cat("libloom_", name_or_path, ".so");
@@ -200,7 +202,8 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
       lib.load(where, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
     } catch (const std::exception& e) {
       detail::exchange_opening_plugin(previous);
-      LOOM_THROW(PluginError, "cannot load plugin file '", where, "': ", why_not_loadable(where, e));
+      LOOM_THROW(PluginError, "cannot load plugin file '", where,
+                 "': ", why_not_loadable(where, e));
     }
     detail::exchange_opening_plugin(previous);
   }
@@ -223,7 +226,8 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
   // Note [Resident plugin files]: record what the initialisers queued, or replay it.
   bool loaded_elsewhere = false;
   if (!was_resident) {
-    impl_->deferred_by_file[where] = DeferredRegistrations{ctx->pending_blocks, ctx->pending_on_load};
+    impl_->deferred_by_file[where] =
+        DeferredRegistrations{ctx->pending_blocks, ctx->pending_on_load};
   } else if (auto it = impl_->deferred_by_file.find(where); it != impl_->deferred_by_file.end()) {
     ctx->pending_blocks = it->second.blocks;
     ctx->pending_on_load = it->second.on_load;
@@ -232,8 +236,10 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
   }
 
   if (!lib.has(LOOM_PLUGIN_ENTRY_POINT)) {
-    throw fail("", loom::str_cat("'", where, "' is not a Loom plugin: it does not export the entry "
-                                "point '", LOOM_PLUGIN_ENTRY_POINT, "'"));
+    throw fail("", loom::str_cat("'", where,
+                                 "' is not a Loom plugin: it does not export the entry "
+                                 "point '",
+                                 LOOM_PLUGIN_ENTRY_POINT, "'"));
   }
   const LoomPluginManifest* m = nullptr;
   try {
@@ -246,35 +252,38 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
   }
   if (m->struct_size < offsetof(LoomPluginManifest, abi_minor) + sizeof(uint32_t)) {
     throw fail("", loom::str_cat("plugin '", where, "': its manifest is truncated (struct_size ",
-                                m->struct_size, ")"));
+                                 m->struct_size, ")"));
   }
   if (m->abi_major != LOOM_PLUGIN_ABI_MAJOR || m->abi_minor > LOOM_PLUGIN_ABI_MINOR) {
-    throw fail("", loom::str_cat("plugin '", where, "': incompatible plugin ABI version (plugin: ",
-                                m->abi_major, ".", m->abi_minor, ", current: ",
-                                LOOM_PLUGIN_ABI_MAJOR, ".", LOOM_PLUGIN_ABI_MINOR, ")"));
+    throw fail("", loom::str_cat("plugin '", where,
+                                 "': incompatible plugin ABI version (plugin: ", m->abi_major, ".",
+                                 m->abi_minor, ", current: ", LOOM_PLUGIN_ABI_MAJOR, ".",
+                                 LOOM_PLUGIN_ABI_MINOR, ")"));
   }
   if (m->struct_size < sizeof(LoomPluginManifest)) {
     throw fail("", loom::str_cat("plugin '", where, "': its manifest is truncated (struct_size ",
-                                m->struct_size, ", expected ", sizeof(LoomPluginManifest), ")"));
+                                 m->struct_size, ", expected ", sizeof(LoomPluginManifest), ")"));
   }
   const std::string name = m->name ? m->name : "";
   if (!valid_plugin_name(name)) {
     throw fail("", loom::str_cat("plugin '", where, "': invalid plugin name '", name,
-                                "' in its manifest (letters, digits, '_', '-', '.')"));
+                                 "' in its manifest (letters, digits, '_', '-', '.')"));
   }
   if (by_name && name != name_or_path) throw fail("", wrong_plugin(where, name));
   if (LoadedPlugin* other = impl_->find(name)) {
     throw fail("", loom::str_cat("plugin '", where, "': a plugin named '", name,
-                                "' is already loaded from '", other->info.path, "'"));
+                                 "' is already loaded from '", other->info.path, "'"));
   }
   if (loaded_elsewhere) {
-    throw fail("", loom::str_cat("plugin '", name, "' (", where, "): the file is already in the "
-                                "process without having been loaded as a plugin (linked in, or "
-                                "opened with dlopen directly), so its registrations ran at "
-                                "start-up and cannot be managed by the plugin loader"));
+    throw fail("", loom::str_cat("plugin '", name, "' (", where,
+                                 "): the file is already in the "
+                                 "process without having been loaded as a plugin (linked in, or "
+                                 "opened with dlopen directly), so its registrations ran at "
+                                 "start-up and cannot be managed by the plugin loader"));
   }
   if (m->register_plugin == nullptr) {
-    throw fail("", loom::str_cat("plugin '", name, "' (", where, "): its manifest has no register function"));
+    throw fail("", loom::str_cat("plugin '", name, "' (", where,
+                                 "): its manifest has no register function"));
   }
 
   PluginInfo info;
@@ -290,8 +299,8 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
     // and unload() could not see that the dependency is still needed.
     if (!valid_plugin_name(*d) || is_explicit_path(*d)) {
       throw fail("", loom::str_cat("plugin '", name, "' (", where, "): invalid dependency '", *d,
-                                  "' in its manifest (a plugin name, not a file: letters, "
-                                  "digits, '_', '-', '.')"));
+                                   "' in its manifest (a plugin name, not a file: letters, "
+                                   "digits, '_', '-', '.')"));
     }
     info.dependencies.emplace_back(*d);
   }
@@ -312,7 +321,7 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
         load(dep);  // by name: what it loads is named dep
       } catch (const std::exception& e) {
         throw fail("", loom::str_cat("plugin '", name, "' (", where, ") requires plugin '", dep,
-                                    "', which is not loaded and could not be loaded: ", e.what()));
+                                     "', which is not loaded and could not be loaded: ", e.what()));
       }
     }
   }
@@ -335,8 +344,9 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
   error[sizeof(error) - 1] = '\0';  // a C plugin may fill the buffer without terminating it
   if (rc != 0) {
     throw fail(name, loom::str_cat("plugin '", name, "' (", where,
-                                  ") failed to register, and everything it registered was "
-                                  "rolled back: ", error[0] ? error : "no reason given"));
+                                   ") failed to register, and everything it registered was "
+                                   "rolled back: ",
+                                   error[0] ? error : "no reason given"));
   }
   info.registrations = ctx->log();
   auto rec = std::make_unique<LoadedPlugin>();
@@ -390,10 +400,10 @@ void PluginLoader::unload(std::string_view name) {
   }
   for (Allocator* a : p.ctx->allocators()) {
     const AllocatorStats s = a->stats();
-    LOOM_CHECK_T(PluginError, s.live_blocks == 0, "cannot unload plugin '", name, "': ",
-                 s.live_blocks, s.live_blocks == 1 ? " memory block (" : " memory blocks (",
-                 s.allocated_bytes, " bytes) of its allocator '",
-                 a->name(), "' for device type '", DeviceType{a->device_type()}.name(),
+    LOOM_CHECK_T(PluginError, s.live_blocks == 0, "cannot unload plugin '", name,
+                 "': ", s.live_blocks, s.live_blocks == 1 ? " memory block (" : " memory blocks (",
+                 s.allocated_bytes, " bytes) of its allocator '", a->name(), "' for device type '",
+                 DeviceType{a->device_type()}.name(),
                  "' are still held by live tensors; release them first");
   }
   if (p.manifest->unregister_plugin) {

@@ -124,7 +124,8 @@ TEST(DispatcherProviders, PriorityPreferenceOverrideAndFallback) {
   bool saw_active_fast = false;
   for (const KernelInfo& k : d.kernels(which.handle())) {
     if (k.provider == "fast") saw_active_fast = k.active;
-    EXPECT_TRUE(contains(k.origin.str(), "tests/dispatcher/dispatcher_test.cpp:")) << "origin: " << k.origin.str();
+    EXPECT_TRUE(contains(k.origin.str(), "tests/dispatcher/dispatcher_test.cpp:"))
+        << "origin: " << k.origin.str();
   }
   EXPECT_TRUE(saw_active_fast);
 
@@ -147,21 +148,20 @@ TEST(DispatcherRegistration, DefTwiceNamesTheFirstDefinition) {
     Library lib(Library::Kind::Fragment, "dprov", std::nullopt);
     lib.def("which(Tensor self) -> Tensor");
   });
-  EXPECT_TRUE(contains(msg, "already defined by static registration at tests/dispatcher/"))
-      << msg;
+  EXPECT_TRUE(contains(msg, "already defined by static registration at tests/dispatcher/")) << msg;
 }
 
 TEST(DispatcherRegistration, ImplOfUnknownOpAndUndoOfDef) {
   Library lib(Library::Kind::Impl, "dprov", DispatchKey::CPU);
-  const std::string msg =
-      message_of([&] { lib.impl("nope", [](const Tensor& t) { return t; }); });
+  const std::string msg = message_of([&] { lib.impl("nope", [](const Tensor& t) { return t; }); });
   EXPECT_TRUE(contains(msg, "no operator named 'dprov::nope' is defined")) << msg;
 
   auto def = std::make_unique<Library>(Library::Kind::Def, "dundo", std::nullopt);
   def->def("gone(Tensor self) -> Tensor");
   Library impl(Library::Kind::Impl, "dundo", DispatchKey::CPU);
   impl.impl("gone", [](const Tensor& t) { return t; });
-  auto typed = Dispatcher::instance().find_op_or_throw("dundo::gone").typed<Tensor(const Tensor&)>();
+  auto typed =
+      Dispatcher::instance().find_op_or_throw("dundo::gone").typed<Tensor(const Tensor&)>();
   EXPECT_NO_THROW(typed(Tensor::empty({1})));
   def.reset();
   EXPECT_FALSE(Dispatcher::instance().find_op("dundo::gone").has_value());
@@ -222,9 +222,7 @@ TEST(DispatcherBoxed, BoxedOnlyKernelReachedFromTypedCall) {
   EXPECT_EQ(op(Tensor::empty({1}), 41).item<float>(), 41.f);
 }
 
-LOOM_LIBRARY(dkeys, m) {
-  m.def("id(Tensor self) -> Tensor");
-}
+LOOM_LIBRARY(dkeys, m) { m.def("id(Tensor self) -> Tensor"); }
 LOOM_LIBRARY_IMPL(dkeys, CPU, m) {
   m.impl("id", [](const Tensor& t) { return t; });
 }
@@ -274,8 +272,8 @@ TEST(DispatcherKeys, RuntimeDeviceTypeGetsItsOwnBackendKey) {
   Library lib(Library::Kind::Impl, "dkeys", k);
   lib.impl("id", [](const Tensor& t) { return t; });
   bool found = false;
-  for (const auto& info : Dispatcher::instance().kernels(
-           Dispatcher::instance().find_op_or_throw("dkeys::id"))) {
+  for (const auto& info :
+       Dispatcher::instance().kernels(Dispatcher::instance().find_op_or_throw("dkeys::id"))) {
     found |= info.key == k;
   }
   EXPECT_TRUE(found);
@@ -306,9 +304,11 @@ namespace loom {
 namespace {
 
 TEST(DispatcherRegistration, OneLibraryPerNamespaceFragmentsAddToIt) {
-  const std::string msg = message_of([] { Library again(Library::Kind::Def, "dkeys", std::nullopt); });
-  EXPECT_TRUE(contains(msg, "namespace 'dkeys' is already defined by the library at "
-                            "static registration at tests/dispatcher/dispatcher_test.cpp:"))
+  const std::string msg =
+      message_of([] { Library again(Library::Kind::Def, "dkeys", std::nullopt); });
+  EXPECT_TRUE(contains(msg,
+                       "namespace 'dkeys' is already defined by the library at "
+                       "static registration at tests/dispatcher/dispatcher_test.cpp:"))
       << msg;
   EXPECT_TRUE(contains(msg, "use LOOM_LIBRARY_FRAGMENT(dkeys, m)")) << msg;
   Library frag(Library::Kind::Fragment, "dkeys", std::nullopt);

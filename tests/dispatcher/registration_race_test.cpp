@@ -2,10 +2,10 @@
 // threads while the main thread registers and unregisters a competing
 // provider and fallbacks. Every call must reach one of the live kernels.
 // Run under ThreadSanitizer by tests/sanitizers.sh.
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "loom/dispatcher/library.h"
 
@@ -23,7 +23,8 @@ LOOM_LIBRARY_IMPL(drace, CPU, m) {
 }
 
 TEST(RegistrationRace, DispatchNeverSeesAHalfRegisteredKernel) {
-  auto pick = Dispatcher::instance().find_op_or_throw("drace::pick").typed<int64_t(const Tensor&)>();
+  auto pick =
+      Dispatcher::instance().find_op_or_throw("drace::pick").typed<int64_t(const Tensor&)>();
   std::atomic<bool> stop{false};
   std::atomic<int64_t> calls{0}, bad{0};
   std::vector<std::thread> readers;
@@ -62,9 +63,8 @@ TEST(RegistrationRace, ConcurrentRegistrationsFromManyThreads) {
       for (int r = 0; r < 50; ++r) {
         try {
           Library lib(Library::Kind::Impl, "drace", DispatchKey::CPU);
-          lib.set_provider("writer" + std::to_string(i)).impl("other", [](const Tensor&) -> int64_t {
-            return 7;
-          });
+          lib.set_provider("writer" + std::to_string(i))
+              .impl("other", [](const Tensor&) -> int64_t { return 7; });
         } catch (const Error&) {
           errors.fetch_add(1);
         }
@@ -73,7 +73,8 @@ TEST(RegistrationRace, ConcurrentRegistrationsFromManyThreads) {
   }
   for (auto& t : writers) t.join();
   EXPECT_EQ(errors.load(), 0);
-  auto other = Dispatcher::instance().find_op_or_throw("drace::other").typed<int64_t(const Tensor&)>();
+  auto other =
+      Dispatcher::instance().find_op_or_throw("drace::other").typed<int64_t(const Tensor&)>();
   EXPECT_EQ(other(Tensor::empty({1})), 7);
   EXPECT_EQ(Dispatcher::instance().kernels(other.handle()).size(), 1u);
 }

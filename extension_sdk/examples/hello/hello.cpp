@@ -25,8 +25,8 @@ int main() {
     // A view shares storage and the version counter with its base.
     Tensor row = a.as_strided_view({2}, {1}, 2);
     fill_(row, 7);
-    std::cout << "after filling a's second row through a view: a = " << a
-              << " (version " << a.version() << ")\n";
+    std::cout << "after filling a's second row through a view: a = " << a << " (version "
+              << a.version() << ")\n";
 
     try {
       Tensor c = Tensor::empty({3});

@@ -13,8 +13,10 @@ namespace loom::ops::cpu {
 template <typename F>
 decltype(auto) dispatch_floating(std::string_view op, const Tensor& t, F&& f) {
   switch (t.dtype()) {
-    case DType::Float32: return f(static_cast<float*>(nullptr));
-    case DType::Float64: return f(static_cast<double*>(nullptr));
+    case DType::Float32:
+      return f(static_cast<float*>(nullptr));
+    case DType::Float64:
+      return f(static_cast<double*>(nullptr));
     default:
       LOOM_THROW(TypeError, op, ": dtype ", dtype_name(t.dtype()), " of tensor ", t.describe(),
                  " is not supported by the reference kernel yet (float32, float64)");

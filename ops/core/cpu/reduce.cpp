@@ -22,10 +22,10 @@ Tensor sum(const Tensor& self, std::optional<DType> dtype) {
              self.describe(), " with strides ", sizes_str(self.strides()));
   const DType out_dtype = dtype.value_or(self.dtype());
   Tensor out = Tensor::empty({}, TensorOptions{}.with(out_dtype));
-  const double total = dispatch_floating("sum", self, [&]<typename T>(T*) {
-    return pairwise_sum(self.data_ptr<T>(), self.numel());
-  });
-  dispatch_floating("sum", out, [&]<typename T>(T*) { *out.data_ptr<T>() = static_cast<T>(total); });
+  const double total = dispatch_floating(
+      "sum", self, [&]<typename T>(T*) { return pairwise_sum(self.data_ptr<T>(), self.numel()); });
+  dispatch_floating("sum", out,
+                    [&]<typename T>(T*) { *out.data_ptr<T>() = static_cast<T>(total); });
   return out;
 }
 

@@ -33,8 +33,8 @@ inline uint16_t float_to_half(float f) {
   const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
   const uint32_t absx = x & 0x7fffffffu;
   if (absx >= 0x7f800000u) return sign | 0x7c00 | (absx > 0x7f800000u ? 0x200 : 0);
-  if (absx >= 0x477ff000u) return sign | 0x7c00;  // rounds to >= 65520: inf
-  if (absx < 0x38800000u) {                       // result is subnormal or zero
+  if (absx >= 0x477ff000u) return sign | 0x7c00;               // rounds to >= 65520: inf
+  if (absx < 0x38800000u) {                                    // result is subnormal or zero
     const float v = std::bit_cast<float>(absx) * 16777216.0f;  // * 2^24: exact units of 2^-24
     return sign | static_cast<uint16_t>(__builtin_rintf(v));
   }

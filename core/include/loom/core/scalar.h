@@ -19,7 +19,8 @@ class Scalar {
   /// Zero (int).
   Scalar() : Scalar(int64_t{0}) {}
   /// An integral scalar from any integer type.
-  template <typename T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  template <typename T,
+            std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
   Scalar(T v) : kind_(Kind::Int) {  // NOLINT: implicit like c10::Scalar
     i_ = static_cast<int64_t>(v);
   }

@@ -18,21 +18,31 @@ namespace loom {
 
 /// Options for making a tensor: dtype, device, requires_grad.
 struct TensorOptions {
-  DType dtype = DType::Float32;   ///< element type
-  Device device{};                ///< where the memory lives
-  bool requires_grad = false;     ///< record gradients
+  DType dtype = DType::Float32;  ///< element type
+  Device device{};               ///< where the memory lives
+  bool requires_grad = false;    ///< record gradients
   /// A copy with another dtype.
-  TensorOptions with(DType d) const { auto o = *this; o.dtype = d; return o; }
+  TensorOptions with(DType d) const {
+    auto o = *this;
+    o.dtype = d;
+    return o;
+  }
   /// A copy with another device.
-  TensorOptions with(Device d) const { auto o = *this; o.device = d; return o; }
+  TensorOptions with(Device d) const {
+    auto o = *this;
+    o.device = d;
+    return o;
+  }
 };
 
 /// @cond INTERNAL
 template <typename T>
 struct CppTypeToDType;
-#define LOOM_DTYPE_OF(T, D) \
-  template <>               \
-  struct CppTypeToDType<T> { static constexpr DType value = DType::D; }
+#define LOOM_DTYPE_OF(T, D)                  \
+  template <>                                \
+  struct CppTypeToDType<T> {                 \
+    static constexpr DType value = DType::D; \
+  }
 LOOM_DTYPE_OF(bool, Bool);
 LOOM_DTYPE_OF(uint8_t, UInt8);
 LOOM_DTYPE_OF(int8_t, Int8);
@@ -130,9 +140,7 @@ class Tensor {
   /// against the storage bounds.
   Tensor as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) const;
   /// True if both share one storage.
-  bool is_alias_of(const Tensor& other) const {
-    return storage().is_alias_of(other.storage());
-  }
+  bool is_alias_of(const Tensor& other) const { return storage().is_alias_of(other.storage()); }
   /// True if both are the same TensorImpl.
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
 

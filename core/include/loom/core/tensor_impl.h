@@ -4,11 +4,10 @@
 /// counter (shared by views) and a slot for autograd metadata.
 
 #include <atomic>
-#include <cstdint>
-#include <memory>
-
 #include <boost/smart_ptr/intrusive_ptr.hpp>
 #include <boost/smart_ptr/intrusive_ref_counter.hpp>
+#include <cstdint>
+#include <memory>
 
 #include "absl/container/inlined_vector.h"
 #include "loom/core/array_ref.h"

@@ -20,15 +20,15 @@ namespace loom {
 /// One dispatch key; its numeric value is its bit position (higher = earlier).
 enum class DispatchKey : uint8_t {
   Undefined = 0,
-  Meta = 1,            ///< shape-only backend (device "meta")
-  CPU = 2,             ///< the CPU backend
+  Meta = 1,  ///< shape-only backend (device "meta")
+  CPU = 2,   ///< the CPU backend
   // 3 .. 32: backend keys for device types registered at run time (see backend_key()).
   FirstDynamicBackend = 3,
   LastBackend = 32,
-  Autograd = 48,       ///< derivative recording
-  Autocast = 49,       ///< automatic mixed precision
-  Tracing = 50,        ///< graph tracing
-  Profiling = 51,      ///< profiler (usually a boxed fallback)
+  Autograd = 48,   ///< derivative recording
+  Autocast = 49,   ///< automatic mixed precision
+  Tracing = 50,    ///< graph tracing
+  Profiling = 51,  ///< profiler (usually a boxed fallback)
 };
 
 /// Number of key slots (bit positions) in a key set.
@@ -37,7 +37,7 @@ inline constexpr int kNumDispatchKeys = 64;
 /// The backend key for a device type: cpu -> CPU, meta -> Meta, others get the
 /// dynamic key allocated when the type was registered.
 inline DispatchKey backend_key(DeviceType t) {
-  return t.id == 0 ? DispatchKey::CPU
+  return t.id == 0   ? DispatchKey::CPU
          : t.id == 1 ? DispatchKey::Meta
                      : static_cast<DispatchKey>(t.id + 1);
 }
@@ -92,7 +92,9 @@ class DispatchKeySet {
   /// Complement.
   friend constexpr DispatchKeySet operator~(DispatchKeySet a) { return from_bits(~a.bits_); }
   /// Equality.
-  friend constexpr bool operator==(DispatchKeySet a, DispatchKeySet b) { return a.bits_ == b.bits_; }
+  friend constexpr bool operator==(DispatchKeySet a, DispatchKeySet b) {
+    return a.bits_ == b.bits_;
+  }
   /// "{Autograd, CPU}" (highest first).
   std::string str() const;
 

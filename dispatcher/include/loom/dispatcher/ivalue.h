@@ -23,8 +23,20 @@ class IValue {
  public:
   /// Which alternative is held.
   enum class Tag : uint8_t {
-    None, Tensor, Int, Double, Bool, String, IntList, DoubleList, BoolList, TensorList,
-    OptionalTensorList, DType, Device, Generator,
+    None,
+    Tensor,
+    Int,
+    Double,
+    Bool,
+    String,
+    IntList,
+    DoubleList,
+    BoolList,
+    TensorList,
+    OptionalTensorList,
+    DType,
+    Device,
+    Generator,
   };
   /// None.
   IValue() = default;
@@ -33,37 +45,37 @@ class IValue {
   /// Holds the value (implicit, as c10::IValue).
   IValue(Tensor t) : v_(std::move(t)) {}  // NOLINT
   /// Holds the value (implicit, as c10::IValue).
-  IValue(int64_t i) : v_(i) {}            // NOLINT
+  IValue(int64_t i) : v_(i) {}  // NOLINT
   /// Holds the value (implicit, as c10::IValue).
-  IValue(int i) : v_(int64_t{i}) {}       // NOLINT
+  IValue(int i) : v_(int64_t{i}) {}  // NOLINT
   /// Holds the value (implicit, as c10::IValue).
-  IValue(double d) : v_(d) {}             // NOLINT
+  IValue(double d) : v_(d) {}  // NOLINT
   /// Holds the value (implicit, as c10::IValue).
-  IValue(bool b) : v_(b) {}               // NOLINT
+  IValue(bool b) : v_(b) {}  // NOLINT
   /// Holds the value (implicit, as c10::IValue).
-  IValue(std::string s) : v_(std::move(s)) {}           // NOLINT
+  IValue(std::string s) : v_(std::move(s)) {}  // NOLINT
   /// Holds the value (implicit, as c10::IValue).
-  IValue(const char* s) : v_(std::string(s)) {}         // NOLINT
+  IValue(const char* s) : v_(std::string(s)) {}  // NOLINT
   /// Holds the value (implicit, as c10::IValue).
-  IValue(std::string_view s) : v_(std::string(s)) {}    // NOLINT
+  IValue(std::string_view s) : v_(std::string(s)) {}  // NOLINT
   /// Holds the value (implicit, as c10::IValue).
   IValue(std::vector<int64_t> v) : v_(std::move(v)) {}  // NOLINT
   /// Holds the value (implicit, as c10::IValue).
   IValue(IntArrayRef v) : v_(std::vector<int64_t>(v.begin(), v.end())) {}  // NOLINT
   /// Holds the value (implicit, as c10::IValue).
-  IValue(std::vector<double> v) : v_(std::move(v)) {}   // NOLINT
+  IValue(std::vector<double> v) : v_(std::move(v)) {}  // NOLINT
   /// Holds the value (implicit, as c10::IValue).
-  IValue(std::vector<bool> v) : v_(std::move(v)) {}     // NOLINT
+  IValue(std::vector<bool> v) : v_(std::move(v)) {}  // NOLINT
   /// Holds the value (implicit, as c10::IValue).
-  IValue(std::vector<Tensor> v) : v_(std::move(v)) {}   // NOLINT
+  IValue(std::vector<Tensor> v) : v_(std::move(v)) {}  // NOLINT
   /// Holds the value (implicit, as c10::IValue).
   IValue(std::vector<std::optional<Tensor>> v) : v_(std::move(v)) {}  // NOLINT
   /// Holds the value (implicit, as c10::IValue).
-  IValue(DType d) : v_(d) {}                            // NOLINT
+  IValue(DType d) : v_(d) {}  // NOLINT
   /// Holds the value (implicit, as c10::IValue).
-  IValue(Device d) : v_(d) {}                           // NOLINT
+  IValue(Device d) : v_(d) {}  // NOLINT
   /// Holds the value (implicit, as c10::IValue).
-  IValue(Generator* g) : v_(g) {}                       // NOLINT
+  IValue(Generator* g) : v_(g) {}  // NOLINT
   /// A Scalar becomes Int, Double or Bool.
   IValue(const Scalar& s);  // NOLINT
   /// An optional becomes None or its value.

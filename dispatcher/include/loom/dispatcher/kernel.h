@@ -45,7 +45,9 @@ class KernelFunction {
   const std::optional<InferredSignature>& signature() const { return signature_; }
 
   /// Calls the boxed form.
-  void call_boxed(const OperatorHandle& op, Stack& stack) const { boxed_(functor_.get(), op, stack); }
+  void call_boxed(const OperatorHandle& op, Stack& stack) const {
+    boxed_(functor_.get(), op, stack);
+  }
 
   /// Calls with canonical argument types (the unboxed trampoline, or boxing as needed).
   template <typename R, typename... Args>
@@ -79,7 +81,8 @@ template <typename R, typename... A>
 struct KernelFunction::Wrap {
   /// Canonical unboxed entry: converts each canonical argument to the functor's type.
   template <typename F>
-  static typename detail::Ret<R>::Canonical unboxed(void* functor, detail::CanonicalArg<A>... args) {
+  static typename detail::Ret<R>::Canonical unboxed(void* functor,
+                                                    detail::CanonicalArg<A>... args) {
     return (*static_cast<F*>(functor))(detail::Arg<A>::from_canonical(args)...);
   }
   /// Reads the arguments from the stack top, calls, replaces them with the returns.
@@ -111,7 +114,8 @@ KernelFunction KernelFunction::from_functor(F f) {
   using Fn = std::decay_t<F>;
   using FT = detail::FunctionTraits<Fn>;
   KernelFunction k;
-  k.functor_ = std::shared_ptr<void>(new Fn(std::move(f)), [](void* p) { delete static_cast<Fn*>(p); });
+  k.functor_ =
+      std::shared_ptr<void>(new Fn(std::move(f)), [](void* p) { delete static_cast<Fn*>(p); });
   k.signature_ = loom::infer_signature<Fn>();
   [&]<typename... A>(std::tuple<A...>*) {
     using W = Wrap<typename FT::Return, A...>;

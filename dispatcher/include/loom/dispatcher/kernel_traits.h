@@ -205,9 +205,7 @@ struct OptionalValueArgTraits {
     if (v.is_none()) return std::nullopt;
     return T(ArgTraits<T>::from_ivalue(v));
   }
-  static IValue to_ivalue(std::optional<T> v) {
-    return v ? ArgTraits<T>::to_ivalue(*v) : IValue();
-  }
+  static IValue to_ivalue(std::optional<T> v) { return v ? ArgTraits<T>::to_ivalue(*v) : IValue(); }
   static DispatchKeySet keys(const std::optional<T>&) { return {}; }
 };
 template <>
@@ -232,7 +230,9 @@ struct ArgTraits<Generator*> {
   using Canonical = Generator*;
   static Type schema_type() { return Type::optional(Type::of(TypeKind::Generator)); }
   static Generator* from_canonical(Generator* g) { return g; }
-  static Generator* from_ivalue(const IValue& v) { return v.is_none() ? nullptr : v.to_generator(); }
+  static Generator* from_ivalue(const IValue& v) {
+    return v.is_none() ? nullptr : v.to_generator();
+  }
   static IValue to_ivalue(Generator* g) { return g ? IValue(g) : IValue(); }
   static DispatchKeySet keys(Generator*) { return {}; }
 };

@@ -49,7 +49,8 @@ class Library {
   template <typename F>
   Library& impl(std::string_view op, F&& kernel,
                 std::source_location loc = std::source_location::current()) {
-    return impl_kernel(op, std::nullopt, KernelFunction::from_functor(std::forward<F>(kernel)), loc);
+    return impl_kernel(op, std::nullopt, KernelFunction::from_functor(std::forward<F>(kernel)),
+                       loc);
   }
   /// Registers a kernel for op at an explicit key.
   template <typename F>
@@ -120,8 +121,10 @@ std::vector<std::string> static_registration_errors();
 /// Pastes two tokens after expanding them (unique names with __COUNTER__).
 #define LOOM_CONCAT(a, b) LOOM_CONCAT_INNER(a, b)
 
-/// Defines operators of namespace ns: `LOOM_LIBRARY(myops, m) { m.def("twice(Tensor x) -> Tensor"); }`
-#define LOOM_LIBRARY(ns, m) LOOM_LIBRARY_BLOCK_(Def, ns, nullptr, m, LOOM_CONCAT(ns##_def_, __COUNTER__))
+/// Defines operators of namespace ns: `LOOM_LIBRARY(myops, m) { m.def("twice(Tensor x) -> Tensor");
+/// }`
+#define LOOM_LIBRARY(ns, m) \
+  LOOM_LIBRARY_BLOCK_(Def, ns, nullptr, m, LOOM_CONCAT(ns##_def_, __COUNTER__))
 /// Adds definitions to namespace ns from another file.
 #define LOOM_LIBRARY_FRAGMENT(ns, m) \
   LOOM_LIBRARY_BLOCK_(Fragment, ns, nullptr, m, LOOM_CONCAT(ns##_frag_, __COUNTER__))
@@ -131,9 +134,9 @@ std::vector<std::string> static_registration_errors();
   LOOM_LIBRARY_BLOCK_(Impl, ns, #key, m, LOOM_CONCAT(ns##_##key##_impl_, __COUNTER__))
 
 /// Implementation of the LOOM_LIBRARY* macros: a static registrar plus the block's body.
-#define LOOM_LIBRARY_BLOCK_(kind, ns, key, m, uid)                                          \
-  static void LOOM_CONCAT(loom_library_body_, uid)(::loom::Library&);                        \
-  static const ::loom::detail::LibraryBlockRegistrar LOOM_CONCAT(loom_library_reg_, uid)(    \
-      ::loom::detail::LibraryBlock{::loom::Library::Kind::kind, #ns, key,                     \
+#define LOOM_LIBRARY_BLOCK_(kind, ns, key, m, uid)                                              \
+  static void LOOM_CONCAT(loom_library_body_, uid)(::loom::Library&);                           \
+  static const ::loom::detail::LibraryBlockRegistrar LOOM_CONCAT(loom_library_reg_, uid)(       \
+      ::loom::detail::LibraryBlock{::loom::Library::Kind::kind, #ns, key,                       \
                                    &LOOM_CONCAT(loom_library_body_, uid), __FILE__, __LINE__}); \
   void LOOM_CONCAT(loom_library_body_, uid)(::loom::Library & m)

@@ -33,7 +33,8 @@ class PluginContext {
 
   /// The plugin's name.
   const std::string& name() const { return name_; }
-  /// Keeps a registration alive until the plugin unloads; what describes it for `loom plugin check`.
+  /// Keeps a registration alive until the plugin unloads; what describes it for `loom plugin
+  /// check`.
   void keep(RegistrationHandle handle, std::string what);
   /// Registers the allocator of a device type; unloading is refused while it has live blocks.
   void register_allocator(DeviceType type, Allocator* allocator);
@@ -88,22 +89,28 @@ struct OnLoadRegistrar {
 /// Declares the plugin (once per plugin): name, version, description, then the names of
 /// plugins it depends on.
 #define LOOM_PLUGIN(NAME, VERSION, DESCRIPTION, ...)                                      \
-  extern "C" __attribute__((visibility("default"))) const LoomPluginManifest*            \
-  loom_plugin_manifest(void) {                                                           \
-    static const char* const deps[] = {__VA_ARGS__ __VA_OPT__(, ) nullptr};              \
-    static const LoomPluginManifest manifest = {                                         \
-        sizeof(LoomPluginManifest), LOOM_PLUGIN_ABI_MAJOR, LOOM_PLUGIN_ABI_MINOR, NAME,  \
-        VERSION, DESCRIPTION, deps, LOOM_BUILD_INFO, &::loom::detail::run_plugin_registration, \
-        nullptr};                                                                        \
-    return &manifest;                                                                    \
+  extern "C" __attribute__((visibility("default"))) const LoomPluginManifest*             \
+  loom_plugin_manifest(void) {                                                            \
+    static const char* const deps[] = {__VA_ARGS__ __VA_OPT__(, ) nullptr};               \
+    static const LoomPluginManifest manifest = {sizeof(LoomPluginManifest),               \
+                                                LOOM_PLUGIN_ABI_MAJOR,                    \
+                                                LOOM_PLUGIN_ABI_MINOR,                    \
+                                                NAME,                                     \
+                                                VERSION,                                  \
+                                                DESCRIPTION,                              \
+                                                deps,                                     \
+                                                LOOM_BUILD_INFO,                          \
+                                                &::loom::detail::run_plugin_registration, \
+                                                nullptr};                                 \
+    return &manifest;                                                                     \
   }
 
 /// Code that runs when the plugin loads, before its LOOM_LIBRARY blocks (register a device
 /// type, an allocator, a generator): `LOOM_PLUGIN_ON_LOAD(ctx) { ctx.register_allocator(...); }`
 #define LOOM_PLUGIN_ON_LOAD(ctx) LOOM_PLUGIN_ON_LOAD_(ctx, LOOM_CONCAT(on_load_, __COUNTER__))
 /// Implementation of LOOM_PLUGIN_ON_LOAD.
-#define LOOM_PLUGIN_ON_LOAD_(ctx, uid)                                                  \
-  static void LOOM_CONCAT(loom_plugin_hook_, uid)(::loom::PluginContext&);              \
-  static const ::loom::detail::OnLoadRegistrar LOOM_CONCAT(loom_plugin_hook_reg_, uid)( \
-      &LOOM_CONCAT(loom_plugin_hook_, uid));                                            \
+#define LOOM_PLUGIN_ON_LOAD_(ctx, uid)                                     \
+  static void LOOM_CONCAT(loom_plugin_hook_, uid)(::loom::PluginContext&); \
+  static const ::loom::detail::OnLoadRegistrar LOOM_CONCAT(                \
+      loom_plugin_hook_reg_, uid)(&LOOM_CONCAT(loom_plugin_hook_, uid));   \
   void LOOM_CONCAT(loom_plugin_hook_, uid)(::loom::PluginContext & ctx)

@@ -15,15 +15,15 @@ namespace loom {
 
 /// What the loader knows about one plugin.
 struct PluginInfo {
-  std::string name;                       ///< from the manifest
-  std::string version;                    ///< from the manifest
-  std::string description;                ///< from the manifest
-  std::string path;                       ///< the file it was loaded from
-  std::string build_info;                 ///< from the manifest
-  unsigned abi_major = 0;                 ///< ABI it was built for
-  unsigned abi_minor = 0;                 ///< ABI it was built for
-  std::vector<std::string> dependencies;  ///< plugins that load before it
-  std::vector<std::string> registrations; ///< one line per registration it made
+  std::string name;                        ///< from the manifest
+  std::string version;                     ///< from the manifest
+  std::string description;                 ///< from the manifest
+  std::string path;                        ///< the file it was loaded from
+  std::string build_info;                  ///< from the manifest
+  unsigned abi_major = 0;                  ///< ABI it was built for
+  unsigned abi_minor = 0;                  ///< ABI it was built for
+  std::vector<std::string> dependencies;   ///< plugins that load before it
+  std::vector<std::string> registrations;  ///< one line per registration it made
 };
 
 /// A plugin file that could not be loaded by load_all(), and why.
