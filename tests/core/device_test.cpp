@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include <algorithm>
 #include <sstream>
 #include <string>
@@ -18,20 +20,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Runs f, expects it to throw E, and returns the message.
-template <typename E, typename F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw the wrong exception type: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "did not throw";
-  return "";
-}
+using ::loom::testing::message_of;
 
 TEST(DeviceTest, CpuAndMetaAreBuiltIn) {
   EXPECT_EQ(DeviceType::cpu().id, 0);

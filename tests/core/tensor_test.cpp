@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -23,19 +25,7 @@ using ::testing::HasSubstr;
 
 std::vector<int64_t> vec(IntArrayRef r) { return {r.begin(), r.end()}; }
 
-template <typename E, typename F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw the wrong exception type: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "did not throw";
-  return "";
-}
+using ::loom::testing::message_of;
 
 template <typename T>
 Tensor arange(int64_t n, std::vector<int64_t> sizes, T start = 0) {

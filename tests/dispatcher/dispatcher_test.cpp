@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include "loom/dispatcher/library.h"
 
 namespace loom {
@@ -81,18 +83,8 @@ TEST(DispatcherTest, MissingKernelNamesKeysAndProviders) {
 namespace loom {
 namespace {
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-bool contains(const std::string& s, std::string_view part) {
-  return s.find(part) != std::string::npos;
-}
+std::string message_of(const std::function<void()>& f) { return testing::message_of(f); }
+using testing::contains;
 
 Tensor tag_tensor(float v) { return Tensor::from_vector<float>({v}, std::vector<int64_t>{1}); }
 

@@ -202,6 +202,20 @@ const std::vector<std::string> kNativeFunctions = {
     "hinge_embedding_loss(Tensor self, Tensor target, float margin=1.0, int reduction=Mean) -> "
     "Tensor",
     "mm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor",
+    // From the 2.11 release's copy: the last base types the file uses (DeviceIndex, SymBool,
+    // QScheme), and real uses of Scalar[], float[]?, Storage and Stream.
+    "_cufft_get_plan_cache_size(DeviceIndex device_index) -> int",
+    "_cufft_set_plan_cache_max_size(DeviceIndex device_index, int max_size) -> ()",
+    "_cufft_clear_plan_cache(DeviceIndex device_index) -> ()",
+    "sym_is_contiguous(Tensor self, MemoryFormat memory_format=contiguous_format) -> SymBool",
+    "qscheme(Tensor self) -> QScheme",
+    "gradient.scalarrayint(Tensor self, *, Scalar[] spacing, int? dim=None, int edge_order=1) -> "
+    "Tensor[]",
+    "histogram.bin_ct_out(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, "
+    "bool density=False, Tensor(a!) hist, Tensor(b!) bin_edges) -> (Tensor(a!) hist, Tensor(b!) "
+    "bin_edges)",
+    "set_.source_Storage(Tensor(a!) self, Storage source) -> Tensor(a!)",
+    "record_stream(Tensor(a!) self, Stream s) -> ()",
 };
 
 // Parses `text`, prints it, re-parses the print and checks that nothing changed.
@@ -589,6 +603,36 @@ TEST(SchemaParser, SymIntEqualsIntButPrintsBack) {
   EXPECT_EQ(plain.str(), "foo(int[1] a, int b) -> int");
 }
 
+TEST(SchemaParser, DeviceIndexSymBoolAndQScheme) {
+  // DeviceIndex is an int and SymBool a bool that print back as written; QScheme is its own kind.
+  FunctionSchema cache = parse_schema(native("_cufft_set_plan_cache_max_size"));
+  const Type& index = arg(cache, "device_index").type;
+  EXPECT_EQ(index.kind, TypeKind::Int);
+  EXPECT_TRUE(index.device_index);
+  EXPECT_FALSE(index.symbolic);
+  EXPECT_EQ(cache, parse_schema("_cufft_set_plan_cache_max_size(int device_index, int max_size) "
+                                "-> ()"));
+  EXPECT_EQ(cache.str(), native("_cufft_set_plan_cache_max_size"));
+
+  FunctionSchema contiguous = parse_schema(native("sym_is_contiguous"));
+  EXPECT_EQ(contiguous.returns()[0].type.kind, TypeKind::Bool);
+  EXPECT_TRUE(contiguous.returns()[0].type.symbolic);
+  EXPECT_EQ(contiguous.returns()[0].str(), "SymBool");
+
+  FunctionSchema qscheme = parse_schema(native("qscheme"));
+  EXPECT_EQ(qscheme.returns()[0].type.kind, TypeKind::QScheme);
+  EXPECT_EQ(qscheme.str(), "qscheme(Tensor self) -> QScheme");
+
+  EXPECT_EQ(Type::device_index_type(), Type::of(TypeKind::Int));
+  EXPECT_EQ(Type::device_index_type().str(), "DeviceIndex");
+  EXPECT_EQ(Type::sym_bool(), Type::of(TypeKind::Bool));
+  EXPECT_EQ(Type::sym_bool().str(), "SymBool");
+  EXPECT_NE(Type::of(TypeKind::QScheme), Type::of(TypeKind::Int));
+  EXPECT_EQ(parse_type("DeviceIndex?").str(), "DeviceIndex?");
+  EXPECT_EQ(parse_type("SymBool[]").str(), "SymBool[]");
+  EXPECT_EQ(parse_type("QScheme[2]?").str(), "QScheme[2]?");
+}
+
 TEST(SchemaParser, AliasAnnotationForms) {
   FunctionSchema s = expect_round_trip(
       "foo(Tensor(a|b) x, Tensor( c ! ) y, Tensor(*) z, Tensor(d! -> d|e) w) -> Tensor(a|b)");
@@ -752,6 +796,7 @@ TEST(SchemaParserErrors, ColumnAndMessage) {
       {"add.Tensor(Tensor self x)", 24, "expected ')' or ',' after argument, found 'x'"},
       {"add(Tnsor self) -> Tensor", 5, "unknown type 'Tnsor'; did you mean 'Tensor'?"},
       {"foo(double x) -> Tensor", 5, "unknown type 'double'; did you mean 'float'?"},
+      {"qscheme(Tensor self) -> Qscheme", 25, "unknown type 'Qscheme'; did you mean 'QScheme'?"},
       {"qscheme(Tensor self) -> QScheme", 25, "unknown type 'QScheme'"},
       {"relu(Tensor self) Tensor", 19, "expected '->' after the argument list, found 'Tensor'"},
       {"relu(Tensor self)", 18, "expected '->' after the argument list, found end of input"},
