@@ -23,17 +23,19 @@ namespace loom {
 namespace {
 
 
-// Spelling of a type without elements. Int depends on `symbolic`, so it takes the whole Type.
+// Spelling of a type without elements. Int and Bool depend on `symbolic` and `device_index`, so
+// it takes the whole Type.
 std::string_view base_type_name(const Type& type) {
   switch (type.kind) {
     case TypeKind::Tensor:
       return "Tensor";
     case TypeKind::Int:
+      if (type.device_index) return "DeviceIndex";
       return type.symbolic ? "SymInt" : "int";
     case TypeKind::Float:
       return "float";
     case TypeKind::Bool:
-      return "bool";
+      return type.symbolic ? "SymBool" : "bool";
     case TypeKind::Str:
       return "str";
     case TypeKind::Scalar:
@@ -48,6 +50,8 @@ std::string_view base_type_name(const Type& type) {
       return "Layout";
     case TypeKind::MemoryFormat:
       return "MemoryFormat";
+    case TypeKind::QScheme:
+      return "QScheme";
     case TypeKind::Dimname:
       return "Dimname";
     case TypeKind::Storage:
@@ -156,6 +160,18 @@ Type Type::of(TypeKind kind) {
 Type Type::sym_int() {
   Type t = of(TypeKind::Int);
   t.symbolic = true;
+  return t;
+}
+
+Type Type::sym_bool() {
+  Type t = of(TypeKind::Bool);
+  t.symbolic = true;
+  return t;
+}
+
+Type Type::device_index_type() {
+  Type t = of(TypeKind::Int);
+  t.device_index = true;
   return t;
 }
 

@@ -38,27 +38,31 @@ namespace {
 struct BaseTypeName {
   std::string_view spelling;
   TypeKind kind;
-  bool symbolic;
+  bool symbolic = false;      // SymInt, SymBool
+  bool device_index = false;  // DeviceIndex
 };
 
-constexpr std::array<BaseTypeName, 17> kBaseTypes = {{
-    {"Tensor", TypeKind::Tensor, false},
-    {"int", TypeKind::Int, false},
-    {"SymInt", TypeKind::Int, true},
-    {"float", TypeKind::Float, false},
-    {"bool", TypeKind::Bool, false},
-    {"str", TypeKind::Str, false},
-    {"Scalar", TypeKind::Scalar, false},
-    {"ScalarType", TypeKind::ScalarType, false},
-    {"Device", TypeKind::Device, false},
-    {"Generator", TypeKind::Generator, false},
-    {"Layout", TypeKind::Layout, false},
-    {"MemoryFormat", TypeKind::MemoryFormat, false},
-    {"Dimname", TypeKind::Dimname, false},
-    {"Storage", TypeKind::Storage, false},
-    {"Stream", TypeKind::Stream, false},
-    {"complex", TypeKind::Complex, false},
-    {"Any", TypeKind::Any, false},
+constexpr std::array<BaseTypeName, 20> kBaseTypes = {{
+    {"Tensor", TypeKind::Tensor},
+    {"int", TypeKind::Int},
+    {"SymInt", TypeKind::Int, /*symbolic=*/true},
+    {"DeviceIndex", TypeKind::Int, /*symbolic=*/false, /*device_index=*/true},
+    {"float", TypeKind::Float},
+    {"bool", TypeKind::Bool},
+    {"SymBool", TypeKind::Bool, /*symbolic=*/true},
+    {"str", TypeKind::Str},
+    {"Scalar", TypeKind::Scalar},
+    {"ScalarType", TypeKind::ScalarType},
+    {"Device", TypeKind::Device},
+    {"Generator", TypeKind::Generator},
+    {"Layout", TypeKind::Layout},
+    {"MemoryFormat", TypeKind::MemoryFormat},
+    {"QScheme", TypeKind::QScheme},
+    {"Dimname", TypeKind::Dimname},
+    {"Storage", TypeKind::Storage},
+    {"Stream", TypeKind::Stream},
+    {"complex", TypeKind::Complex},
+    {"Any", TypeKind::Any},
 }};
 
 // Names people reach for from C++ or Python that the schema language spells differently.
@@ -369,7 +373,9 @@ class Parser {
     if (base == kBaseTypes.end()) {
       fail(start, loom::str_cat("unknown type '", spelling, "'", type_suggestion(spelling)));
     }
-    Type type = base->symbolic ? Type::sym_int() : Type::of(base->kind);
+    Type type = Type::of(base->kind);
+    type.symbolic = base->symbolic;
+    type.device_index = base->device_index;
     last_type_end_ = pos_;
     std::optional<AliasInfo> alias;
     skip_ws();

@@ -797,7 +797,6 @@ TEST(SchemaParserErrors, ColumnAndMessage) {
       {"add(Tnsor self) -> Tensor", 5, "unknown type 'Tnsor'; did you mean 'Tensor'?"},
       {"foo(double x) -> Tensor", 5, "unknown type 'double'; did you mean 'float'?"},
       {"qscheme(Tensor self) -> Qscheme", 25, "unknown type 'Qscheme'; did you mean 'QScheme'?"},
-      {"qscheme(Tensor self) -> QScheme", 25, "unknown type 'QScheme'"},
       {"relu(Tensor self) Tensor", 19, "expected '->' after the argument list, found 'Tensor'"},
       {"relu(Tensor self)", 18, "expected '->' after the argument list, found end of input"},
       {"relu(Tensor self) -> Tensor out junk", 33,

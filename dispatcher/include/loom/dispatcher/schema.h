@@ -13,7 +13,10 @@
 /// Decisions that the dispatcher, the registration code and the C ABI rely on:
 ///  * `SymInt` parses to TypeKind::Int with `Type::symbolic` set. It compares equal to `int`
 ///    (Loom has no symbolic shapes; the spelling is kept only so that schemas copied from
-///    PyTorch print back unchanged).
+///    PyTorch print back unchanged). Likewise `SymBool` is a Bool with `symbolic` set, and
+///    `DeviceIndex` (PyTorch parses it to `int` too) an Int with `Type::device_index` set; each
+///    compares equal to the plain type and prints back as written.
+///  * `QScheme` (the quantization scheme, an int-backed enum in PyTorch) is a kind of its own.
 ///  * An alias annotation belongs to the `Tensor` it is written after and is stored on the
 ///    Argument, not on the Type: in `Tensor(a!)[] out` the list's elements are written to.
 ///    Alias annotations are accepted only directly after `Tensor`.
@@ -53,6 +56,7 @@ enum class TypeKind {
   Generator,
   Layout,
   MemoryFormat,
+  QScheme,
   Dimname,
   Storage,
   Stream,
@@ -72,8 +76,11 @@ struct Type {
   std::shared_ptr<const Type> elem;
   /// The length of a fixed-size list (`int[2]`); unset for `int[]` and for non-lists.
   std::optional<int64_t> fixed_size;
-  /// True when an Int was spelled `SymInt`. See Note [Schema canonical form].
+  /// True when an Int was spelled `SymInt` or a Bool `SymBool`. See Note [Schema canonical
+  /// form].
   bool symbolic = false;
+  /// True when an Int was spelled `DeviceIndex`. See Note [Schema canonical form].
+  bool device_index = false;
 
   /// The plain `Tensor` type.
   static Type tensor();
@@ -81,6 +88,10 @@ struct Type {
   static Type of(TypeKind kind);
   /// `SymInt`: an Int that prints back as `SymInt`.
   static Type sym_int();
+  /// `SymBool`: a Bool that prints back as `SymBool`.
+  static Type sym_bool();
+  /// `DeviceIndex`: an Int that prints back as `DeviceIndex`.
+  static Type device_index_type();
   /// `elem[]`, or `elem[n]` when `n` is given.
   static Type list(Type elem, std::optional<int64_t> n = std::nullopt);
   /// `elem?`.
@@ -95,7 +106,8 @@ struct Type {
   /// "int[1]?".
   std::string str() const;
 
-  /// Structural equality; `SymInt` equals `int` (see Note [Schema canonical form]).
+  /// Structural equality; `SymInt` and `DeviceIndex` equal `int`, `SymBool` equals `bool` (see
+  /// Note [Schema canonical form]).
   friend bool operator==(const Type& a, const Type& b);
 };
 
