@@ -12,6 +12,14 @@ std::string describe_call(std::string_view op, std::initializer_list<TensorArg> 
   return str_cat(op, "(", absl::StrJoin(parts, ", "), ")");
 }
 
+void check_defined(std::string_view op, std::initializer_list<TensorArg> args) {
+  for (const TensorArg& a : args) {
+    LOOM_CHECK_T(TypeError, a.tensor.defined(), op,
+                 ": expected a proper Tensor but got an undefined Tensor for argument '", a.name,
+                 "'");
+  }
+}
+
 void check_same_device(std::string_view op, std::initializer_list<TensorArg> args) {
   const Tensor* first = nullptr;
   for (const TensorArg& a : args) {

@@ -115,6 +115,10 @@ void normalize_boxed_arguments(OperatorHandle op, Stack& stack) {
   }
   for (size_t i = 0; i < args.size(); ++i) {
     IValue& v = stack[i];
+    if (args[i].type.kind == TypeKind::Tensor && v.is_tensor() && !v.to_tensor().defined()) {
+      LOOM_THROW(TypeError, op.name(), "(): expected a proper Tensor but got an undefined Tensor "
+                 "for argument #", i, " '", args[i].name, "'; schema: ", schema.str());
+    }
     if (!matches(args[i].type, v)) {
       LOOM_THROW(TypeError, op.name(), "(): argument '", args[i].name, "' (position ", i,
                  ") must be ", args[i].type.str(), ", not ", v.type_name(), " (", v.repr(),
@@ -123,10 +127,13 @@ void normalize_boxed_arguments(OperatorHandle op, Stack& stack) {
   }
 }
 
-DispatchKeySet boxed_key_set(const Stack& stack) {
+DispatchKeySet boxed_key_set(OperatorHandle op, const Stack& stack) {
   DispatchKeySet ks;
   for (const IValue& v : stack) {
     switch (v.tag()) {
+      case IValue::Tag::Device:
+        ks = ks | DispatchKeySet(backend_key(v.to_device().type()));
+        break;
       case IValue::Tag::Tensor:
         ks = ks | v.to_tensor().key_set();
         break;
@@ -141,6 +148,11 @@ DispatchKeySet boxed_key_set(const Stack& stack) {
       default:
         break;
     }
+  }
+  if (ks.empty()) {  // Note [Factory dispatch] in kernel_traits.h
+    bool has_tensor_args = false;
+    for (const Argument& a : op.schema().arguments()) has_tensor_args |= a.type.is_tensor_like();
+    if (!has_tensor_args) ks = DispatchKeySet(DispatchKey::CPU);
   }
   return ks;
 }

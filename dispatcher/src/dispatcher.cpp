@@ -385,6 +385,15 @@ void Dispatcher::report_missing_kernel(OperatorHandle op, DispatchKeySet ks,
     LOOM_THROW(NotImplementedError, "operator '", op.name(),
                "' has no schema any more (the plugin that defined it was unloaded); call: ", call);
   }
+  // An undefined tensor where the schema wants one: say so, as PyTorch does.
+  const auto& schema_args = op.schema().arguments();
+  for (size_t i = 0; i < args.size() && i < schema_args.size(); ++i) {
+    if (schema_args[i].type.kind == TypeKind::Tensor && args[i].is_tensor() &&
+        !args[i].to_tensor().defined()) {
+      LOOM_THROW(TypeError, op.name(), "(): expected a proper Tensor but got an undefined Tensor "
+                 "for argument #", i, " '", schema_args[i].name, "'; call: ", call);
+    }
+  }
   std::vector<std::string> have;
   absl::flat_hash_map<int, std::vector<std::string>> by_key;
   for (const KernelInfo& k : kernels(op)) {
@@ -409,6 +418,19 @@ void Dispatcher::report_missing_kernel(OperatorHandle op, DispatchKeySet ks,
              " Call: ", call);
 }
 
+const KernelFunction* OperatorEntry::lookup_after_race(DispatchKeySet ks) const {
+  // Each retry follows a writer's publication; give up (report missing) only if the key
+  // set really has no kernel any more.
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const uint64_t m = ks.bits() & mask_.load(std::memory_order_acquire);
+    if (m == 0) return nullptr;
+    if (const KernelFunction* k = table_[63 - __builtin_clzll(m)].load(std::memory_order_acquire)) {
+      return k;
+    }
+  }
+  return nullptr;
+}
+
 // ---- OperatorHandle ----
 
 const std::string& OperatorHandle::name() const { return entry_->name_; }
@@ -431,7 +453,7 @@ void OperatorHandle::check_typed(const InferredSignature& sig) const {
 
 void OperatorHandle::call_boxed(Stack& stack) const {
   normalize_boxed_arguments(*this, stack);
-  const DispatchKeySet ks = apply_local_keys(boxed_key_set(stack));
+  const DispatchKeySet ks = apply_local_keys(boxed_key_set(*this, stack));
   const KernelFunction* k = entry_->lookup(ks);
   if (k == nullptr) Dispatcher::instance().report_missing_kernel(*this, ks, stack);
   k->call_boxed(*this, stack);

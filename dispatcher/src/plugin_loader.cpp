@@ -76,11 +76,23 @@ using DeferredByFile = std::map<std::string, DeferredRegistrations>;
 // Drops a plugin (unloaded, or whose load failed): registrations first, then its retired
 // kernels, then the file. Forgets what the file queued once it has really left memory, as
 // its block pointers would dangle and a later dlopen runs its initialisers afresh.
+// Note [Unload keeps code mapped]: unloading a plugin that loaded successfully undoes its
+// registrations but keeps its file mapped until exit. Objects it made may outlive its
+// registrations (a tensor whose memory has a deleter in the plugin, a generator, autograd
+// metadata), and closing the file would turn them into dangling code pointers: a crash in
+// the host, which a plugin must never cause. A refused load, which registered nothing that
+// survived, is closed at once. Reloading a parked file replays its queued registrations
+// (Note [Resident plugin files]).
 void discard(std::unique_ptr<PluginContext>& ctx, boost::dll::shared_library& lib,
-             const std::string& name, const std::string& path, DeferredByFile& deferred) {
+             const std::string& name, const std::string& path, DeferredByFile& deferred,
+             std::vector<boost::dll::shared_library>* park = nullptr) {
   if (ctx) ctx->clear();
   if (!name.empty()) Dispatcher::instance().release_retired(name);
   ctx.reset();
+  if (park) {
+    park->push_back(std::move(lib));
+    return;
+  }
   lib.unload();
   if (!is_resident(path)) deferred.erase(path);
 }
@@ -113,6 +125,8 @@ struct PluginLoader::Impl {
   std::vector<std::unique_ptr<LoadedPlugin>> plugins;  // load order
   std::set<std::string> loading;                       // cycle detection
   DeferredByFile deferred_by_file;                     // Note [Resident plugin files]
+  std::vector<boost::dll::shared_library> parked;      // Note [Unload keeps code mapped]
+  std::map<std::string, std::string> failed_init;      // files whose initialisers threw
 
   LoadedPlugin* find(std::string_view name) {
     for (auto& p : plugins) {
@@ -198,15 +212,37 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
     // Static initialisers of the plugin run inside this call and only queue their blocks
     // (Note [Deferred plugin registration]).
     PluginContext* previous = detail::exchange_opening_plugin(ctx.get());
+    if (auto f = impl_->failed_init.find(where); f != impl_->failed_init.end()) {
+      detail::exchange_opening_plugin(previous);
+      LOOM_THROW(PluginError, "cannot load plugin file '", where,
+                 "': its static initialisers threw when it was first opened (", f->second,
+                 "), which leaves a half-initialised copy in this process; restart the "
+                 "process to load it again");
+    }
     try {
       lib.load(where, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
-    } catch (const std::exception& e) {
+    } catch (const std::system_error& e) {
       detail::exchange_opening_plugin(previous);
       LOOM_THROW(PluginError, "cannot load plugin file '", where,
                  "': ", why_not_loadable(where, e));
+    } catch (const std::exception& e) {
+      // Not the dynamic linker: one of the plugin's own static initialisers threw.
+      detail::exchange_opening_plugin(previous);
+      impl_->failed_init[where] = e.what();
+      LOOM_THROW(PluginError, "cannot load plugin file '", where,
+                 "': one of its static initialisers threw: ", e.what());
+    } catch (...) {
+      detail::exchange_opening_plugin(previous);
+      impl_->failed_init[where] = "a non-standard exception";
+      LOOM_THROW(PluginError, "cannot load plugin file '", where,
+                 "': one of its static initialisers threw a non-standard exception");
     }
     detail::exchange_opening_plugin(previous);
   }
+  // A parked copy of this file (unloaded earlier) is superseded by the new handle.
+  std::erase_if(impl_->parked, [&](const boost::dll::shared_library& l) {
+    return l.is_loaded() && l.location().string() == where;
+  });
   // A failure leaves no trace: the plugin's own registrations and file go first, then the
   // dependencies this call loaded for it (newest first), which nothing else asked for.
   const size_t loaded_before = impl_->plugins.size();
@@ -416,7 +452,8 @@ void PluginLoader::unload(std::string_view name) {
   const std::string plugin_name = p.info.name;
   std::unique_ptr<LoadedPlugin> doomed = std::move(*it);
   impl_->plugins.erase(it);
-  discard(doomed->ctx, doomed->lib, plugin_name, doomed->info.path, impl_->deferred_by_file);
+  discard(doomed->ctx, doomed->lib, plugin_name, doomed->info.path, impl_->deferred_by_file,
+          &impl_->parked);
 }
 
 std::vector<PluginInfo> PluginLoader::loaded() const {

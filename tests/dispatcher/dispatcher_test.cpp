@@ -309,3 +309,56 @@ TEST(DispatcherRegistration, OneLibraryPerNamespaceFragmentsAddToIt) {
 
 }  // namespace
 }  // namespace loom
+
+namespace loom {
+namespace {
+
+LOOM_LIBRARY(dfactory, m) {
+  m.def("make(int n) -> Tensor");
+  m.def("make_on(int n, *, Device? device=None) -> Tensor");
+  m.def("pair(Tensor self, Tensor other) -> Tensor");
+}
+LOOM_LIBRARY_IMPL(dfactory, CPU, m) {
+  m.impl("make", [](int64_t n) { return tag_tensor(static_cast<float>(n)); });
+  m.impl("make_on", [](int64_t n, std::optional<Device>) { return tag_tensor(1); });
+  m.impl("pair", [](const Tensor& a, const Tensor& b) { return a; });
+}
+
+TEST(DispatcherFactory, NoTensorArgumentsGoToTheCPU) {
+  auto make = Dispatcher::instance().find_op_or_throw("dfactory::make").typed<Tensor(int64_t)>();
+  EXPECT_EQ(make(5).item<float>(), 5.f);
+  Stack s{int64_t{6}};
+  Dispatcher::instance().find_op_or_throw("dfactory::make").call_boxed(s);
+  EXPECT_EQ(s[0].to_tensor().item<float>(), 6.f);
+}
+
+TEST(DispatcherFactory, ADeviceArgumentSelectsItsBackend) {
+  const DeviceType t = DeviceType::register_type("dfactorydev");
+  Library lib(Library::Kind::Impl, "dfactory", backend_key(t));
+  lib.impl("make_on", [](int64_t, std::optional<Device>) { return tag_tensor(2); });
+  auto make_on = Dispatcher::instance()
+                     .find_op_or_throw("dfactory::make_on")
+                     .typed<Tensor(int64_t, std::optional<Device>)>();
+  EXPECT_EQ(make_on(1, std::nullopt).item<float>(), 1.f);
+  EXPECT_EQ(make_on(1, Device(t, 0)).item<float>(), 2.f);
+  Stack s{int64_t{1}, Device(t, 0)};
+  Dispatcher::instance().find_op_or_throw("dfactory::make_on").call_boxed(s);
+  EXPECT_EQ(s[0].to_tensor().item<float>(), 2.f);
+}
+
+TEST(DispatcherFactory, UndefinedTensorsAreNamed) {
+  auto op = Dispatcher::instance().find_op_or_throw("dfactory::pair");
+  auto pair = op.typed<Tensor(const Tensor&, const Tensor&)>();
+  std::string msg = message_of([&] { pair(Tensor(), Tensor()); });
+  EXPECT_TRUE(contains(msg, "expected a proper Tensor but got an undefined Tensor for argument "
+                            "#0 'self'"))
+      << msg;
+  Stack s{Tensor::empty({1}), Tensor()};
+  msg = message_of([&] { op.call_boxed(s); });
+  EXPECT_TRUE(contains(msg, "dfactory::pair(): expected a proper Tensor but got an undefined "
+                            "Tensor for argument #1 'other'"))
+      << msg;
+}
+
+}  // namespace
+}  // namespace loom

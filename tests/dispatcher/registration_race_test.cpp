@@ -55,6 +55,34 @@ TEST(RegistrationRace, DispatchNeverSeesAHalfRegisteredKernel) {
   EXPECT_EQ(pick(Tensor::empty({1})), 1) << "after all racers left, the base provider remains";
 }
 
+TEST(RegistrationRace, UnregisteringAHigherKeyNeverFailsACall) {
+  // A reader that saw the Autograd bit must still reach CPU when the Autograd kernel goes.
+  auto other = Dispatcher::instance().find_op_or_throw("drace::other").typed<int64_t(const Tensor&)>();
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> calls{0}, errors{0};
+  std::vector<std::thread> readers;
+  for (int i = 0; i < 3; ++i) {
+    readers.emplace_back([&] {
+      Tensor x = Tensor::empty({1});
+      while (!stop.load(std::memory_order_relaxed)) {
+        try {
+          if (other(x) != 7) errors.fetch_add(1);
+        } catch (const Error&) {
+          errors.fetch_add(1);
+        }
+        calls.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  for (int round = 0; round < 30000 || (calls.load() < 20000 && round < 200000); ++round) {
+    Library ag(Library::Kind::Impl, "drace", DispatchKey::Autograd);
+    ag.impl("other", [](const Tensor&) -> int64_t { return 7; });
+  }
+  stop = true;
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(errors.load(), 0) << "of " << calls.load() << " calls";
+}
+
 TEST(RegistrationRace, ConcurrentRegistrationsFromManyThreads) {
   std::vector<std::thread> writers;
   std::atomic<int> errors{0};

@@ -274,7 +274,7 @@ TEST_F(PluginLoaderTest, LoadsByPathAndReportsItsManifest) {
   PluginLoader::instance().unload("good_ops");
   EXPECT_FALSE(PluginLoader::instance().is_loaded("good_ops"));
   EXPECT_FALSE(d.find_op("testns::twice"));
-  EXPECT_FALSE(is_mapped(plugin_file("good_ops")));
+  EXPECT_TRUE(is_mapped(plugin_file("good_ops"))) << "unload keeps the code mapped: Note [Unload keeps code mapped]";
 }
 
 TEST_F(PluginLoaderTest, LoadsByNameThroughPluginPath) {
@@ -336,9 +336,9 @@ TEST_F(PluginLoaderTest, LoadingTwiceReturnsTheSameInfo) {
     EXPECT_EQ(info.registrations, first.registrations);
     EXPECT_EQ(registry_state(), state);
   }
-  // One unload closes it: the repeated loads did not take extra references on the file.
+  // One unload undoes it; the file stays mapped (Note [Unload keeps code mapped]).
   loader.unload("good_ops");
-  EXPECT_FALSE(is_mapped(plugin_file("good_ops")));
+  EXPECT_TRUE(is_mapped(plugin_file("good_ops"))) << "unload keeps the code mapped: Note [Unload keeps code mapped]";
 }
 
 TEST_F(PluginLoaderTest, DependencyIsLoadedFromTheSearchPath) {
@@ -414,13 +414,17 @@ TEST_F(PluginLoaderTest, LoadsAPluginWrittenInC) {
   EXPECT_EQ(info.build_info, "hand-written C manifest");
   EXPECT_TRUE(info.registrations.empty());
   PluginLoader::instance().unload("c_plugin");
-  EXPECT_FALSE(is_mapped(plugin_file("c_plugin")));
+  EXPECT_TRUE(is_mapped(plugin_file("c_plugin"))) << "unload keeps the code mapped: Note [Unload keeps code mapped]";
 }
 
 TEST_F(PluginLoaderTest, RefusesAFileOpenedOutsideTheLoader) {
   // Its initialisers ran without the loader around them, so the loader cannot know
-  // what it registered (Note [Resident plugin files]).
-  const std::string f = plugin_file("c_plugin");
+  // what it registered (Note [Resident plugin files]). A fresh copy of c_plugin is a file
+  // this process has never loaded (other tests may have parked the original).
+  const fs::path dir = fs::temp_directory_path() / loom::str_cat("loom_outside_", ::getpid());
+  fs::create_directories(dir);
+  const std::string f = (dir / "libloom_c_plugin.so").string();
+  fs::copy_file(plugin_file("c_plugin"), f, fs::copy_options::overwrite_existing);
   void* handle = ::dlopen(f.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(handle, nullptr) << ::dlerror();
   expect_refused(f,
@@ -429,6 +433,8 @@ TEST_F(PluginLoaderTest, RefusesAFileOpenedOutsideTheLoader) {
                  /*expect_closed=*/false);
   ::dlclose(handle);
   EXPECT_EQ(PluginLoader::instance().load(f).name, "c_plugin");
+  PluginLoader::instance().unload("c_plugin");
+  fs::remove_all(dir);
 }
 
 // ---- refusing broken plugins ----
@@ -517,7 +523,7 @@ TEST_F(PluginLoaderTest, DependenciesLoadedForAFailedPluginAreUnloadedAgain) {
   expect_refused(f, {"plugin 'second_dep_missing' (" + f + ") requires plugin 'no_such_plugin'"});
   EXPECT_FALSE(PluginLoader::instance().is_loaded("good_ops"));
   EXPECT_FALSE(Dispatcher::instance().find_op("testns::twice"));
-  EXPECT_FALSE(is_mapped(plugin_file("good_ops")));
+  EXPECT_TRUE(is_mapped(plugin_file("good_ops"))) << "unload keeps the code mapped: Note [Unload keeps code mapped]";
 
   // A dependency that was loaded before stays loaded.
   PluginLoader::instance().load("good_ops");
@@ -609,7 +615,7 @@ TEST_F(PluginLoaderTest, ProviderSelectionAcrossPlugins) {
   const auto kernels = d.kernels(d.find_op_or_throw("testns::twice"));
   ASSERT_EQ(kernels.size(), 1u);
   EXPECT_EQ(kernels[0].provider, "good_ops");
-  EXPECT_FALSE(is_mapped(plugin_file("good_dep")));
+  EXPECT_TRUE(is_mapped(plugin_file("good_dep"))) << "unload keeps the code mapped: Note [Unload keeps code mapped]";
 
   // Loading it again brings the fast provider back (the preference still names it).
   PluginLoader::instance().load("good_dep");
@@ -726,6 +732,33 @@ TEST_F(PluginLoaderTest, FakeDevicePluginOwnsItsAllocatorAndKernels) {
 
 // ---- cycles ----
 
+TEST_F(PluginLoaderTest, TensorWithAPluginDeleterOutlivesTheUnload) {
+  // Note [Unload keeps code mapped]: the tensor's deleter is plugin code; freeing the
+  // tensor after the unload must not jump into an unmapped file.
+  PluginLoader::instance().load(plugin_file("adopt_memory"));
+  Tensor t;
+  {
+    auto make = Dispatcher::instance().find_op_or_throw("adoptns::make").typed<Tensor(int64_t)>();
+    t = make(4);
+  }
+  EXPECT_EQ(values(t), (std::vector<float>{0, 1, 2, 3}));
+  PluginLoader::instance().unload("adopt_memory");
+  EXPECT_FALSE(Dispatcher::instance().find_op("adoptns::make"));
+  EXPECT_TRUE(is_mapped(plugin_file("adopt_memory")));
+  t = Tensor();  // runs the plugin's deleter: must not crash
+  SUCCEED();
+}
+
+TEST_F(PluginLoaderTest, AThrowingStaticInitialiserIsReportedAndRemembered) {
+  const std::string f = plugin_file("throws_in_init");
+  expect_refused(f, {"cannot load plugin file '" + f + "'",
+                     "one of its static initialisers threw: boom in a static initialiser"},
+                 /*expect_closed=*/false);
+  expect_refused(f, {"its static initialisers threw when it was first opened",
+                     "restart the process"},
+                 /*expect_closed=*/false);
+}
+
 TEST_F(PluginLoaderTest, LoadUnloadReloadTwentyTimes) {
   ScopedPluginPath none("");
   const std::string f = plugin_file("good_ops");
@@ -738,7 +771,7 @@ TEST_F(PluginLoaderTest, LoadUnloadReloadTwentyTimes) {
     EXPECT_EQ(values(twice(x)), (std::vector<float>{3}));
     PluginLoader::instance().unload("good_ops");
     ASSERT_FALSE(Dispatcher::instance().find_op("testns::twice"));
-    ASSERT_FALSE(is_mapped(f));
+    ASSERT_TRUE(is_mapped(f)) << "Note [Unload keeps code mapped]";
   }
 }
 

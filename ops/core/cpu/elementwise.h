@@ -25,6 +25,7 @@ decltype(auto) dispatch_floating(std::string_view op, const Tensor& t, F&& f) {
 
 /// Checks what the seed kernels need: CPU, same sizes, same dtype, contiguous.
 inline void check_same_layout(std::string_view op, const Tensor& self, const Tensor& other) {
+  check_defined(op, {{"self", self}, {"other", other}});
   check_same_device(op, {{"self", self}, {"other", other}});
   LOOM_CHECK(self.sizes() == other.sizes(), op, ": the size of self ", sizes_str(self.sizes()),
              " must match the size of other ", sizes_str(other.sizes()),

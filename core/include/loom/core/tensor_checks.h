@@ -22,6 +22,10 @@ struct TensorArg {
 /// "add.Tensor(self: [32, 10] cpu float32, other: [10] cuda:0 float32)".
 std::string describe_call(std::string_view op, std::initializer_list<TensorArg> args);
 
+/// Throws TypeError naming the op and argument if a (non-optional) tensor is undefined:
+/// "add.Tensor: expected a proper Tensor but got an undefined Tensor for argument 'other'".
+void check_defined(std::string_view op, std::initializer_list<TensorArg> args);
+
 /// Throws DeviceError unless every defined tensor is on the same device.
 void check_same_device(std::string_view op, std::initializer_list<TensorArg> args);
 

@@ -20,8 +20,9 @@ IValue default_to_ivalue(const DefaultValue& value, const Type& type);
 /// argument, the expected type and what was given.
 void normalize_boxed_arguments(OperatorHandle op, Stack& stack);
 
-/// OR of the key sets of every tensor on the stack.
-DispatchKeySet boxed_key_set(const Stack& stack);
+/// OR of the key sets of every tensor and device on the stack; CPU for an op without tensor
+/// arguments when no device is given (Note [Factory dispatch] in kernel_traits.h).
+DispatchKeySet boxed_key_set(OperatorHandle op, const Stack& stack);
 
 /// "add.Tensor(self: [2, 3] cpu float32, other: [3] cpu float32, alpha: 1)".
 std::string describe_call(OperatorHandle op, const Stack& args);

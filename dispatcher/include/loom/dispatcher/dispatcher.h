@@ -98,11 +98,16 @@ class OperatorEntry {
   const KernelFunction* lookup(DispatchKeySet ks) const {
     const uint64_t m = ks.bits() & mask_.load(std::memory_order_acquire);
     if (__builtin_expect(m == 0, 0)) return nullptr;
-    const int key = 63 - __builtin_clzll(m);
-    return table_[key].load(std::memory_order_acquire);
+    const KernelFunction* k = table_[63 - __builtin_clzll(m)].load(std::memory_order_acquire);
+    if (__builtin_expect(k != nullptr, 1)) return k;
+    return lookup_after_race(ks);
   }
 
  private:
+  // The slot of the key we picked was cleared by a concurrent unregistration after we read
+  // the mask. The writer cleared the mask bit before the slot, so reading the mask again
+  // sees the new state (Note [Lock-free dispatch]).
+  const KernelFunction* lookup_after_race(DispatchKeySet ks) const;
   friend class Dispatcher;
   friend class DispatcherImpl;
   friend class OperatorHandle;

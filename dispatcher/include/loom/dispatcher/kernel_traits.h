@@ -76,6 +76,8 @@ struct ArgTraits<DType> : ValueArgTraits<DType, TypeKind::ScalarType> {
 template <>
 struct ArgTraits<Device> : ValueArgTraits<Device, TypeKind::Device> {
   static Device from_ivalue(const IValue& v) { return v.to_device(); }
+  /// A device argument selects its backend, as PyTorch's BackendSelect does for factories.
+  static DispatchKeySet keys(Device d) { return DispatchKeySet(backend_key(d.type())); }
 };
 
 template <>
@@ -217,7 +219,12 @@ struct ArgTraits<std::optional<bool>> : OptionalValueArgTraits<bool> {};
 template <>
 struct ArgTraits<std::optional<DType>> : OptionalValueArgTraits<DType> {};
 template <>
-struct ArgTraits<std::optional<Device>> : OptionalValueArgTraits<Device> {};
+struct ArgTraits<std::optional<Device>> : OptionalValueArgTraits<Device> {
+  /// A given device selects its backend (see ArgTraits<Device>).
+  static DispatchKeySet keys(const std::optional<Device>& d) {
+    return d ? DispatchKeySet(backend_key(d->type())) : DispatchKeySet();
+  }
+};
 template <>
 struct ArgTraits<std::optional<Scalar>> : OptionalValueArgTraits<Scalar> {};
 template <>
@@ -354,10 +361,24 @@ inline constexpr bool kIsCanonicalArg = std::is_same_v<T, CanonicalArg<T>>;
 template <typename R>
 inline constexpr bool kIsCanonicalRet = std::is_same_v<R, typename Ret<R>::Canonical>;
 
-/// OR of the key sets of every tensor among args.
+/// True if the written parameter type T carries tensors (Tensor, Tensor?, Tensor[], Tensor?[]).
+template <typename T>
+inline constexpr bool kIsTensorArg =
+    std::is_same_v<CanonicalArg<T>, const Tensor&> || std::is_same_v<CanonicalArg<T>, TensorList> ||
+    std::is_same_v<CanonicalArg<T>, const std::optional<Tensor>&> ||
+    std::is_same_v<CanonicalArg<T>, const std::vector<std::optional<Tensor>>&>;
+
+/// OR of the key sets of every tensor (and device) among args. Note [Factory dispatch]: a
+/// call with no tensor and no device argument (zeros(size), arange(n)) goes to the CPU, as
+/// in PyTorch; a call that has tensor parameters but only undefined tensors gets the empty
+/// set, and so the missing-kernel path, which names the undefined argument.
 template <typename... Args>
 inline DispatchKeySet key_set_of(const Args&... args) {
-  return (DispatchKeySet() | ... | Arg<Args>::keys(args));
+  const DispatchKeySet ks = (DispatchKeySet() | ... | Arg<Args>::keys(args));
+  if constexpr (!(kIsTensorArg<Args> || ...)) {
+    if (ks.empty()) return DispatchKeySet(DispatchKey::CPU);
+  }
+  return ks;
 }
 
 }  // namespace detail
