@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ ccache pkg-config
   libboost-dev libabsl-dev nlohmann-json3-dev zlib1g-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev
   doxygen
   "$@"
 )

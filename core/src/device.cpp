@@ -1,5 +1,6 @@
 #include "loom/core/device.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <charconv>
@@ -83,14 +84,19 @@ Device::Device(std::string_view spec) {
   const auto colon = spec.find(':');
   type_ = DeviceType::from_name(spec.substr(0, colon));
   if (colon != std::string_view::npos) {
+    // As c10::Device: a plain decimal index without sign or leading zeros.
     const auto idx = spec.substr(colon + 1);
+    const bool digits = !idx.empty() && idx.size() <= 5 &&
+                        std::all_of(idx.begin(), idx.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+                        (idx.size() == 1 || idx[0] != '0');
     int value = -1;
-    auto [ptr, ec] = std::from_chars(idx.data(), idx.data() + idx.size(), value);
-    LOOM_CHECK_T(DeviceError,
-                 ec == std::errc() && ptr == idx.data() + idx.size() && value >= 0 && value < 32768,
-                 "invalid device string '", spec, "': expected 'type' or 'type:index'");
+    if (digits) std::from_chars(idx.data(), idx.data() + idx.size(), value);
+    LOOM_CHECK_T(DeviceError, digits && value < 32768, "invalid device string '", spec,
+                 "': expected 'type' or 'type:index' with a non-negative index, e.g. 'cuda:0'");
     index_ = static_cast<int16_t>(value);
   }
+  LOOM_CHECK_T(DeviceError, type_.id != 0 || index_ <= 0,
+               "CPU device index must be -1 or zero, got ", index_);
 }
 
 std::string Device::str() const {

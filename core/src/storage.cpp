@@ -1,5 +1,7 @@
 #include "loom/core/storage.h"
 
+#include "loom/core/error.h"
+
 namespace loom {
 
 StorageImpl::StorageImpl(size_t nbytes, Allocator& allocator, int16_t device_index)
@@ -9,6 +11,8 @@ StorageImpl::StorageImpl(DataPtr data, size_t nbytes, Allocator* allocator)
     : data_(std::move(data)), nbytes_(nbytes), allocator_(allocator) {}
 
 Storage Storage::allocate(size_t nbytes, Device device) {
+  LOOM_CHECK_T(DeviceError, !device.is_cpu() || device.index() <= 0,
+               "CPU device index must be -1 or zero, got ", device.index());
   Allocator& a = get_allocator(device.type());
   const int16_t index = device.index() < 0 ? 0 : device.index();
   return Storage(boost::intrusive_ptr<StorageImpl>(new StorageImpl(nbytes, a, index)));

@@ -167,14 +167,14 @@ RegistrationHandle Dispatcher::def(FunctionSchema schema, Origin origin) {
                    r->origin.str(), " does not fit the schema: ", why);
     }
   }
-  e.schema_ = std::move(schema);
+  e.schema_ = std::make_unique<FunctionSchema>(std::move(schema));
   e.schema_origin_ = std::move(origin);
-  e.has_schema_.store(true, std::memory_order_release);
+  e.published_schema_.store(e.schema_.get(), std::memory_order_release);
   impl_->publish(op);
   return RegistrationHandle([this, entry = &e, opp = &op] {
     std::lock_guard<std::mutex> l(impl_->mu);
-    entry->has_schema_.store(false, std::memory_order_release);
-    entry->schema_.reset();
+    entry->published_schema_.store(nullptr, std::memory_order_release);
+    entry->retired_schemas_.push_back(std::move(entry->schema_));
     entry->schema_origin_ = Origin{};
     impl_->publish(*opp);
   });
@@ -436,13 +436,15 @@ const KernelFunction* OperatorEntry::lookup_after_race(DispatchKeySet ks) const 
 const std::string& OperatorHandle::name() const { return entry_->name_; }
 
 bool OperatorHandle::has_schema() const {
-  return entry_->has_schema_.load(std::memory_order_acquire);
+  return entry_->published_schema_.load(std::memory_order_acquire) != nullptr;
 }
 
 const FunctionSchema& OperatorHandle::schema() const {
-  LOOM_CHECK_T(NotImplementedError, has_schema(), "operator '", name(),
+  // One load: checking and then loading again could race with an unregistration.
+  const FunctionSchema* s = entry_->published_schema_.load(std::memory_order_acquire);
+  LOOM_CHECK_T(NotImplementedError, s != nullptr, "operator '", name(),
                "' has no schema (the plugin that defined it is not loaded)");
-  return *entry_->schema_;
+  return *s;
 }
 
 void OperatorHandle::check_typed(const InferredSignature& sig) const {

@@ -127,6 +127,7 @@ struct PluginLoader::Impl {
   DeferredByFile deferred_by_file;                     // Note [Resident plugin files]
   std::vector<boost::dll::shared_library> parked;      // Note [Unload keeps code mapped]
   std::map<std::string, std::string> failed_init;      // files whose initialisers threw
+  std::vector<std::string> dependent_dirs;             // folders of plugins loading their deps
 
   LoadedPlugin* find(std::string_view name) {
     for (auto& p : plugins) {
@@ -152,7 +153,10 @@ std::string PluginLoader::default_plugin_dir() {
 }
 
 std::vector<std::string> PluginLoader::search_path() const {
-  std::vector<std::string> dirs;
+  std::lock_guard<std::recursive_mutex> lock(impl_->mu);
+  // While a plugin's dependencies load, its own folder comes first: a set of plugins
+  // shipped together in one folder finds its members without LOOM_PLUGIN_PATH.
+  std::vector<std::string> dirs(impl_->dependent_dirs.rbegin(), impl_->dependent_dirs.rend());
   if (const char* env = std::getenv("LOOM_PLUGIN_PATH")) {
     for (absl::string_view d : absl::StrSplit(env, ':', absl::SkipEmpty())) dirs.emplace_back(d);
   }
@@ -353,9 +357,12 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
     } done{impl_->loading, name};
     for (const std::string& dep : info.dependencies) {
       if (impl_->find(dep)) continue;
+      impl_->dependent_dirs.push_back(path.parent_path().string());
       try {
         load(dep);  // by name: what it loads is named dep
+        impl_->dependent_dirs.pop_back();
       } catch (const std::exception& e) {
+        impl_->dependent_dirs.pop_back();
         throw fail("", loom::str_cat("plugin '", name, "' (", where, ") requires plugin '", dep,
                                      "', which is not loaded and could not be loaded: ", e.what()));
       }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "loom/core/error.h"
+#include "loom/core/tensor.h"
 
 namespace loom {
 namespace {
@@ -136,6 +137,31 @@ TEST(DeviceTest, ConcurrentRegistrationGivesOneIdPerName) {
   EXPECT_NE(got[0][0], got[0][1]);
   EXPECT_NE(got[0][1], got[0][2]);
   EXPECT_EQ(got[0][2].name(), "devtest_race_c");
+}
+
+}  // namespace
+}  // namespace loom
+
+namespace loom {
+namespace {
+
+TEST(DeviceTest, IndexSpellingIsStrictAsInC10) {
+  DeviceType::register_type("strictdev");
+  EXPECT_EQ(Device("strictdev:10").index(), 10);
+  for (const char* bad : {"strictdev:007", "strictdev:-0", "strictdev:+1", "strictdev:", "cpu:-0"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THAT(message_of<DeviceError>([&] { Device d(bad); }),
+                ::testing::HasSubstr("invalid device string"));
+  }
+}
+
+TEST(DeviceTest, CpuIndexMustBeMinusOneOrZero) {
+  EXPECT_EQ(Device("cpu:0").index(), 0);
+  EXPECT_THAT(message_of<DeviceError>([] { Device d("cpu:1"); }),
+              ::testing::HasSubstr("CPU device index must be -1 or zero, got 1"));
+  EXPECT_THAT(message_of<DeviceError>(
+                  [] { Tensor::empty({2}, TensorOptions{}.with(Device(DeviceType::cpu(), 1))); }),
+              ::testing::HasSubstr("CPU device index must be -1 or zero, got 1"));
 }
 
 }  // namespace

@@ -509,12 +509,24 @@ TEST_F(PluginLoaderTest, RefusesAFoundFileThatHoldsAnotherPlugin) {
                  /*expect_closed=*/false);
 }
 
+TEST_F(PluginLoaderTest, DependencyIsFoundNextToThePluginThatNeedsIt) {
+  ScopedPluginPath none("");
+  const PluginInfo info = PluginLoader::instance().load(plugin_file("good_dep"));
+  EXPECT_EQ(info.name, "good_dep");
+  EXPECT_TRUE(PluginLoader::instance().is_loaded("good_ops"));
+}
+
 TEST_F(PluginLoaderTest, RefusesADependencyOutsideTheSearchPath) {
   ScopedPluginPath none("");
-  const std::string f = plugin_file("good_dep");
+  // good_dep alone in a folder: its dependency is neither next to it nor on the path.
+  const fs::path dir = fs::temp_directory_path() / loom::str_cat("loom_lonely_", ::getpid());
+  fs::create_directories(dir);
+  const std::string f = (dir / "libloom_good_dep.so").string();
+  fs::copy_file(plugin_file("good_dep"), f, fs::copy_options::overwrite_existing);
   expect_refused(f, {"plugin 'good_dep' (" + f + ") requires plugin 'good_ops'",
                      "no libloom_good_ops.so in the plugin search path"});
   EXPECT_FALSE(Dispatcher::instance().find_op("testns::fast_calls"));
+  fs::remove_all(dir);
 }
 
 TEST_F(PluginLoaderTest, DependenciesLoadedForAFailedPluginAreUnloadedAgain) {

@@ -114,7 +114,11 @@ void print_providers() {
       str_append(&available, available.empty() ? "" : ", ", name, " (", count, " op",
                  count == 1 ? "" : "s", ")");
     }
-    t.add({dispatch_key_name(*it), preferred.empty() ? "(none: highest priority wins)" : preferred,
+    std::string shown = preferred.empty() ? "(none: highest priority wins)" : preferred;
+    if (!preferred.empty() && !providers[*it].count(preferred)) {
+      shown += " (no kernel from such a provider: priorities decide)";
+    }
+    t.add({dispatch_key_name(*it), shown,
            available.empty() ? "no kernels" : "providers: " + available});
   }
   t.print(std::cout);

@@ -115,9 +115,12 @@ class OperatorEntry {
   std::array<std::atomic<const KernelFunction*>, kNumDispatchKeys> table_{};
   // Everything below is guarded by the dispatcher's registration mutex.
   std::string name_;
-  std::optional<FunctionSchema> schema_;
-  std::atomic<bool> has_schema_{false};
+  std::unique_ptr<FunctionSchema> schema_;
   Origin schema_origin_;
+  // Readers (boxed calls, messages) use the published pointer without the lock. A schema
+  // that is undefined is retired, never freed, so a reference handed out stays valid.
+  std::atomic<const FunctionSchema*> published_schema_{nullptr};
+  std::vector<std::unique_ptr<FunctionSchema>> retired_schemas_;
 };
 
 /// Keys added to every call's key set and removed from it on this thread, applied to ks.

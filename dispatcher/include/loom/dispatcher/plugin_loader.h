@@ -5,7 +5,8 @@
 /// Search order for a plugin given by name: the folders of LOOM_PLUGIN_PATH
 /// (':'-separated), then the install's plugin folder (`<dir of
 /// libloom_core>/loom/plugins`). A name containing '/' or ending in ".so" is
-/// an explicit path. A plugin named N lives in `libloom_N.so`.
+/// an explicit path. A plugin named N lives in `libloom_N.so`. A plugin's dependencies are
+/// looked up in the plugin's own folder first, then along the search path.
 
 #include <string>
 #include <string_view>
