@@ -1,5 +1,6 @@
 #include "loom/dispatcher/plugin.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -37,7 +38,12 @@ int run_plugin_registration(LoomPluginContext* c, char* error, size_t error_capa
   try {
     RegisteringPluginGuard guard(ctx->name());
     for (auto* hook : ctx->pending_on_load) hook(*ctx);
-    for (const LibraryBlock& block : ctx->pending_blocks) {
+    // Definitions first, then kernels: the order of static initialisers across a plugin's
+    // files is the link order, which must not decide whether an impl finds its schema.
+    std::vector<LibraryBlock> blocks = ctx->pending_blocks;
+    std::stable_partition(blocks.begin(), blocks.end(),
+                          [](const LibraryBlock& b) { return b.kind != Library::Kind::Impl; });
+    for (const LibraryBlock& block : blocks) {
       try {
         ctx->add_library(run_library_block(block));
       } catch (const std::exception& e) {

@@ -14,6 +14,9 @@
 ///   default   := None | True | False | NUMBER | inf | nan | -inf | STRING | list | IDENT
 ///   list      := '[' [scalar (',' scalar)*] ']'        scalar := NUMBER | True | False
 ///
+/// A default must also fit its argument's type (see default_mismatch below); one that does not
+/// is a parse error at the default's column, since every call omitting the argument would fail.
+///
 /// The parser works on characters rather than a token stream so that every error can point at
 /// the exact column, and a message can show what it found there.
 
@@ -28,6 +31,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "loom/core/dtype.h"
 #include "loom/core/error.h"
 #include "loom/dispatcher/schema.h"
 
@@ -127,6 +131,114 @@ TypeKind list_element_kind(const Type& type) {
   const Type& list = strip_optional(type);
   if (list.kind != TypeKind::List) return TypeKind::Any;
   return strip_optional(*list.elem).kind;
+}
+
+// The identifiers an enum-like argument may default to. They are the names that
+// default_to_ivalue (boxing.cpp) turns into the value the argument's type expects; ScalarType
+// takes any name parse_dtype knows (`long`, `float32`).
+constexpr std::array<std::string_view, 2> kReductionNames = {"Mean", "Sum"};
+constexpr std::array<std::string_view, 4> kMemoryFormatNames = {
+    "contiguous_format", "preserve_format", "channels_last", "channels_last_3d"};
+constexpr std::array<std::string_view, 2> kLayoutNames = {"strided", "sparse_coo"};
+
+template <size_t N>
+bool is_one_of(const std::array<std::string_view, N>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+template <size_t N>
+std::string one_of_hint(std::string_view type_name, const std::array<std::string_view, N>& names) {
+  std::string out = loom::str_cat("; a default for ", type_name, " is one of ");
+  for (size_t i = 0; i < N; ++i) loom::str_append(&out, i ? ", " : "", names[i]);
+  return out;
+}
+
+// Why default `value` does not fit `type`: nullopt when it fits, else a hint to append to the
+// message (possibly empty). `written` is the type as written, for the hints; `in_optional` is
+// set while checking the element of an Optional. The rules follow
+// PyTorch's schema parser (function_schema_parser.cpp) and, where Loom is narrower, what
+// boxed calls can turn into an argument of the type:
+//  * T? takes None and whatever T takes; None fits nothing else (Any takes everything).
+//  * int (SymInt, DeviceIndex): an integer or a reduction name (Mean, Sum).
+//  * float and complex: a number (an integer literal is the same number); bool (SymBool):
+//    True/False; Scalar: a number or True/False; str: a string literal.
+//  * ScalarType, Layout, MemoryFormat: one of their names (`long`, `strided`,
+//    `contiguous_format`).
+//  * Lists (int/float/bool elements only): a list literal whose elements fit the element type
+//    (`[]` included); a fixed-size list (`int[2]`) also takes one element value, repeated.
+//  * Tensor, Generator, Device, Dimname, QScheme, Storage, Stream: only None, so only when
+//    optional.
+std::optional<std::string> default_mismatch(const Type& type, const DefaultValue::Value& value,
+                                            std::string_view written, bool in_optional = false) {
+  if (type.kind == TypeKind::Any) return std::nullopt;
+  if (type.kind == TypeKind::Optional) {
+    if (std::holds_alternative<std::monostate>(value)) return std::nullopt;
+    return default_mismatch(type.element(), value, written, /*in_optional=*/true);
+  }
+  if (std::holds_alternative<std::monostate>(value)) {
+    return loom::str_cat("; only an optional type defaults to None (write '", written, "?')");
+  }
+  const bool is_int = std::holds_alternative<int64_t>(value);
+  const bool is_double = std::holds_alternative<double>(value);
+  const bool is_bool = std::holds_alternative<bool>(value);
+  const Identifier* ident = std::get_if<Identifier>(&value);
+  auto fits_if = [](bool ok, std::string hint = "") -> std::optional<std::string> {
+    if (ok) return std::nullopt;
+    return hint;
+  };
+  switch (type.kind) {
+    case TypeKind::Int:
+      if (ident) return fits_if(is_one_of(kReductionNames, ident->name),
+                                one_of_hint("int", kReductionNames));
+      return fits_if(is_int);
+    case TypeKind::Float:
+    case TypeKind::Complex:
+      return fits_if(is_int || is_double);
+    case TypeKind::Bool:
+      return fits_if(is_bool, "; a bool defaults to True or False");
+    case TypeKind::Scalar:
+      return fits_if(is_int || is_double || is_bool);
+    case TypeKind::Str:
+      return fits_if(std::holds_alternative<std::string>(value),
+                     "; a str default is a quoted string");
+    case TypeKind::ScalarType:
+      return fits_if(ident && parse_dtype(ident->name).has_value(),
+                     "; a ScalarType defaults to a dtype name such as long or float32");
+    case TypeKind::Layout:
+      return fits_if(ident && is_one_of(kLayoutNames, ident->name),
+                     one_of_hint("Layout", kLayoutNames));
+    case TypeKind::MemoryFormat:
+      return fits_if(ident && is_one_of(kMemoryFormatNames, ident->name),
+                     one_of_hint("MemoryFormat", kMemoryFormatNames));
+    case TypeKind::List: {
+      const Type& elem = type.element();
+      if (elem.kind != TypeKind::Int && elem.kind != TypeKind::Float &&
+          elem.kind != TypeKind::Bool) {
+        return loom::str_cat("; only lists of int, float or bool take a default other than None");
+      }
+      if (std::holds_alternative<std::vector<int64_t>>(value)) {
+        return fits_if(elem.kind == TypeKind::Int);  // an int list for float[] is doubles by now
+      }
+      if (std::holds_alternative<std::vector<double>>(value)) {
+        return fits_if(elem.kind == TypeKind::Float);
+      }
+      if (std::holds_alternative<std::vector<bool>>(value)) {
+        return fits_if(elem.kind == TypeKind::Bool);
+      }
+      if (is_int || is_double || is_bool) {
+        if (!type.fixed_size) {
+          return loom::str_cat("; only a fixed-size list (such as '", elem.str(),
+                               "[2]') takes a single value, which is repeated");
+        }
+        return default_mismatch(elem, value, elem.str());
+      }
+      return fits_if(false);
+    }
+    default:  // Tensor, Generator, Device, Dimname, QScheme, Storage, Stream
+      if (in_optional) return loom::str_cat("; a ", written, " argument can only default to None");
+      return loom::str_cat("; a ", written, " argument can only default to None, and only when ",
+                           "optional ('", written, "?')");
+  }
 }
 
 class Parser {
@@ -357,7 +469,8 @@ class Parser {
       if (is_return) fail(pos_, "return values cannot have default values");
       ++pos_;
       skip_ws();
-      arg.default_value = parse_default(arg.type);
+      arg.default_value =
+          parse_default(arg.type, s_.substr(type_pos, last_type_end_ - type_pos));
     }
     return arg;
   }
@@ -464,7 +577,9 @@ class Parser {
 
   // ---- default values ----
 
-  DefaultValue parse_default(const Type& type) {
+  // A default value, checked against the argument's type (written as `written`).
+  DefaultValue parse_default(const Type& type, std::string_view written) {
+    size_t start = pos_;
     char c = peek();
     DefaultValue value;
     if (c == '"' || c == '\'') {
@@ -499,7 +614,13 @@ class Parser {
     } else if (target.kind == TypeKind::List && list_element_kind(type) == TypeKind::Float) {
       if (const auto* ints = std::get_if<std::vector<int64_t>>(&value.value)) {
         value.value = std::vector<double>(ints->begin(), ints->end());
+      } else if (const int64_t* i = std::get_if<int64_t>(&value.value)) {
+        value.value = static_cast<double>(*i);  // `float[2] x=1`: one element, repeated
       }
+    }
+    if (auto hint = default_mismatch(type, value.value, written)) {
+      fail(start, loom::str_cat("default value ", s_.substr(start, pos_ - start),
+                                " does not fit type '", written, "'", *hint));
     }
     return value;
   }

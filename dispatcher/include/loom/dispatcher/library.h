@@ -8,8 +8,9 @@
 /// initialiser only appends the block to the plugin's pending list (the
 /// loader sets that list up around dlopen); the blocks run later, from the
 /// plugin's register function, with every handle recorded, so a failing
-/// block rolls the whole plugin back. In an executable or an ordinary linked
-/// library the block runs at static-initialisation time, as in PyTorch.
+/// block rolls the whole plugin back; LOOM_LIBRARY and LOOM_LIBRARY_FRAGMENT
+/// blocks run before LOOM_LIBRARY_IMPL blocks, whatever the files' link order. In an executable or
+/// an ordinary linked library the block runs at static-initialisation time, as in PyTorch.
 
 #include <optional>
 #include <source_location>
