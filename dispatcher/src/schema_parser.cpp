@@ -165,9 +165,12 @@ std::string one_of_hint(std::string_view type_name, const std::array<std::string
 //  * ScalarType, Layout, MemoryFormat: one of their names (`long`, `strided`,
 //    `contiguous_format`).
 //  * Lists (int/float/bool elements only): a list literal whose elements fit the element type
-//    (`[]` included); a fixed-size list (`int[2]`) also takes one element value, repeated.
+//    (`[]` included); a fixed-size int list (`int[2] stride=1`) also takes one int, repeated.
+//    (PyTorch repeats a single value for float and bool lists too; Loom's boxing does not.)
 //  * Tensor, Generator, Device, Dimname, QScheme, Storage, Stream: only None, so only when
-//    optional.
+//    optional. (PyTorch also takes `Device d="cpu"`, which Loom's boxing cannot turn into a
+//    Device, and `Tensor t=None`, an undefined tensor, which Loom's boxed calls reject; no
+//    native_functions.yaml line uses either.)
 std::optional<std::string> default_mismatch(const Type& type, const DefaultValue::Value& value,
                                             std::string_view written, bool in_optional = false) {
   if (type.kind == TypeKind::Any) return std::nullopt;
@@ -188,8 +191,10 @@ std::optional<std::string> default_mismatch(const Type& type, const DefaultValue
   };
   switch (type.kind) {
     case TypeKind::Int:
-      if (ident) return fits_if(is_one_of(kReductionNames, ident->name),
-                                one_of_hint("int", kReductionNames));
+      if (ident) {
+        return fits_if(is_one_of(kReductionNames, ident->name),
+                       one_of_hint("int", kReductionNames));
+      }
       return fits_if(is_int);
     case TypeKind::Float:
     case TypeKind::Complex:
@@ -226,11 +231,13 @@ std::optional<std::string> default_mismatch(const Type& type, const DefaultValue
         return fits_if(elem.kind == TypeKind::Bool);
       }
       if (is_int || is_double || is_bool) {
-        if (!type.fixed_size) {
-          return loom::str_cat("; only a fixed-size list (such as '", elem.str(),
-                               "[2]') takes a single value, which is repeated");
+        // PyTorch repeats one value for any fixed-size list, but Loom's boxed calls repeat only
+        // ints (`int[2] stride=1`), so `float[2] x=1.5` would fail every call that omits it.
+        if (elem.kind != TypeKind::Int || !type.fixed_size) {
+          return loom::str_cat("; only a fixed-size int list (such as 'int[2]') takes a single ",
+                               "value, which is repeated");
         }
-        return default_mismatch(elem, value, elem.str());
+        return fits_if(is_int);
       }
       return fits_if(false);
     }
@@ -469,8 +476,7 @@ class Parser {
       if (is_return) fail(pos_, "return values cannot have default values");
       ++pos_;
       skip_ws();
-      arg.default_value =
-          parse_default(arg.type, s_.substr(type_pos, last_type_end_ - type_pos));
+      arg.default_value = parse_default(arg.type, s_.substr(type_pos, last_type_end_ - type_pos));
     }
     return arg;
   }
@@ -614,8 +620,6 @@ class Parser {
     } else if (target.kind == TypeKind::List && list_element_kind(type) == TypeKind::Float) {
       if (const auto* ints = std::get_if<std::vector<int64_t>>(&value.value)) {
         value.value = std::vector<double>(ints->begin(), ints->end());
-      } else if (const int64_t* i = std::get_if<int64_t>(&value.value)) {
-        value.value = static_cast<double>(*i);  // `float[2] x=1`: one element, repeated
       }
     }
     if (auto hint = default_mismatch(type, value.value, written)) {

@@ -768,6 +768,97 @@ TEST(SchemaPrinter, EqualityDistinguishesDefaults) {
   EXPECT_EQ(parse_schema("f(float a=nan) -> ()"), parse_schema("f(float a=nan) -> ()"));
 }
 
+// ---- defaults must fit their argument's type ----
+
+TEST(SchemaParser, RealDefaultPatternsFitTheirTypes) {
+  // Every (type, default) shape native_functions.yaml uses, one schema each.
+  const std::vector<std::string> cases = {
+      "f(Scalar alpha=1) -> ()",
+      "f(Scalar alpha=1.0) -> ()",
+      "f(Scalar negative_slope=-1) -> ()",
+      "f(Scalar? correction=None) -> ()",
+      "f(SymInt[2] stride=1) -> ()",
+      "f(int[3] padding=0) -> ()",
+      "f(int[1] dim=[]) -> ()",
+      "f(int[1] dim=[-2,-1]) -> ()",
+      "f(int[2] stride=[]) -> ()",
+      "f(SymInt[] size=[]) -> ()",
+      "f(int[] dims=[0,1]) -> ()",
+      "f(SymInt[1]? s=None) -> ()",
+      "f(float[]? scales=None) -> ()",
+      "f(int reduction=Mean) -> ()",
+      "f(int reduction=Sum) -> ()",
+      "f(SymInt ignore_index=-100) -> ()",
+      "f(int? dim=None) -> ()",
+      "f(int? size=0) -> ()",
+      "f(ScalarType? dtype=long) -> ()",
+      "f(ScalarType? dtype=None) -> ()",
+      "f(MemoryFormat memory_format=contiguous_format) -> ()",
+      "f(MemoryFormat? memory_format=contiguous_format) -> ()",
+      "f(MemoryFormat? memory_format=None) -> ()",
+      "f(Layout? layout=None) -> ()",
+      "f(str reduce=\"mean\") -> ()",
+      "f(str ord='fro') -> ()",
+      "f(str algorithm=\"\") -> ()",
+      "f(str? rounding_mode=None) -> ()",
+      "f(float eps=1e-05) -> ()",
+      "f(float p=2) -> ()",
+      "f(float label_smoothing=0.0) -> ()",
+      "f(float? scale=None) -> ()",
+      "f(bool keepdim=False) -> ()",
+      "f(bool? pin_memory=None) -> ()",
+      "f(bool? pin_memory=False) -> ()",
+      "f(Generator? generator=None) -> ()",
+      "f(Device? device=None) -> ()",
+      "f(Tensor? weight=None) -> ()",
+      "f(Tensor(a!)? out=None) -> ()",
+      "f(Dimname[]? names=None) -> ()",
+  };
+  for (const std::string& text : cases) {
+    SCOPED_TRACE(text);
+    EXPECT_NO_THROW(expect_round_trip(text));
+  }
+}
+
+TEST(SchemaParser, OtherDefaultsThatFit) {
+  const std::vector<std::string> cases = {
+      "f(bool[3] output_mask=[True, True, True]) -> ()",
+      "f(bool[2] mask=[]) -> ()",
+      "f(float[] x=[1, 2.5]) -> ()",
+      "f(float[] x=[]) -> ()",
+      "f(int[2]? pair=1) -> ()",
+      "f(Scalar flag=True) -> ()",
+      "f(float x=inf, float y=-inf, float z=nan) -> ()",
+      "f(complex c=1, complex d=0.5) -> ()",
+      "f(ScalarType dtype=float32, ScalarType other=float) -> ()",
+      "f(Layout layout=strided, Layout? other=sparse_coo) -> ()",
+      "f(MemoryFormat m=channels_last, MemoryFormat n=preserve_format) -> ()",
+      "f(SymBool b=True, DeviceIndex i=-1) -> ()",
+      "f(Any a=None, Any b=1, Any c=\"x\") -> ()",
+  };
+  for (const std::string& text : cases) {
+    SCOPED_TRACE(text);
+    EXPECT_NO_THROW(expect_round_trip(text));
+  }
+}
+
+TEST(SchemaParser, FixedSizeIntListKeepsItsSingleIntDefault) {
+  FunctionSchema s = parse_schema("f(SymInt[2] stride=1, int[2]? pair=3) -> ()");
+  EXPECT_EQ(std::get<int64_t>(arg(s, "stride").default_value->value), 1);
+  EXPECT_EQ(std::get<int64_t>(arg(s, "pair").default_value->value), 3);
+  FunctionSchema mask = parse_schema("f(bool[3] output_mask=[True, False, True]) -> ()");
+  EXPECT_EQ(std::get<std::vector<bool>>(arg(mask, "output_mask").default_value->value),
+            (std::vector<bool>{true, false, true}));
+}
+
+TEST(SchemaParser, EveryNativeFunctionDefaultFits) {
+  // The real lines above include every kind of default the yaml file has; none may be refused.
+  for (const std::string& text : kNativeFunctions) {
+    SCOPED_TRACE(text);
+    EXPECT_NO_THROW(parse_schema(text));
+  }
+}
+
 TEST(FunctionSchema, ConstructorRejectsPositionalAfterKeywordOnly) {
   Argument a{"a", Type::tensor(), std::nullopt, std::nullopt, /*kwarg_only=*/true};
   Argument b{"b", Type::tensor(), std::nullopt, std::nullopt, /*kwarg_only=*/false};
@@ -857,6 +948,110 @@ TEST(SchemaParserErrors, ColumnAndMessage) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(SchemaParserErrors, DefaultThatDoesNotFitItsType) {
+  const std::vector<BadSchema> cases = {
+      {"f(Tensor x, bool b=1) -> Tensor", 20, "default value 1 does not fit type 'bool'"},
+      {"f(Tensor x, int a=1.5) -> Tensor", 19, "default value 1.5 does not fit type 'int'"},
+      {"f(Tensor x, Tensor y=1) -> Tensor", 22, "default value 1 does not fit type 'Tensor'"},
+      {"f(Tensor x, str s=2) -> Tensor", 19, "default value 2 does not fit type 'str'"},
+      {"f(Tensor x, int[] d=[1.5]) -> Tensor", 21, "default value [1.5] does not fit type 'int[]'"},
+      {"f(int a=True) -> ()", 9, "default value True does not fit type 'int'"},
+      {"f(int a=inf) -> ()", 9, "default value inf does not fit type 'int'"},
+      {"f(SymInt k=2.) -> ()", 12, "default value 2. does not fit type 'SymInt'"},
+      {"f(int a=\"1\") -> ()", 9, "default value \"1\" does not fit type 'int'"},
+      {"f(float a=True) -> ()", 11, "default value True does not fit type 'float'"},
+      {"f(float a=\"x\") -> ()", 11, "default value \"x\" does not fit type 'float'"},
+      {"f(bool b=0) -> ()", 10, "default value 0 does not fit type 'bool'"},
+      {"f(bool? b=1) -> ()", 11, "default value 1 does not fit type 'bool?'"},
+      {"f(Scalar s=\"1\") -> ()", 12, "default value \"1\" does not fit type 'Scalar'"},
+      {"f(str s=mean) -> ()", 9, "default value mean does not fit type 'str'"},
+      {"f(ScalarType d=1) -> ()", 16, "default value 1 does not fit type 'ScalarType'"},
+      {"f(Tensor? x=0) -> ()", 13, "default value 0 does not fit type 'Tensor?'"},
+      {"f(Device d=\"cpu\") -> ()", 12, "default value \"cpu\" does not fit type 'Device'"},
+      {"f(Dimname n=\"x\") -> ()", 13, "default value \"x\" does not fit type 'Dimname'"},
+      {"f(int[] d=[True]) -> ()", 11, "default value [True] does not fit type 'int[]'"},
+      {"f(SymInt[2] s=[1.0, 2.0]) -> ()", 15,
+       "default value [1.0, 2.0] does not fit type 'SymInt[2]'"},
+      {"f(bool[3] m=[1, 0, 1]) -> ()", 13, "default value [1, 0, 1] does not fit type 'bool[3]'"},
+      {"f(int[2] x=1.5) -> ()", 12, "default value 1.5 does not fit type 'int[2]'"},
+      {"f(int[1]? d=\"x\") -> ()", 13, "default value \"x\" does not fit type 'int[1]?'"},
+      {"f(Tensor[] t=[]) -> ()", 14,
+       "default value [] does not fit type 'Tensor[]'; only lists of int, float or bool take a "
+       "default other than None"},
+      {"f(Tensor?[] t=[]) -> ()", 15, "default value [] does not fit type 'Tensor?[]'"},
+      {"f(Tensor self,\n  int a=1.5) -> ()", 24, "default value 1.5 does not fit type 'int'"},
+  };
+  for (const BadSchema& bad : cases) {
+    SCOPED_TRACE(bad.text);
+    SchemaParseError e = expect_parse_error(bad.text);
+    EXPECT_EQ(e.column(), bad.column);
+    EXPECT_NE(std::string(e.what()).find(bad.message), std::string::npos) << e.what();
+  }
+}
+
+TEST(SchemaParserErrors, NoneNeedsAnOptionalType) {
+  const std::vector<BadSchema> cases = {
+      {"f(Tensor x, Tensor y=None) -> Tensor", 22,
+       "default value None does not fit type 'Tensor'; only an optional type defaults to None "
+       "(write 'Tensor?')"},
+      {"f(Tensor(a) x=None) -> ()", 15, "(write 'Tensor(a)?')"},
+      {"f(Generator g=None) -> ()", 15, "(write 'Generator?')"},
+      {"f(bool b=None) -> ()", 10, "(write 'bool?')"},
+      {"f(Scalar s=None) -> ()", 12, "(write 'Scalar?')"},
+      {"f(str s=None) -> ()", 9, "(write 'str?')"},
+      {"f(int[] d=None) -> ()", 11, "(write 'int[]?')"},
+      {"f(int[2] d=None) -> ()", 12, "(write 'int[2]?')"},
+  };
+  for (const BadSchema& bad : cases) {
+    SCOPED_TRACE(bad.text);
+    SchemaParseError e = expect_parse_error(bad.text);
+    EXPECT_EQ(e.column(), bad.column);
+    EXPECT_NE(std::string(e.what()).find(bad.message), std::string::npos) << e.what();
+  }
+}
+
+TEST(SchemaParserErrors, EnumDefaultsNameTheAcceptedIdentifiers) {
+  const std::vector<BadSchema> cases = {
+      {"f(int r=Man) -> ()", 9, "default for int is one of Mean, Sum"},
+      {"f(int r=contiguous_format) -> ()", 9, "default for int is one of Mean, Sum"},
+      {"f(ScalarType d=cfloat) -> ()", 16, "a dtype name such as long or float32"},
+      {"f(Layout l=contiguous_format) -> ()", 12,
+       "default for Layout is one of strided, sparse_coo"},
+      {"f(MemoryFormat? m=strided) -> ()", 19,
+       "default for MemoryFormat is one of contiguous_format, preserve_format, channels_last, "
+       "channels_last_3d"},
+  };
+  for (const BadSchema& bad : cases) {
+    SCOPED_TRACE(bad.text);
+    SchemaParseError e = expect_parse_error(bad.text);
+    EXPECT_EQ(e.column(), bad.column);
+    EXPECT_NE(std::string(e.what()).find(bad.message), std::string::npos) << e.what();
+  }
+}
+
+TEST(SchemaParserErrors, SingleValueOnlyForFixedSizeIntLists) {
+  const std::vector<BadSchema> cases = {
+      {"f(int[] d=1) -> ()", 11, "does not fit type 'int[]'; only a fixed-size int list"},
+      {"f(bool[3] m=True) -> ()", 13, "does not fit type 'bool[3]'; only a fixed-size int list"},
+      {"f(float[2] x=1.5) -> ()", 14, "does not fit type 'float[2]'; only a fixed-size int list"},
+  };
+  for (const BadSchema& bad : cases) {
+    SCOPED_TRACE(bad.text);
+    SchemaParseError e = expect_parse_error(bad.text);
+    EXPECT_EQ(e.column(), bad.column);
+    EXPECT_NE(std::string(e.what()).find(bad.message), std::string::npos) << e.what();
+  }
+}
+
+TEST(SchemaParserErrors, DefaultMismatchMessageShowsCaret) {
+  SchemaParseError e = expect_parse_error("f(Tensor x, int a=1.5) -> Tensor");
+  EXPECT_EQ(std::string(e.what()),
+            "schema parse error at column 19: default value 1.5 does not fit type 'int'\n"
+            "  f(Tensor x, int a=1.5) -> Tensor\n"
+            "  " +
+                std::string(18, ' ') + "^");
 }
 
 TEST(SchemaParserErrors, MessageShowsSchemaWithCaret) {

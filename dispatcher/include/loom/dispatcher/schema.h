@@ -25,6 +25,13 @@
 ///    argument becomes a double, because that is the only value such an argument can hold.
 ///    A scalar default of a fixed-size list (`int[2] stride=1`) stays a scalar; broadcasting it
 ///    to the list length is the consumer's job.
+///  * A default must fit its argument's type, or parsing fails at the default's column: None
+///    only for optional types (`Tensor? w=None`, never `Tensor w=None`); `int` takes integers
+///    and `Mean`/`Sum`; `float` any number; `bool` True/False; `Scalar` a number or a bool; `str`
+///    a string; ScalarType, Layout and MemoryFormat their names (`long`, `strided`,
+///    `contiguous_format`); int/float/bool lists a list of fitting elements, and a fixed-size
+///    int list (`int[2]`) also a single int; Tensor, Generator, Device and the other object
+///    types nothing but None. Every default in native_functions.yaml fits.
 ///  * Printing is canonical: `parse_schema(s.str()) == s`, and printing a re-parsed schema
 ///    gives the same text again. Doubles print in their shortest round-trip form and always
 ///    carry a `.` or an exponent (`1e-05`, `0.5`, `1.`) so they re-parse as doubles; strings
@@ -265,7 +272,8 @@ class FunctionSchema {
 /// Parses a schema such as `aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) ->
 /// Tensor`.
 /// @throws loom::SchemaParseError naming the 1-based column, what was expected and what was
-///   found, with the schema and a caret under the column.
+///   found, with the schema and a caret under the column; also for a default value that does
+///   not fit its argument's type (see Note [Schema canonical form]).
 FunctionSchema parse_schema(std::string_view text);
 
 /// Parses just an operator name, `[ns::]name[.overload]` (what `impl("add.Tensor", ...)` takes).
