@@ -762,6 +762,12 @@ TEST_F(PluginLoaderTest, TensorWithAPluginDeleterOutlivesTheUnload) {
 }
 
 TEST_F(PluginLoaderTest, AThrowingStaticInitialiserIsReportedAndRemembered) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // The exception unwinds through dlopen, which glibc supports but the sanitizers'
+  // dlopen interceptor does not (it terminates). `loom plugin check` isolates this case
+  // in a child process.
+  GTEST_SKIP() << "exceptions cannot unwind through the sanitizers' dlopen interceptor";
+#endif
   const std::string f = plugin_file("throws_in_init");
   expect_refused(f, {"cannot load plugin file '" + f + "'",
                      "one of its static initialisers threw: boom in a static initialiser"},
