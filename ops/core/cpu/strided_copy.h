@@ -1,0 +1,100 @@
+#pragma once
+// A same-dtype strided element copy for the reference CPU kernels: the copies that
+// reshape, flatten, cat, stack, repeat, flip, roll, tril and triu make. It moves bytes
+// (1, 2, 4 or 8 per element), so it serves every dtype without a type switch, and works on
+// raw (pointer, strides) pairs, so a source may run backwards (negative strides, as flip
+// needs) or repeat itself (zero strides, as repeat and expand do).
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "loom/core/tensor.h"
+#include "loom/core/tensor_checks.h"
+
+namespace loom::ops::cpu {
+
+namespace detail {
+
+template <typename Word>
+void copy_strided_words(char* dst, const int64_t* dst_strides, const char* src,
+                        const int64_t* src_strides, const int64_t* sizes, int64_t ndim) {
+  // The innermost dimension is a tight loop; the outer ones are walked with an index
+  // vector, so there is no recursion and no per-element index arithmetic.
+  const int64_t n_inner = ndim == 0 ? 1 : sizes[ndim - 1];
+  const int64_t ds = ndim == 0 ? 0 : dst_strides[ndim - 1];
+  const int64_t ss = ndim == 0 ? 0 : src_strides[ndim - 1];
+  const int64_t outer_dims = ndim == 0 ? 0 : ndim - 1;
+  std::vector<int64_t> idx(static_cast<size_t>(outer_dims), 0);
+  while (true) {
+    Word* d = reinterpret_cast<Word*>(dst);
+    const Word* s = reinterpret_cast<const Word*>(src);
+    if (ds == 1 && ss == 1) {
+      std::memcpy(d, s, static_cast<size_t>(n_inner) * sizeof(Word));
+    } else {
+      for (int64_t i = 0; i < n_inner; ++i) d[i * ds] = s[i * ss];
+    }
+    int64_t k = outer_dims - 1;
+    for (; k >= 0; --k) {
+      dst += dst_strides[k] * static_cast<int64_t>(sizeof(Word));
+      src += src_strides[k] * static_cast<int64_t>(sizeof(Word));
+      if (++idx[k] < sizes[k]) break;
+      dst -= dst_strides[k] * sizes[k] * static_cast<int64_t>(sizeof(Word));
+      src -= src_strides[k] * sizes[k] * static_cast<int64_t>(sizeof(Word));
+      idx[k] = 0;
+    }
+    if (k < 0) return;
+  }
+}
+
+}  // namespace detail
+
+/// Copies the elements of a (src, src_strides) layout into (dst, dst_strides), both of the
+/// given sizes, element_size bytes each (1, 2, 4 or 8); strides are in elements and may be
+/// negative or zero in the source. Nothing happens when any size is 0.
+inline void copy_strided(void* dst, IntArrayRef dst_strides, const void* src,
+                         IntArrayRef src_strides, IntArrayRef sizes, size_t element_size) {
+  for (int64_t s : sizes) {
+    if (s == 0) return;
+  }
+  auto* d = static_cast<char*>(dst);
+  const auto* s = static_cast<const char*>(src);
+  const auto nd = static_cast<int64_t>(sizes.size());
+  switch (element_size) {
+    case 1:
+      return detail::copy_strided_words<uint8_t>(d, dst_strides.data(), s, src_strides.data(),
+                                                 sizes.data(), nd);
+    case 2:
+      return detail::copy_strided_words<uint16_t>(d, dst_strides.data(), s, src_strides.data(),
+                                                  sizes.data(), nd);
+    case 4:
+      return detail::copy_strided_words<uint32_t>(d, dst_strides.data(), s, src_strides.data(),
+                                                  sizes.data(), nd);
+    case 8:
+      return detail::copy_strided_words<uint64_t>(d, dst_strides.data(), s, src_strides.data(),
+                                                  sizes.data(), nd);
+    default:
+      LOOM_THROW(TypeError, "copy_strided: unsupported element size ", element_size);
+  }
+}
+
+/// Copies src into dst element by element: same sizes, same dtype, any strides (dst must
+/// not overlap itself or src).
+inline void copy_same_dtype(const Tensor& dst, const Tensor& src) {
+  LOOM_CHECK(dst.sizes() == src.sizes(), "copy_same_dtype: destination sizes ",
+             sizes_str(dst.sizes()), " differ from source sizes ", sizes_str(src.sizes()));
+  LOOM_CHECK_T(TypeError, dst.dtype() == src.dtype(), "copy_same_dtype: destination dtype ",
+               dtype_name(dst.dtype()), " differs from source dtype ", dtype_name(src.dtype()));
+  if (dst.numel() == 0) return;
+  copy_strided(dst.data_ptr(), dst.strides(), src.data_ptr(), src.strides(), src.sizes(),
+               src.element_size());
+}
+
+/// A new contiguous tensor holding a copy of src (same dtype and device).
+inline Tensor contiguous_copy(const Tensor& src) {
+  Tensor out = Tensor::empty(src.sizes(), TensorOptions{}.with(src.dtype()).with(src.device()));
+  copy_same_dtype(out, src);
+  return out;
+}
+
+}  // namespace loom::ops::cpu
