@@ -1,0 +1,147 @@
+// Reference CPU kernels: softmax, log_softmax, their _-prefixed forms and backward ops.
+// Stable: each line subtracts its max before exp. float and the 16-bit floats compute in
+// float with the line's sum in double; double computes in double.
+#include "cpu/reduce_engine.h"
+#include "loom/dispatcher/library.h"
+
+namespace loom::ops::cpu::reduction {
+namespace {
+
+template <bool kLog>
+Tensor softmax_forward(const Tensor& self, int64_t dim, DType out_dtype) {
+  const char* op = kLog ? "_log_softmax" : "_softmax";
+  wrap_dim(dim, self.dim());
+  LOOM_CHECK_T(TypeError, is_floating_point(self.dtype()), op,
+               ": expected a floating point input, got ", self.describe());
+  const Tensor src = self.dtype() == out_dtype ? self : cast_contiguous(self, out_dtype);
+  Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(out_dtype));
+  if (out.numel() == 0) return out;
+  const LinePlan plan = make_lines(dim, {&src, &out});
+  dispatch_floats(op, src, [&]<typename T>(T*) {
+    using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    const T* in = data_of<T>(src);
+    T* o = data_of<T>(out);
+    const int64_t n = plan.len;
+    const int64_t si = plan.stride[0];
+    const int64_t so = plan.stride[1];
+    for_each_line(plan, [&](int64_t, const int64_t* off) {
+      const T* x = in + off[0];
+      T* y = o + off[1];
+      C m = -std::numeric_limits<C>::infinity();
+      for (int64_t i = 0; i < n; ++i) {
+        const C v = load(x + i * si);
+        m = v > m ? v : m;
+      }
+      // A NaN, or a line of -inf, makes x - m NaN below, so the whole line is NaN (as PyTorch).
+      double sum = 0;
+      if constexpr (kLog) {
+        for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<C>(load(x + i * si)) - m);
+        const C log_sum = static_cast<C>(std::log(sum));
+        for (int64_t i = 0; i < n; ++i) store(y + i * so, (static_cast<C>(load(x + i * si)) - m) - log_sum);
+      } else if constexpr (std::is_floating_point_v<T>) {
+        for (int64_t i = 0; i < n; ++i) {
+          const C e = std::exp(static_cast<C>(load(x + i * si)) - m);
+          y[i * so] = e;
+          sum += e;
+        }
+        const C inv = static_cast<C>(1.0 / sum);
+        for (int64_t i = 0; i < n; ++i) y[i * so] *= inv;
+      } else {
+        // 16-bit outputs: recompute exp rather than round it twice.
+        for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<C>(load(x + i * si)) - m);
+        const C inv = static_cast<C>(1.0 / sum);
+        for (int64_t i = 0; i < n; ++i) {
+          store(y + i * so, std::exp(static_cast<C>(load(x + i * si)) - m) * inv);
+        }
+      }
+    });
+  });
+  return out;
+}
+
+DType half_to_float_dtype(const char* op, const Tensor& self, bool half_to_float) {
+  if (!half_to_float) return self.dtype();
+  LOOM_CHECK_T(TypeError, self.dtype() == DType::Float16, op,
+               ": conversion is supported for Half type only, got ", self.describe());
+  return DType::Float32;
+}
+
+Tensor softmax_(const Tensor& self, int64_t dim, bool half_to_float) {
+  return softmax_forward<false>(self, dim, half_to_float_dtype("_softmax", self, half_to_float));
+}
+Tensor log_softmax_(const Tensor& self, int64_t dim, bool half_to_float) {
+  return softmax_forward<true>(self, dim,
+                               half_to_float_dtype("_log_softmax", self, half_to_float));
+}
+Tensor softmax_int(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  return softmax_forward<false>(self.dtype() == dtype.value_or(self.dtype())
+                                    ? self
+                                    : cast_contiguous(self, *dtype),
+                                dim, dtype.value_or(self.dtype()));
+}
+Tensor log_softmax_int(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  return softmax_forward<true>(self.dtype() == dtype.value_or(self.dtype())
+                                   ? self
+                                   : cast_contiguous(self, *dtype),
+                               dim, dtype.value_or(self.dtype()));
+}
+
+/// softmax: grad_in = y * (g - sum(g * y)); log_softmax: grad_in = g - exp(y) * sum(g).
+template <bool kLog>
+Tensor softmax_backward(const Tensor& grad, const Tensor& output, int64_t dim, DType input_dtype) {
+  const char* op = kLog ? "_log_softmax_backward_data" : "_softmax_backward_data";
+  check_defined(op, {{"grad_output", grad}, {"output", output}});
+  LOOM_CHECK(grad.sizes() == output.sizes(), op, ": the size of grad_output ",
+             sizes_str(grad.sizes()), " must match the size of output ", sizes_str(output.sizes()));
+  check_same_dtype(op, {{"grad_output", grad}, {"output", output}});
+  wrap_dim(dim, grad.dim());
+  Tensor result = Tensor::empty(grad.sizes(), TensorOptions{}.with(grad.dtype()));
+  if (result.numel() > 0) {
+    const LinePlan plan = make_lines(dim, {&grad, &output, &result});
+    dispatch_floats(op, grad, [&]<typename T>(T*) {
+      const T* g0 = data_of<T>(grad);
+      const T* y0 = data_of<T>(output);
+      T* r0 = data_of<T>(result);
+      const int64_t n = plan.len;
+      const int64_t sg = plan.stride[0], sy = plan.stride[1], sr = plan.stride[2];
+      for_each_line(plan, [&](int64_t, const int64_t* off) {
+        const T* g = g0 + off[0];
+        const T* y = y0 + off[1];
+        T* r = r0 + off[2];
+        double acc = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          const double gi = load(g + i * sg);
+          acc += kLog ? gi : gi * static_cast<double>(load(y + i * sy));
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          const double gi = load(g + i * sg);
+          const double yi = load(y + i * sy);
+          store(r + i * sr, kLog ? gi - std::exp(yi) * acc : yi * (gi - acc));
+        }
+      });
+    });
+  }
+  return input_dtype == result.dtype() ? result : cast_contiguous(result, input_dtype);
+}
+
+Tensor softmax_backward_data(const Tensor& grad, const Tensor& output, int64_t dim, DType dt) {
+  return softmax_backward<false>(grad, output, dim, dt);
+}
+Tensor log_softmax_backward_data(const Tensor& grad, const Tensor& output, int64_t dim,
+                                 DType dt) {
+  return softmax_backward<true>(grad, output, dim, dt);
+}
+
+}  // namespace
+
+LOOM_LIBRARY_IMPL(aten, CPU, m) {
+  m.set_provider("reference");
+  m.impl("softmax.int", &softmax_int);
+  m.impl("log_softmax.int", &log_softmax_int);
+  m.impl("_softmax", &softmax_);
+  m.impl("_log_softmax", &log_softmax_);
+  m.impl("_softmax_backward_data", &softmax_backward_data);
+  m.impl("_log_softmax_backward_data", &log_softmax_backward_data);
+}
+
+}  // namespace loom::ops::cpu::reduction
