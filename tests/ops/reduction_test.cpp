@@ -237,6 +237,33 @@ TEST_F(Reduction, ProdOneDimAndEdgeCases) {
   EXPECT_EQ(i.item<int64_t>(), 24);
 }
 
+TEST_F(Reduction, OuterReductionsOverTilesOfOutputs) {
+  // Kept dims end with a stride-1 dim, reduced dims are strided: outputs are reduced in tiles.
+  std::vector<double> x = random_values(5 * 30 * 130, 29);
+  x[7 * 130 + 100] = kNan;
+  for (std::vector<int64_t> dims : {std::vector<int64_t>{1}, std::vector<int64_t>{0, 1}}) {
+    SCOPED_TRACE(::testing::PrintToString(dims));
+    const Tensor in = make_tensor(x, {5, 30, 130}, DType::Float64);
+    const Ref s = ref_reduce(x, {5, 30, 130}, dims, false, g_sum);
+    expect_close(sum(in, dims), s.sizes, s.values, 1e-12);
+    const Ref m = ref_reduce(x, {5, 30, 130}, dims, true, [](const Group& g) {
+      for (double v : g) {
+        if (std::isnan(v)) return v;
+      }
+      return g_max(g);
+    });
+    expect_close(amax(in, dims, true), m.sizes, m.values, 0, 0);
+    std::vector<double> r = x;
+    for (double& v : r) v = std::isnan(v) ? 0 : std::round(v * 4);
+    const Ref i = ref_reduce(r, {5, 30, 130}, dims, false, g_sum);
+    expect_close(sum(make_tensor(r, {5, 30, 130}, DType::Int64), dims), i.sizes, i.values, 0, 0);
+    const Ref a = ref_reduce(r, {5, 30, 130}, dims, false, [](const Group& g) {
+      return std::all_of(g.begin(), g.end(), [](double v) { return v != 0; }) ? 1.0 : 0.0;
+    });
+    expect_close(all(make_tensor(r, {5, 30, 130}, DType::Int64), dims), a.sizes, a.values, 0, 0);
+  }
+}
+
 // ---- max, min, amax, amin, argmax, argmin ----
 
 TEST_F(Reduction, MaxMinDimMatchOracleWithIndices) {

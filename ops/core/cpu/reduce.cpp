@@ -44,6 +44,13 @@ struct SumOp {
       acc = static_cast<int64_t>(t);
     }
   }
+  void step(Acc& acc, const T* p) const {
+    if constexpr (is_float_v<T>) {
+      acc += static_cast<double>(load(p));
+    } else {
+      acc = static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(load(p)));
+    }
+  }
   Acc merge(Acc a, Acc b) const {
     if constexpr (is_float_v<T>) {
       return a + b;
@@ -89,6 +96,10 @@ struct LogicalOp {
       }
       acc = r;
     }
+    void step(Acc& acc, const T* p) const {
+      const bool nz = load(p) != 0;
+      acc = kAll ? (acc && nz) : (acc || nz);
+    }
     Acc merge(Acc a, Acc b) const { return kAll ? (a && b) : (a || b); }
   };
 };
@@ -113,7 +124,7 @@ DType sum_dtype(const Tensor& self, std::optional<DType> dtype) {
 Tensor sum_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
                 std::optional<DType> dtype) {
   const DType out = sum_dtype(self, dtype);
-  const Tensor src = dtype ? cast_contiguous(self, *dtype) : self;
+  const Tensor src = dtype && *dtype != self.dtype() ? cast_contiguous(self, *dtype) : self;
   return reduce_to<SumOp>(src, make_plan(src, reduce_mask("sum", src, dim), keepdim), out);
 }
 
@@ -124,7 +135,7 @@ Tensor sum(const Tensor& self, std::optional<DType> dtype) {
 Tensor prod_impl(const Tensor& self, const std::vector<bool>& mask, bool keepdim,
                  std::optional<DType> dtype) {
   const DType out = sum_dtype(self, dtype);
-  const Tensor src = dtype ? cast_contiguous(self, *dtype) : self;
+  const Tensor src = dtype && *dtype != self.dtype() ? cast_contiguous(self, *dtype) : self;
   return reduce_to<ProdOp>(src, make_plan(src, mask, keepdim), out);
 }
 

@@ -269,6 +269,44 @@ void reduce_range(const ReducePlan& p, const T* base, Op& op, typename Op::Acc& 
   }
 }
 
+/// Ops that can also take one element at a time (op.step(acc, p)) can reduce a tile of
+/// neighbouring outputs together.
+template <typename Op, typename T>
+concept SteppableOp = requires(const Op& op, typename Op::Acc& acc, const T* p) {
+  op.step(acc, p);
+};
+
+/// Outputs that are neighbours in memory (the kept dims end with a stride-1 dim) while the
+/// reduced dims are strided, as in a sum over dim 0 of a row-major matrix: a tile of kTile
+/// outputs walks the reduced elements together, so every load is contiguous.
+template <typename T, typename Op>
+void run_reduce_tiled(const ReducePlan& p, const T* base, const Op& op, typename Op::Acc* out,
+                      bool big) {
+  using Acc = typename Op::Acc;
+  constexpr int64_t kTile = 64;
+  const int64_t cols = p.outer_sizes.back();
+  const DimVec oo_sizes(p.outer_sizes.begin(), p.outer_sizes.end() - 1);
+  const DimVec oo_strides(p.outer_strides.begin(), p.outer_strides.end() - 1);
+  const int64_t n_oo = p.outer_numel / cols;
+  const int64_t tiles = (cols + kTile - 1) / kTile;
+  std::vector<int64_t> roff(static_cast<size_t>(p.red_numel));
+  for (int64_t r = 0; r < p.red_numel; ++r) roff[r] = offset_of(r, p.red_sizes, p.red_strides);
+#pragma omp parallel for schedule(static) if (big && n_oo * tiles > 1)
+  for (int64_t t = 0; t < n_oo * tiles; ++t) {
+    const int64_t oo = t / tiles;
+    const int64_t c0 = (t % tiles) * kTile;
+    const int64_t nb = std::min(kTile, cols - c0);
+    const T* b = base + offset_of(oo, oo_sizes, oo_strides) + c0;
+    Acc acc[kTile];
+    for (int64_t j = 0; j < nb; ++j) acc[j] = op.init();
+    for (int64_t r = 0; r < p.red_numel; ++r) {
+      const T* q = b + roff[r];
+      for (int64_t j = 0; j < nb; ++j) op.step(acc[j], q + j);
+    }
+    for (int64_t j = 0; j < nb; ++j) out[oo * cols + c0 + j] = acc[j];
+  }
+}
+
 /// Runs op over every output of plan; out[o] receives output o's accumulator.
 template <typename T, typename Op>
 void run_reduce(const ReducePlan& p, const T* base, Op op, typename Op::Acc* out) {
@@ -277,6 +315,13 @@ void run_reduce(const ReducePlan& p, const T* base, Op op, typename Op::Acc* out
   const int64_t red = p.red_numel;
   if (outer == 0) return;
   const bool big = outer * std::max<int64_t>(red, 1) >= kGrain;
+  if constexpr (SteppableOp<Op, T>) {
+    if (!p.outer_sizes.empty() && p.outer_strides.back() == 1 && !p.red_sizes.empty() &&
+        p.red_strides.back() != 1 && red > 1 && red <= (int64_t{1} << 22)) {
+      run_reduce_tiled(p, base, op, out, big);
+      return;
+    }
+  }
   const int threads = max_threads();
   if (outer >= threads || red <= kChunk) {
 #pragma omp parallel for schedule(static) if (big && outer > 1)

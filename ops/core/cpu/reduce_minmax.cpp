@@ -43,6 +43,11 @@ struct ExtremeOp {
       }
       acc = m;
     }
+    void step(Acc& acc, const T* p) const {
+      const Acc x = load(p);
+      const bool take = kMax ? x > acc : x < acc;
+      acc = (take || is_nan(x)) ? x : acc;  // a NaN acc stays: comparisons with it are false
+    }
     Acc merge(Acc a, Acc b) const {
       if (is_nan(a)) return a;
       if (is_nan(b)) return b;
@@ -136,9 +141,6 @@ template <bool kMax>
 Tensor a_extreme(const Tensor& self, IntArrayRef dim, bool keepdim) {
   const char* op = kMax ? "amax" : "amin";
   const std::vector<bool> mask = reduce_mask(op, self, dim);
-  if (self.dim() == 0) {
-    LOOM_CHECK_T(IndexError, self.numel() != 0, op, "(): Expected reduction dim 0 to have non-zero size.");
-  }
   check_nonzero_reduced(op, self, mask);
   return extreme<kMax>(self, mask, keepdim);
 }
