@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "ops_test_util.h"
@@ -466,6 +469,125 @@ TEST_F(LinalgTest, Linear) {
                          linear(make_tensor(x, {6, in}), make_tensor(w, {in, outf}));
                        }),
                        "mat1 and mat2 shapes cannot be multiplied (6x6 and 4x6)"));
+}
+
+}  // namespace
+}  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+/// Oracle for einsum: a direct loop over the whole index space of the labels.
+Values ref_einsum(const std::vector<std::string>& terms, const std::string& out,
+                  const std::vector<Values>& vals, const std::vector<Sizes>& sizes,
+                  Sizes* out_sizes) {
+  std::map<char, int64_t> dim;
+  for (size_t i = 0; i < terms.size(); ++i)
+    for (size_t d = 0; d < terms[i].size(); ++d)
+      dim[terms[i][d]] = std::max(dim[terms[i][d]], sizes[i][d]);
+  std::vector<char> labels;
+  for (auto& [c, s] : dim) labels.push_back(c);
+  out_sizes->clear();
+  for (char c : out) out_sizes->push_back(dim[c]);
+  Values res(static_cast<size_t>(numel_of(*out_sizes)), 0.0);
+  std::map<char, int64_t> idx;
+  std::function<void(size_t)> rec = [&](size_t li) {
+    if (li == labels.size()) {
+      double p = 1;
+      for (size_t i = 0; i < terms.size(); ++i) {
+        int64_t off = 0;
+        for (size_t d = 0; d < terms[i].size(); ++d)
+          off = off * sizes[i][d] + (sizes[i][d] == 1 ? 0 : idx[terms[i][d]]);
+        p *= vals[i][off];
+      }
+      int64_t o = 0;
+      for (size_t d = 0; d < out.size(); ++d) o = o * (*out_sizes)[d] + idx[out[d]];
+      res[o] += p;
+      return;
+    }
+    for (int64_t v = 0; v < dim[labels[li]]; ++v) {
+      idx[labels[li]] = v;
+      rec(li + 1);
+    }
+  };
+  rec(0);
+  return res;
+}
+
+struct EinsumCase {
+  std::string equation;            // what einsum gets
+  std::vector<std::string> terms;  // the oracle's spelling (ellipsis written out)
+  std::string out;
+  std::vector<Sizes> sizes;
+};
+
+TEST_F(LinalgTest, EinsumAgainstLoopOracle) {
+  const std::vector<EinsumCase> cases = {
+      {"ij,jk->ik", {"ij", "jk"}, "ik", {{3, 4}, {4, 5}}},
+      {"ij,jk", {"ij", "jk"}, "ik", {{3, 4}, {4, 5}}},
+      {"bij,bjk->bik", {"bij", "bjk"}, "bik", {{2, 3, 4}, {2, 4, 5}}},
+      {"ii->i", {"ii"}, "i", {{4, 4}}},
+      {"ii", {"ii"}, "", {{4, 4}}},
+      {"ij->ji", {"ij"}, "ji", {{3, 4}}},
+      {"ij->", {"ij"}, "", {{3, 4}}},
+      {"i,j->ij", {"i", "j"}, "ij", {{3}, {4}}},
+      {"i,i->", {"i", "i"}, "", {{5}, {5}}},
+      {"...ij,...jk", {"xij", "xjk"}, "xik", {{2, 3, 4}, {2, 4, 5}}},
+      {"...ij,...jk->...ik", {"yxij", "xjk"}, "yxik", {{3, 2, 3, 4}, {2, 4, 5}}},
+      {"ij,jk,kl->il", {"ij", "jk", "kl"}, "il", {{2, 3}, {3, 4}, {4, 5}}},
+      {"bn,anm,bm->ba", {"bn", "anm", "bm"}, "ba", {{2, 3}, {4, 3, 5}, {2, 5}}},
+      {"ijk,jil->kl", {"ijk", "jil"}, "kl", {{2, 3, 4}, {3, 2, 5}}},
+      {"ij,kj->ik", {"ij", "kj"}, "ik", {{3, 4}, {5, 4}}},
+      {"iij,jk->ik", {"iij", "jk"}, "ik", {{3, 3, 4}, {4, 2}}},
+      {"ij,j->i", {"ij", "j"}, "i", {{3, 1}, {4}}},  // size-1 dim broadcast
+      {"b i j, b j k -> b i k", {"bij", "bjk"}, "bik", {{2, 3, 0}, {2, 0, 5}}},
+      {"Ab,bA->A", {"Ab", "bA"}, "A", {{3, 4}, {4, 3}}},
+  };
+  uint64_t seed = 300;
+  for (const EinsumCase& c : cases) {
+    for (bool strided : {false, true}) {
+      SCOPED_TRACE(c.equation + (strided ? " strided" : ""));
+      std::vector<Values> vals;
+      std::vector<Tensor> ts;
+      for (const Sizes& s : c.sizes) {
+        vals.push_back(random_values(numel_of(s), seed++));
+        ts.push_back(make_tensor(vals.back(), s, DType::Float64, strided));
+      }
+      Sizes want_sizes;
+      const Values want = ref_einsum(c.terms, c.out, vals, c.sizes, &want_sizes);
+      expect_close(einsum(c.equation, ts), want_sizes, want, 1e-12, 1e-12);
+    }
+  }
+  // float32 and a transposed operand.
+  const Values a = random_values(12, 400), b = random_values(20, 401);
+  const Tensor ta = matrix(a, 3, 4, DType::Float32, Layout::Transposed);
+  expect_close(einsum("ij,jk->ik", {ta, make_tensor(b, {4, 5})}), {3, 5},
+               ref_mm(to_doubles(ta), to_doubles(make_tensor(b, {4, 5})), 3, 4, 5));
+}
+
+TEST_F(LinalgTest, EinsumErrors) {
+  const Tensor m = make_tensor(Values(12, 1), {3, 4}), v = make_tensor(Values(4, 1), {4});
+  auto msg = [&](const std::string& eq, std::vector<Tensor> ts) {
+    return message_of([&] { einsum(eq, ts); });
+  };
+  EXPECT_TRUE(contains(msg("ij,j", {m}), "more operands were provided in the equation"));
+  EXPECT_TRUE(contains(msg("ij", {m, v}), "more operands were provided than specified"));
+  EXPECT_TRUE(contains(msg("i", {m}),
+                       "the number of subscripts in the equation (1) does not match "
+                       "the number of dimensions (2) for operand 0"));
+  EXPECT_TRUE(contains(msg("i1", {m}), "invalid subscript given at index 1"));
+  EXPECT_TRUE(contains(msg("i.j", {m}), "that is not part of any ellipsis"));
+  EXPECT_TRUE(contains(msg("ij->k", {m}), "output subscript k does not appear"));
+  EXPECT_TRUE(contains(msg("ij->ii", {m}), "output subscript i appears more than once"));
+  EXPECT_TRUE(contains(msg("ii", {m}),
+                       "subscript i is repeated for operand 0 but the sizes don't "
+                       "match, 3 != 4"));
+  EXPECT_TRUE(contains(msg("ij,i", {m, v}), "operands do not broadcast"));
+  EXPECT_TRUE(contains(msg("...ijk", {m}), "is more than the number of dimensions (2)"));
+  EXPECT_TRUE(contains(message_of<TypeError>([&] {
+                         einsum("i,i", {v, make_tensor(Values(4, 1), {4}, DType::Float64)});
+                       }),
+                       "same dtype"));
 }
 
 }  // namespace

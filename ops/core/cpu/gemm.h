@@ -296,7 +296,7 @@ void gemm(int64_t m, int64_t n, int64_t k, AccOf<S> alpha, Mat<const S> a, Mat<c
         for (int64_t s = 0; s < n_slivers; ++s) pack_b_sliver<S>(bpanel, kc, nc, s, pb.data());
         std::vector<A> pa(static_cast<size_t>(Bl::MC * kc));
         int64_t packed_row = -1;
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic)
         for (int64_t task = 0; task < n_rowblocks * n_colblocks; ++task) {
           const int64_t ic = task / n_colblocks * Bl::MC, jb = task % n_colblocks * Bl::NB;
           const int64_t mc = std::min<int64_t>(Bl::MC, m - ic);
@@ -425,3 +425,10 @@ inline std::vector<int64_t> row_major_strides(IntArrayRef sizes) {
 }
 
 }  // namespace loom::ops::cpu::gemm
+
+namespace loom::ops::cpu {
+/// c[i] = beta*c[i] + alpha*(a[i] @ b[i]) over the leading (batch) dims of equal-rank a, b, c
+/// (cpu/linalg.cpp); broadcast batch dims may have stride 0 in a and b; c must not overlap them.
+void batched_gemm_into(std::string_view op, const Tensor& a, const Tensor& b, const Tensor& c,
+                       const Scalar& beta, const Scalar& alpha);
+}  // namespace loom::ops::cpu

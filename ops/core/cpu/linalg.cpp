@@ -73,38 +73,6 @@ void gemm_into(std::string_view op, const Tensor& a, const Tensor& b, const Tens
   });
 }
 
-/// c[i] = beta*c[i] + alpha*(a[i] @ b[i]) over the leading (batch) dims of equal-rank a, b, c;
-/// broadcast batch dims may have stride 0 in a and b.
-void batched_gemm_into(std::string_view op, const Tensor& a, const Tensor& b, const Tensor& c,
-                       const Scalar& beta, const Scalar& alpha) {
-  const int64_t nd = c.dim();
-  const IntArrayRef batch = IntArrayRef(c.sizes().data(), static_cast<size_t>(nd - 2));
-  std::vector<std::array<int64_t, 3>> offsets;
-  for_each_offset<3>(batch,
-                     {IntArrayRef(a.strides().data(), static_cast<size_t>(nd - 2)),
-                      IntArrayRef(b.strides().data(), static_cast<size_t>(nd - 2)),
-                      IntArrayRef(c.strides().data(), static_cast<size_t>(nd - 2))},
-                     [&](const auto& o) { offsets.push_back(o); });
-  const int64_t m = c.size(-2), n = c.size(-1), k = a.size(-1);
-  const auto nb = static_cast<int64_t>(offsets.size());
-  dispatch(op, c.dtype(), [&]<typename S>(S*) {
-    using A = AccOf<S>;
-    const A al = alpha.to<A>(), be = beta.to<A>();
-    auto one = [&](int64_t i, bool parallel) {
-      const auto& o = offsets[static_cast<size_t>(i)];
-      gemm::gemm<S>(m, n, k, al, mat_of<const S>(a, -2, -1, o[0]), mat_of<const S>(b, -2, -1, o[1]),
-                    be, mat_of<S>(c, -2, -1, o[2]), parallel);
-    };
-    // Many small products: one per thread; otherwise each product uses all threads.
-    if (nb > 1 && m * n * k < 128 * 128 * 128) {
-#pragma omp parallel for schedule(dynamic) if (nb * m * n * k >= 64 * 64 * 64)
-      for (int64_t i = 0; i < nb; ++i) one(i, false);
-    } else {
-      for (int64_t i = 0; i < nb; ++i) one(i, true);
-    }
-  });
-}
-
 /// Makes out hold sizes and dtype: kept when it already does, else given contiguous geometry
 /// over its storage (as resize_ does when the storage is large enough).
 void prepare_out(std::string_view op, const Tensor& out, IntArrayRef sizes, DType dtype) {
@@ -364,6 +332,38 @@ Tensor outer(const Tensor& self, const Tensor& vec2) {
 }  // namespace
 
 // ---- matmul, linear (shared with cpu/linalg_einsum.cpp) ----
+
+/// c[i] = beta*c[i] + alpha*(a[i] @ b[i]) over the leading (batch) dims of equal-rank a, b, c;
+/// broadcast batch dims may have stride 0 in a and b.
+void batched_gemm_into(std::string_view op, const Tensor& a, const Tensor& b, const Tensor& c,
+                       const Scalar& beta, const Scalar& alpha) {
+  const int64_t nd = c.dim();
+  const IntArrayRef batch = IntArrayRef(c.sizes().data(), static_cast<size_t>(nd - 2));
+  std::vector<std::array<int64_t, 3>> offsets;
+  for_each_offset<3>(batch,
+                     {IntArrayRef(a.strides().data(), static_cast<size_t>(nd - 2)),
+                      IntArrayRef(b.strides().data(), static_cast<size_t>(nd - 2)),
+                      IntArrayRef(c.strides().data(), static_cast<size_t>(nd - 2))},
+                     [&](const auto& o) { offsets.push_back(o); });
+  const int64_t m = c.size(-2), n = c.size(-1), k = a.size(-1);
+  const auto nb = static_cast<int64_t>(offsets.size());
+  dispatch(op, c.dtype(), [&]<typename S>(S*) {
+    using A = AccOf<S>;
+    const A al = alpha.to<A>(), be = beta.to<A>();
+    auto one = [&](int64_t i, bool parallel) {
+      const auto& o = offsets[static_cast<size_t>(i)];
+      gemm::gemm<S>(m, n, k, al, mat_of<const S>(a, -2, -1, o[0]), mat_of<const S>(b, -2, -1, o[1]),
+                    be, mat_of<S>(c, -2, -1, o[2]), parallel);
+    };
+    // Many small products: one per thread; otherwise each product uses all threads.
+    if (nb > 1 && m * n * k < 128 * 128 * 128) {
+#pragma omp parallel for schedule(dynamic) if (nb * m * n * k >= 64 * 64 * 64)
+      for (int64_t i = 0; i < nb; ++i) one(i, false);
+    } else {
+      for (int64_t i = 0; i < nb; ++i) one(i, true);
+    }
+  });
+}
 
 /// Whether dims [d0, d1] of t can be merged into one dim (with the stride of d1).
 static bool mergeable(const Tensor& t, int64_t d0, int64_t d1) {
