@@ -44,7 +44,9 @@ TEST_F(CreationTest, EmptyZerosOnesFull) {
   Tensor big = full({1}, int64_t{9007199254740993});  // exact beyond double's precision
   EXPECT_EQ(big.data_ptr<int64_t>()[0], int64_t{9007199254740993});
   expect_close(full({2}, 3, DType::BFloat16), {2}, {3, 3});
-  EXPECT_EQ(message_of([&] { zeros({2, -1}); }),
+  EXPECT_EQ(message_of([&] {
+              zeros({2, -1});
+            }),
             "Trying to create tensor with negative dimension -1: [2, -1]");
 }
 
@@ -103,8 +105,8 @@ TEST_F(CreationTest, RandIsReproducibleAndInRange) {
   CPUGenerator g1(3), g2(3);
   EXPECT_EQ(to_doubles(rand({4}, &g1, DType::Float64)), to_doubles(rand({4}, &g2, DType::Float64)));
   for (double x : to_doubles(rand({200}, nullptr, DType::Float16))) EXPECT_LT(x, 1);
-  EXPECT_TRUE(contains(message_of<TypeError>([&] { rand({2}, nullptr, DType::Int64); }),
-                       "floating point"));
+  EXPECT_TRUE(
+      contains(message_of<TypeError>([&] { rand({2}, nullptr, DType::Int64); }), "floating point"));
 }
 
 TEST_F(CreationTest, Randn) {
@@ -205,6 +207,26 @@ TEST_F(CreationTest, FromHostMemory) {
     Tensor d = from_blob(buf.data(), {2}, DType::Float64, {}, [](void*) { ++deleted; });
   }
   EXPECT_EQ(deleted, 1);
+}
+
+}  // namespace
+}  // namespace loom
+
+namespace loom {
+namespace {
+
+// Boxed calls with PyTorch's conventions: trailing defaults omitted (randint's dtype=long).
+TEST_F(CreationTest, BoxedCallsFillDefaults) {
+  Stack s{IValue(int64_t{4}), IValue(std::vector<int64_t>{3})};
+  Dispatcher::instance().find_op_or_throw("aten::randint").call_boxed(s);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s.back().to_tensor().dtype(), DType::Int64);
+  Stack a{IValue(Scalar(2)), IValue(Scalar(5))};
+  Dispatcher::instance().find_op_or_throw("aten::arange.start_step").call_boxed(a);
+  expect_close(a.back().to_tensor(), {3}, {2, 3, 4});
+  Stack r{IValue(make_tensor({1, 2, 3}, {3})), IValue(std::vector<int64_t>{1})};
+  Dispatcher::instance().find_op_or_throw("aten::roll").call_boxed(r);
+  expect_close(r.back().to_tensor(), {3}, {3, 1, 2});
 }
 
 }  // namespace

@@ -92,7 +92,9 @@ TEST_F(ShapeTest, ReshapeViewOrCopy) {
   Tensor e = reshape(make_tensor({}, {0, 3}), {3, 0, 5});
   EXPECT_EQ(vec(e.sizes()), (V{3, 0, 5}));
   EXPECT_EQ(vec(e.strides()), (V{5, 5, 1}));
-  EXPECT_TRUE(contains(message_of([&] { reshape(make_tensor({}, {0, 3}), {0, -1}); }),
+  EXPECT_TRUE(contains(message_of([&] {
+                         reshape(make_tensor({}, {0, 3}), {0, -1});
+                       }),
                        "cannot reshape tensor of 0 elements"));
 }
 
@@ -107,7 +109,7 @@ TEST_F(ShapeTest, FlattenUnflatten) {
   EXPECT_EQ(vec(h.sizes()), (V{6, 4}));
   EXPECT_EQ(vec(flatten(make_tensor({3}, {})).sizes()), (V{1}));
   Tensor p = flatten(permute(x, {2, 0, 1}), 1);  // needs a copy
-  expect_close(p, {4, 6}, {0, 4, 8, 12, 16, 20, 1, 5, 9, 13, 17, 21,
+  expect_close(p, {4, 6}, {0, 4, 8,  12, 16, 20, 1, 5, 9,  13, 17, 21,
                            2, 6, 10, 14, 18, 22, 3, 7, 11, 15, 19, 23});
   EXPECT_TRUE(contains(message_of([&] { flatten(x, 2, 1); }), "start_dim cannot come after"));
   EXPECT_EQ(message_of<IndexError>([&] { flatten(x, 3); }),
@@ -116,7 +118,9 @@ TEST_F(ShapeTest, FlattenUnflatten) {
   Tensor u = unflatten(arange_t({2, 6}), -1, {3, -1});
   EXPECT_EQ(vec(u.sizes()), (V{2, 3, 2}));
   EXPECT_EQ(vec(u.strides()), (V{6, 2, 1}));
-  EXPECT_TRUE(contains(message_of([&] { unflatten(arange_t({2, 6}), 1, {4, 2}); }),
+  EXPECT_TRUE(contains(message_of([&] {
+                         unflatten(arange_t({2, 6}), 1, {4, 2});
+                       }),
                        "don't multiply up to the size of dim 1 (6)"));
 }
 
@@ -173,13 +177,18 @@ TEST_F(ShapeTest, Expand) {
   EXPECT_EQ(vec(expand(x, {-1, 5}).sizes()), (V{3, 5}));
   expect_close(expand_as(arange_t({3}), arange_t({2, 3})), {2, 3}, {0, 1, 2, 0, 1, 2});
   EXPECT_EQ(vec(expand(make_tensor({4}, {}), {2, 2}).strides()), (V{0, 0}));
-  EXPECT_EQ(message_of([&] { expand(x, {3, 2}).sizes(); expand(arange_t({3}), {2, 4}); }),
+  EXPECT_EQ(message_of([&] {
+              expand(x, {3, 2}).sizes();
+              expand(arange_t({3}), {2, 4});
+            }),
             "The expanded size of the tensor (4) must match the existing size (3) at "
             "non-singleton dimension 1.  Target sizes: [2, 4].  Tensor sizes: [3]");
   EXPECT_TRUE(contains(message_of([&] { expand(x, {3}); }),
                        "the number of sizes provided (1) must be greater or equal to the number "
                        "of dimensions in the tensor (2)"));
-  EXPECT_TRUE(contains(message_of([&] { expand(x, {-1, 3, 1}); }),
+  EXPECT_TRUE(contains(message_of([&] {
+                         expand(x, {-1, 3, 1});
+                       }),
                        "isn't allowed in a leading, non-existing dimension 0"));
   EXPECT_EQ(vec(expand(make_tensor({}, {0, 1}), {0, 4}).sizes()), (V{0, 4}));
 }
@@ -192,7 +201,8 @@ TEST_F(ShapeTest, NarrowSliceSelect) {
   EXPECT_EQ(n.storage_offset(), 4);
   EXPECT_EQ(to_doubles(n)[0], 2);
   expect_view_of(n, x);
-  EXPECT_EQ(message_of([&] { narrow(x, 0, 3, 2); }), "start (3) + length (2) exceeds dimension size (4).");
+  EXPECT_EQ(message_of([&] { narrow(x, 0, 3, 2); }),
+            "start (3) + length (2) exceeds dimension size (4).");
   EXPECT_EQ(message_of<IndexError>([&] { narrow(x, 0, 5, 0); }),
             "start out of range (expected to be in range of [-4, 4], but got 5)");
 
@@ -241,7 +251,9 @@ TEST_F(ShapeTest, SplitChunkUnbind) {
   expect_close(cols[1], {5, 1}, {1, 3, 5, 7, 9});
   auto ws = split_with_sizes(x, {1, 4});
   EXPECT_EQ(vec(ws[1].sizes()), (V{4, 2}));
-  EXPECT_EQ(message_of([&] { split_with_sizes(x, {1, 2}); }),
+  EXPECT_EQ(message_of([&] {
+              split_with_sizes(x, {1, 2});
+            }),
             "split_with_sizes expects split_sizes to sum exactly to 5 (input tensor's size at "
             "dimension 0), but got split_sizes=[1, 2]");
   EXPECT_EQ(message_of([&] { split(x, 0); }),
@@ -274,16 +286,26 @@ TEST_F(ShapeTest, Cat) {
   Tensor i = cat({arange_t({2}, false, DType::Int64), arange_t({1}, true, DType::Int64)});
   EXPECT_EQ(i.dtype(), DType::Int64);
   expect_close(i, {3}, {0, 1, 0});
-  EXPECT_EQ(message_of([&] { cat({a, b}); }),
+  // Mixed dtypes promote (float32 + int64 -> float32), as in PyTorch.
+  Tensor p = cat({a, make_tensor({7, 8}, {1, 2}, DType::Int64, true)});
+  EXPECT_EQ(p.dtype(), DType::Float32);
+  expect_close(p, {3, 2}, {0, 1, 2, 3, 7, 8});
+  EXPECT_EQ(message_of([&] {
+              cat({a, b});
+            }),
             "Sizes of tensors must match except in dimension 0. Expected size 2 but got size 3 "
             "for tensor number 1 in the list.");
-  EXPECT_EQ(message_of([&] { cat({a, arange_t({2})}); }),
+  EXPECT_EQ(message_of([&] {
+              cat({a, arange_t({2})});
+            }),
             "Tensors must have same number of dimensions: got 2 and 1");
   EXPECT_EQ(message_of([&] { cat({make_tensor({1}, {})}); }),
             "zero-dimensional tensor (at position 0) cannot be concatenated");
   EXPECT_EQ(message_of([&] { cat(TensorList{}); }),
             "torch.cat(): expected a non-empty list of Tensors");
-  EXPECT_EQ(message_of<IndexError>([&] { cat({a, a}, 2); }),
+  EXPECT_EQ(message_of<IndexError>([&] {
+              cat({a, a}, 2);
+            }),
             "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
 }
 
@@ -296,10 +318,18 @@ TEST_F(ShapeTest, Stack) {
   EXPECT_EQ(vec(s.sizes()), (V{2, 3, 2}));
   expect_close(s, {2, 3, 2}, {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5});
   expect_close(stack({make_tensor({1}, {}), make_tensor({2}, {})}), {2}, {1, 2});
-  EXPECT_EQ(message_of([&] { stack({a, arange_t({3})}); }),
+  Tensor mixed = stack(
+      {make_tensor({1, 2}, {2}, DType::Int32), make_tensor({0.5, 3}, {2}, DType::Float64)}, 1);
+  EXPECT_EQ(mixed.dtype(), DType::Float64);
+  expect_close(mixed, {2, 2}, {1, 0.5, 2, 3});
+  EXPECT_EQ(message_of([&] {
+              stack({a, arange_t({3})});
+            }),
             "stack expects each tensor to be equal size, but got [2, 3] at entry 0 and [3] at "
             "entry 1");
-  EXPECT_EQ(message_of<IndexError>([&] { stack({a, a}, 3); }),
+  EXPECT_EQ(message_of<IndexError>([&] {
+              stack({a, a}, 3);
+            }),
             "Dimension out of range (expected to be in range of [-3, 2], but got 3)");
 }
 
@@ -334,7 +364,9 @@ TEST_F(ShapeTest, Roll) {
   expect_close(roll(x, {1, 4}, {0, 1}), {2, 3}, {5, 3, 4, 2, 0, 1});
   expect_close(roll(x, {0}, {0}), {2, 3}, iota(6));
   EXPECT_EQ(roll(make_tensor({}, {0, 3}), {2}, {1}).numel(), 0);
-  EXPECT_EQ(message_of([&] { roll(x, {1, 2}, {0}); }),
+  EXPECT_EQ(message_of([&] {
+              roll(x, {1, 2}, {0});
+            }),
             "shifts and dimensions must align. shifts: 2, dims:1");
 }
 

@@ -43,8 +43,7 @@ void store(void* p, DType t, double d, int64_t i, bool integral) {
       *static_cast<uint16_t*>(p) = float_to_half(static_cast<float>(integral ? double(i) : d));
       break;
     case DType::BFloat16:
-      *static_cast<uint16_t*>(p) =
-          float_to_bfloat16(static_cast<float>(integral ? double(i) : d));
+      *static_cast<uint16_t*>(p) = float_to_bfloat16(static_cast<float>(integral ? double(i) : d));
       break;
     case DType::Float32:
       *static_cast<float*>(p) = static_cast<float>(integral ? double(i) : d);
@@ -135,7 +134,8 @@ DType scalar_default_dtype(const Scalar& s) {
 
 Tensor full(IntArrayRef size, const Scalar& value, std::optional<DType> dtype,
             std::optional<int64_t> layout, std::optional<Device> device, std::optional<bool>) {
-  Tensor out = make_empty("full", size, dtype.value_or(scalar_default_dtype(value)), layout, device);
+  Tensor out =
+      make_empty("full", size, dtype.value_or(scalar_default_dtype(value)), layout, device);
   fill_contiguous(out, value);
   return out;
 }
@@ -143,8 +143,8 @@ Tensor full(IntArrayRef size, const Scalar& value, std::optional<DType> dtype,
 Tensor arange_start_step(const Scalar& start, const Scalar& end, const Scalar& step,
                          std::optional<DType> dtype, std::optional<int64_t> layout,
                          std::optional<Device> device, std::optional<bool>) {
-  const bool all_integral = !start.is_floating_point() && !end.is_floating_point() &&
-                            !step.is_floating_point();
+  const bool all_integral =
+      !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point();
   const DType t = dtype.value_or(all_integral ? DType::Int64 : default_float_dtype());
   const double xstart = start.to_double();
   const double xend = end.to_double();
@@ -188,8 +188,7 @@ Tensor arange(const Scalar& end, std::optional<DType> dtype, std::optional<int64
 }
 
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::optional<DType> dtype,
-                std::optional<int64_t> layout, std::optional<Device> device,
-                std::optional<bool>) {
+                std::optional<int64_t> layout, std::optional<Device> device, std::optional<bool>) {
   LOOM_CHECK(steps >= 0, "number of steps must be non-negative");
   const DType t = float_dtype(dtype);
   Tensor out = make_empty("linspace", {steps}, t, layout, device);
@@ -314,9 +313,9 @@ Tensor randint_low(int64_t low, int64_t high, IntArrayRef size, std::optional<DT
   return randint_low_generator(low, high, size, nullptr, dtype, layout, device, pin);
 }
 
-Tensor randint_generator(int64_t high, IntArrayRef size, Generator* gen,
-                         std::optional<DType> dtype, std::optional<int64_t> layout,
-                         std::optional<Device> device, std::optional<bool> pin) {
+Tensor randint_generator(int64_t high, IntArrayRef size, Generator* gen, std::optional<DType> dtype,
+                         std::optional<int64_t> layout, std::optional<Device> device,
+                         std::optional<bool> pin) {
   return randint_low_generator(0, high, size, gen, dtype, layout, device, pin);
 }
 
@@ -335,8 +334,8 @@ Dims like_strides(const Tensor& self, std::optional<int64_t> memory_format) {
   const DimVector contiguous = contiguous_strides(self.sizes());
   Dims fallback(contiguous.begin(), contiguous.end());
   // MemoryFormat: 0 contiguous, 1 preserve (the default), 2/3 channels_last(_3d).
-  LOOM_CHECK_T(NotImplementedError, !memory_format || *memory_format <= 1,
-               "memory_format ", memory_format.value_or(0),
+  LOOM_CHECK_T(NotImplementedError, !memory_format || *memory_format <= 1, "memory_format ",
+               memory_format.value_or(0),
                " is not supported by the reference kernels (contiguous and preserve are)");
   if ((memory_format && *memory_format == 0) || self.is_contiguous()) return fallback;
   std::vector<int64_t> perm(nd);
@@ -360,9 +359,9 @@ Tensor like(const char* op, const Tensor& self, std::optional<DType> dtype,
             std::optional<int64_t> memory_format) {
   check_layout(op, layout);
   const Dims strides = like_strides(self, memory_format);
-  Tensor flat = Tensor::empty({self.numel()}, TensorOptions{}
-                                                  .with(dtype.value_or(self.dtype()))
-                                                  .with(device.value_or(self.device())));
+  Tensor flat = Tensor::empty(
+      {self.numel()},
+      TensorOptions{}.with(dtype.value_or(self.dtype())).with(device.value_or(self.device())));
   return flat.as_strided_view(self.sizes(), strides, 0);
 }
 
@@ -377,8 +376,8 @@ Tensor empty_like(const Tensor& self, std::optional<DType> dtype, std::optional<
 }
 
 Tensor full_like(const Tensor& self, const Scalar& value, std::optional<DType> dtype,
-                 std::optional<int64_t> layout, std::optional<Device> device,
-                 std::optional<bool>, std::optional<int64_t> memory_format) {
+                 std::optional<int64_t> layout, std::optional<Device> device, std::optional<bool>,
+                 std::optional<int64_t> memory_format) {
   Tensor out = like("full_like", self, dtype, layout, device, memory_format);
   fill_contiguous(storage_order(out), value);
   return out;
@@ -414,10 +413,9 @@ Tensor randn_like(const Tensor& self, std::optional<DType> dtype, std::optional<
   return out;
 }
 
-Tensor randint_like_low(const Tensor& self, int64_t low, int64_t high,
-                        std::optional<DType> dtype, std::optional<int64_t> layout,
-                        std::optional<Device> device, std::optional<bool>,
-                        std::optional<int64_t> memory_format) {
+Tensor randint_like_low(const Tensor& self, int64_t low, int64_t high, std::optional<DType> dtype,
+                        std::optional<int64_t> layout, std::optional<Device> device,
+                        std::optional<bool>, std::optional<int64_t> memory_format) {
   Tensor out = like("randint_like", self, dtype, layout, device, memory_format);
   fill_randint(storage_order(out), low, high, default_generator(Device()));
   return out;

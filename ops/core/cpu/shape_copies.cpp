@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cpu/strided_copy.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/library.h"
 
 namespace loom::ops::cpu {
@@ -27,6 +28,25 @@ void* block_ptr(const Tensor& t, int64_t dim, int64_t start) {
 // PyTorch skips legacy 1-D empty tensors ([0]) when concatenating.
 bool skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; }
 
+// Copies src into dst (same sizes). Mixed dtypes (cat and stack promote, as PyTorch does)
+// go through aten::copy_, which owns dtype conversion; same dtypes stay a byte copy.
+void copy_into(const Tensor& dst, const Tensor& src) {
+  if (dst.dtype() == src.dtype()) {
+    copy_same_dtype(dst, src);
+    return;
+  }
+  static const auto copy_op = Dispatcher::instance()
+                                  .find_op_or_throw("aten::copy_")
+                                  .typed<Tensor(const Tensor&, const Tensor&, bool)>();
+  copy_op(dst, src, false);
+}
+
+DType promoted_dtype(TensorList tensors) {
+  DType t = tensors[0].dtype();
+  for (const Tensor& x : tensors) t = promote_types(t, x.dtype());
+  return t;
+}
+
 Tensor cat(TensorList tensors, int64_t dim) {
   LOOM_CHECK(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -42,14 +62,14 @@ Tensor cat(TensorList tensors, int64_t dim) {
   }
   const Tensor& first = tensors[0];
   for (const Tensor& t : tensors) {
-    LOOM_CHECK_T(TypeError, t.dtype() == first.dtype(), "cat: expected all tensors to have dtype ",
-                 dtype_name(first.dtype()), ", got ", t.describe(),
-                 " (type promotion in cat is not supported by the reference kernel yet)");
     LOOM_CHECK_T(DeviceError, t.device() == first.device(),
                  "Expected all tensors to be on the same device, but found ", first.device().str(),
                  " and ", t.device().str());
   }
-  if (ref == nullptr) return empty_like_contiguous(first, {0});
+  const DType out_dtype = promoted_dtype(tensors);
+  if (ref == nullptr) {
+    return Tensor::empty({0}, TensorOptions{}.with(out_dtype).with(first.device()));
+  }
   dim = wrap_dim(dim, ref->dim());
   Dims sizes(ref->sizes().begin(), ref->sizes().end());
   int64_t total = 0;
@@ -67,12 +87,12 @@ Tensor cat(TensorList tensors, int64_t dim) {
     total += t.size(dim);
   }
   sizes[dim] = total;
-  Tensor out = empty_like_contiguous(*ref, sizes);
+  Tensor out = Tensor::empty(sizes, TensorOptions{}.with(out_dtype).with(first.device()));
   int64_t start = 0;
   for (const Tensor& t : tensors) {
     if (skipped_in_cat(t) || t.size(dim) == 0) continue;
-    copy_strided(block_ptr(out, dim, start), out.strides(), t.data_ptr(), t.strides(), t.sizes(),
-                 t.element_size());
+    const int64_t offset = start * out.stride(dim);
+    copy_into(out.as_strided_view(t.sizes(), out.strides(), offset), t);
     start += t.size(dim);
   }
   return out;
@@ -87,30 +107,27 @@ Tensor stack(TensorList tensors, int64_t dim) {
                "stack expects each tensor to be equal size, but got ", sizes_str(first.sizes()),
                " at entry 0 and ", sizes_str(tensors[i].sizes()), " at entry ", i);
   }
-  for (const Tensor& t : tensors) {
-    LOOM_CHECK_T(TypeError, t.dtype() == first.dtype(),
-                 "stack: expected all tensors to have dtype ", dtype_name(first.dtype()),
-                 ", got ", t.describe());
-  }
   Dims sizes(first.sizes().begin(), first.sizes().end());
   sizes.insert(sizes.begin() + dim, static_cast<int64_t>(tensors.size()));
-  Tensor out = empty_like_contiguous(first, sizes);
+  Tensor out =
+      Tensor::empty(sizes, TensorOptions{}.with(promoted_dtype(tensors)).with(first.device()));
   // Each input fills out.select(dim, i): out's strides without dim.
   Dims out_strides(out.strides().begin(), out.strides().end());
   out_strides.erase(out_strides.begin() + dim);
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
     if (t.numel() == 0) continue;
-    copy_strided(block_ptr(out, dim, static_cast<int64_t>(i)), out_strides, t.data_ptr(),
-                 t.strides(), t.sizes(), t.element_size());
+    copy_into(
+        out.as_strided_view(t.sizes(), out_strides, static_cast<int64_t>(i) * out.stride(dim)), t);
   }
   return out;
 }
 
 Tensor repeat(const Tensor& self, IntArrayRef repeats) {
   const auto nd = static_cast<int64_t>(repeats.size());
-  LOOM_CHECK(nd >= self.dim(), "Number of dimensions of repeat dims can not be smaller than "
-                               "number of dimensions of tensor");
+  LOOM_CHECK(nd >= self.dim(),
+             "Number of dimensions of repeat dims can not be smaller than "
+             "number of dimensions of tensor");
   Dims sizes(nd);
   Dims in_sizes(nd, 1), in_strides(nd, 0);
   const int64_t lead = nd - self.dim();
@@ -160,8 +177,8 @@ Tensor flip(const Tensor& self, IntArrayRef dims) {
     offset += (sizes[d] - 1) * src_strides[d];
     src_strides[d] = -src_strides[d];
   }
-  const char* src =
-      static_cast<const char*>(self.data_ptr()) + offset * static_cast<int64_t>(self.element_size());
+  const char* src = static_cast<const char*>(self.data_ptr()) +
+                    offset * static_cast<int64_t>(self.element_size());
   copy_strided(out.data_ptr(), out.strides(), src, src_strides, sizes, self.element_size());
   return out;
 }
@@ -195,8 +212,8 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
     Tensor rolled = roll_one(line, shifts[0], 0);
     return rolled.as_strided_view(self.sizes(), contiguous_strides(self.sizes()), 0);
   }
-  LOOM_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: ",
-             shifts.size(), ", dims:", dims.size());
+  LOOM_CHECK(shifts.size() == dims.size(),
+             "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:", dims.size());
   Tensor out = self;
   for (size_t i = 0; i < dims.size(); ++i) {
     out = roll_one(out, shifts[i], wrap_dim(dims[i], self.dim()));
@@ -231,7 +248,9 @@ Tensor triangle(const char* op, const Tensor& self, int64_t diagonal, bool upper
   return out;
 }
 
-Tensor tril(const Tensor& self, int64_t diagonal) { return triangle("tril", self, diagonal, false); }
+Tensor tril(const Tensor& self, int64_t diagonal) {
+  return triangle("tril", self, diagonal, false);
+}
 Tensor triu(const Tensor& self, int64_t diagonal) { return triangle("triu", self, diagonal, true); }
 
 }  // namespace

@@ -110,11 +110,12 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   const int64_t nd = self.dim();
   start_dim = wrap_dim(start_dim, nd);
   end_dim = wrap_dim(end_dim, nd);
-  LOOM_CHECK(start_dim <= end_dim, "flatten() has invalid args: start_dim cannot come after "
-                                   "end_dim");
+  LOOM_CHECK(start_dim <= end_dim,
+             "flatten() has invalid args: start_dim cannot come after "
+             "end_dim");
   if (nd == 0) return reshape(self, {1});
-  if (start_dim == end_dim) return make_view(self, to_dims(self.sizes()), to_dims(self.strides()),
-                                             self.storage_offset());
+  if (start_dim == end_dim)
+    return make_view(self, to_dims(self.sizes()), to_dims(self.strides()), self.storage_offset());
   Dims shape;
   for (int64_t d = 0; d < start_dim; ++d) shape.push_back(self.size(d));
   int64_t n = 1;
@@ -222,8 +223,8 @@ Tensor permute(const Tensor& self, IntArrayRef dims) {
 }
 
 Tensor t(const Tensor& self) {
-  LOOM_CHECK(self.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ",
-             self.dim(), "D");
+  LOOM_CHECK(self.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", self.dim(),
+             "D");
   return transpose(self, 0, self.dim() < 2 ? 0 : 1);
 }
 
@@ -241,8 +242,10 @@ Tensor expand(const Tensor& self, IntArrayRef size, bool /*implicit*/) {
     const int64_t st = d >= 0 ? self.stride(d) : (i == nd - 1 ? 1 : sizes[i + 1] * strides[i + 1]);
     int64_t target = size[i];
     if (target == -1) {
-      LOOM_CHECK(d >= 0, "The expanded size of the tensor (-1) isn't allowed in a leading, "
-                         "non-existing dimension ", i);
+      LOOM_CHECK(d >= 0,
+                 "The expanded size of the tensor (-1) isn't allowed in a leading, "
+                 "non-existing dimension ",
+                 i);
       target = sz;
     }
     if (sz == target) {
@@ -251,8 +254,8 @@ Tensor expand(const Tensor& self, IntArrayRef size, bool /*implicit*/) {
     } else {
       LOOM_CHECK(sz == 1, "The expanded size of the tensor (", target,
                  ") must match the existing size (", sz, ") at non-singleton dimension ", i,
-                 ".  Target sizes: ", sizes_str(size), ".  Tensor sizes: ",
-                 sizes_str(self.sizes()));
+                 ".  Target sizes: ", sizes_str(size),
+                 ".  Tensor sizes: ", sizes_str(self.sizes()));
       LOOM_CHECK(target >= 0, "Trying to create tensor with negative dimension ", target, ": ",
                  sizes_str(size));
       sizes[i] = target;
@@ -304,8 +307,7 @@ Tensor select(const Tensor& self, int64_t dim, int64_t index) {
   dim = wrap_dim(dim, self.dim());
   const int64_t n = self.size(dim);
   LOOM_CHECK_T(IndexError, index >= -n && index < n, "select(): index ", index,
-               " out of range for tensor of size ", sizes_str(self.sizes()), " at dimension ",
-               dim);
+               " out of range for tensor of size ", sizes_str(self.sizes()), " at dimension ", dim);
   if (index < 0) index += n;
   Dims sizes = to_dims(self.sizes());
   Dims strides = to_dims(self.strides());
@@ -318,8 +320,10 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
                   std::optional<int64_t> storage_offset) {
   LOOM_CHECK(size.size() == stride.size(), "mismatch in length of strides and shape");
   for (int64_t s : stride) {
-    LOOM_CHECK(s >= 0, "as_strided: Negative strides are not supported at the moment, got "
-                       "strides: ", sizes_str(stride));
+    LOOM_CHECK(s >= 0,
+               "as_strided: Negative strides are not supported at the moment, got "
+               "strides: ",
+               sizes_str(stride));
   }
   for (int64_t s : size) {
     LOOM_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ",
@@ -336,13 +340,15 @@ std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes
   const int64_t n = self.size(dim);
   int64_t total = 0;
   for (int64_t s : split_sizes) {
-    LOOM_CHECK(s >= 0, "split_with_sizes expects split_sizes have only non-negative entries, "
-                       "but got split_sizes=", sizes_str(split_sizes));
+    LOOM_CHECK(s >= 0,
+               "split_with_sizes expects split_sizes have only non-negative entries, "
+               "but got split_sizes=",
+               sizes_str(split_sizes));
     total += s;
   }
   LOOM_CHECK(total == n, "split_with_sizes expects split_sizes to sum exactly to ", n,
-             " (input tensor's size at dimension ", dim, "), but got split_sizes=",
-             sizes_str(split_sizes));
+             " (input tensor's size at dimension ", dim,
+             "), but got split_sizes=", sizes_str(split_sizes));
   std::vector<Tensor> out;
   int64_t start = 0;
   for (int64_t s : split_sizes) {
@@ -354,8 +360,8 @@ std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes
 
 std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   LOOM_CHECK(self.dim() > 0, "split expects at least a 1-dimensional tensor");
-  LOOM_CHECK(split_size >= 0, "split expects split_size be non-negative, but got split_size=",
-             split_size);
+  LOOM_CHECK(split_size >= 0,
+             "split expects split_size be non-negative, but got split_size=", split_size);
   dim = wrap_dim(dim, self.dim());
   const int64_t n = self.size(dim);
   LOOM_CHECK(split_size != 0 || n == 0,

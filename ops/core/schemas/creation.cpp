@@ -28,12 +28,12 @@ LOOM_LIBRARY_FRAGMENT(aten, m) {
   m.def("randn.generator(SymInt[] size, *, Generator? generator, " LOOM_TENSOR_OPTIONS
         ") -> Tensor");
   m.def("randint(SymInt high, SymInt[] size, *, " LOOM_LONG_OPTIONS ") -> Tensor");
-  m.def("randint.generator(SymInt high, SymInt[] size, *, Generator? generator, "
-        LOOM_LONG_OPTIONS ") -> Tensor");
-  m.def("randint.low(SymInt low, SymInt high, SymInt[] size, *, " LOOM_LONG_OPTIONS
+  m.def("randint.generator(SymInt high, SymInt[] size, *, Generator? generator, " LOOM_LONG_OPTIONS
         ") -> Tensor");
-  m.def("randint.low_generator(SymInt low, SymInt high, SymInt[] size, *, "
-        "Generator? generator, " LOOM_LONG_OPTIONS ") -> Tensor");
+  m.def("randint.low(SymInt low, SymInt high, SymInt[] size, *, " LOOM_LONG_OPTIONS ") -> Tensor");
+  m.def(
+      "randint.low_generator(SymInt low, SymInt high, SymInt[] size, *, "
+      "Generator? generator, " LOOM_LONG_OPTIONS ") -> Tensor");
   m.def("bernoulli(Tensor self, *, Generator? generator=None) -> Tensor");
   m.def("bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor");
   m.def("empty_like(Tensor self, *, " LOOM_LIKE_OPTIONS ") -> Tensor");

@@ -181,10 +181,10 @@ inline Tensor randn_like(const Tensor& self, OptDType dtype = {}, OptDevice devi
 /// Uniform integers in [low, high) shaped like self.
 inline Tensor randint_like(const Tensor& self, int64_t low, int64_t high, OptDType dtype = {},
                            OptDevice device = {}) {
-  LOOM_TYPED_OP(op, "aten::randint_like.low_dtype",
-                Tensor(const Tensor&, int64_t, int64_t, std::optional<DType>,
-                       std::optional<int64_t>, std::optional<Device>, std::optional<bool>,
-                       std::optional<int64_t>));
+  LOOM_TYPED_OP(
+      op, "aten::randint_like.low_dtype",
+      Tensor(const Tensor&, int64_t, int64_t, std::optional<DType>, std::optional<int64_t>,
+             std::optional<Device>, std::optional<bool>, std::optional<int64_t>));
   return op(self, low, high, dtype, std::nullopt, device, std::nullopt, std::nullopt);
 }
 
@@ -223,8 +223,8 @@ inline Tensor from_blob(void* data, IntArrayRef sizes, DType dtype, IntArrayRef 
     if (ctx != nullptr) reinterpret_cast<void (*)(void*)>(ctx)(p);
   };
   DataPtr ptr(data, reinterpret_cast<void*>(deleter), adapter, Device());
-  boost::intrusive_ptr<StorageImpl> storage(new StorageImpl(
-      std::move(ptr), static_cast<size_t>(extent) * element_size(dtype), nullptr));
+  boost::intrusive_ptr<StorageImpl> storage(
+      new StorageImpl(std::move(ptr), static_cast<size_t>(extent) * element_size(dtype), nullptr));
   return Tensor(boost::intrusive_ptr<TensorImpl>(
       new TensorImpl(Storage(std::move(storage)), dtype, sizes, st, 0)));
 }

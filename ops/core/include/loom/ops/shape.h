@@ -101,9 +101,9 @@ inline Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t len
 inline Tensor slice(const Tensor& self, int64_t dim = 0,
                     std::optional<int64_t> start = std::nullopt,
                     std::optional<int64_t> end = std::nullopt, int64_t step = 1) {
-  LOOM_TYPED_OP(op, "aten::slice.Tensor",
-                Tensor(const Tensor&, int64_t, std::optional<int64_t>, std::optional<int64_t>,
-                       int64_t));
+  LOOM_TYPED_OP(
+      op, "aten::slice.Tensor",
+      Tensor(const Tensor&, int64_t, std::optional<int64_t>, std::optional<int64_t>, int64_t));
   return op(self, dim, start, end, step);
 }
 
