@@ -52,30 +52,60 @@ void copy_strided_words(char* dst, const int64_t* dst_strides, const char* src,
 /// Copies the elements of a (src, src_strides) layout into (dst, dst_strides), both of the
 /// given sizes, element_size bytes each (1, 2, 4 or 8); strides are in elements and may be
 /// negative or zero in the source. Nothing happens when any size is 0.
+///
+/// Dimensions of size 1 are dropped and neighbours that are contiguous in both layouts are
+/// merged first, so a contiguous-to-contiguous copy is one memcpy; large copies split their
+/// outermost dimension across OpenMP threads.
 inline void copy_strided(void* dst, IntArrayRef dst_strides, const void* src,
                          IntArrayRef src_strides, IntArrayRef sizes, size_t element_size) {
-  for (int64_t s : sizes) {
-    if (s == 0) return;
+  std::vector<int64_t> sz, ds, ss;
+  int64_t numel = 1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 0) return;
+    numel *= sizes[i];
+    if (sizes[i] == 1) continue;
+    if (!sz.empty() && ds.back() == dst_strides[i] * sizes[i] &&
+        ss.back() == src_strides[i] * sizes[i]) {
+      sz.back() *= sizes[i];
+      ds.back() = dst_strides[i];
+      ss.back() = src_strides[i];
+      continue;
+    }
+    sz.push_back(sizes[i]);
+    ds.push_back(dst_strides[i]);
+    ss.push_back(src_strides[i]);
   }
   auto* d = static_cast<char*>(dst);
   const auto* s = static_cast<const char*>(src);
-  const auto nd = static_cast<int64_t>(sizes.size());
-  switch (element_size) {
-    case 1:
-      return detail::copy_strided_words<uint8_t>(d, dst_strides.data(), s, src_strides.data(),
-                                                 sizes.data(), nd);
-    case 2:
-      return detail::copy_strided_words<uint16_t>(d, dst_strides.data(), s, src_strides.data(),
-                                                  sizes.data(), nd);
-    case 4:
-      return detail::copy_strided_words<uint32_t>(d, dst_strides.data(), s, src_strides.data(),
-                                                  sizes.data(), nd);
-    case 8:
-      return detail::copy_strided_words<uint64_t>(d, dst_strides.data(), s, src_strides.data(),
-                                                  sizes.data(), nd);
-    default:
-      LOOM_THROW(TypeError, "copy_strided: unsupported element size ", element_size);
+  const auto nd = static_cast<int64_t>(sz.size());
+  auto run = [&](char* d0, const char* s0, const int64_t* sizes0, const int64_t* ds0,
+                 const int64_t* ss0, int64_t n) {
+    switch (element_size) {
+      case 1:
+        return detail::copy_strided_words<uint8_t>(d0, ds0, s0, ss0, sizes0, n);
+      case 2:
+        return detail::copy_strided_words<uint16_t>(d0, ds0, s0, ss0, sizes0, n);
+      case 4:
+        return detail::copy_strided_words<uint32_t>(d0, ds0, s0, ss0, sizes0, n);
+      case 8:
+        return detail::copy_strided_words<uint64_t>(d0, ds0, s0, ss0, sizes0, n);
+    }
+  };
+  LOOM_CHECK_T(TypeError,
+               element_size == 1 || element_size == 2 || element_size == 4 || element_size == 8,
+               "copy_strided: unsupported element size ", element_size);
+  // Below ~1 MiB a copy is faster on one thread than the cost of waking others.
+  constexpr int64_t kParallelBytes = int64_t{1} << 20;
+  if (nd >= 2 && numel * static_cast<int64_t>(element_size) >= kParallelBytes) {
+    const auto es = static_cast<int64_t>(element_size);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < sz[0]; ++i) {
+      run(d + i * ds[0] * es, s + i * ss[0] * es, sz.data() + 1, ds.data() + 1, ss.data() + 1,
+          nd - 1);
+    }
+    return;
   }
+  run(d, s, sz.data(), ds.data(), ss.data(), nd);
 }
 
 /// Copies src into dst element by element: same sizes, same dtype, any strides (dst must
