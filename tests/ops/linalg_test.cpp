@@ -160,6 +160,10 @@ TEST_F(LinalgTest, MmThinShapesUseTheVectorPaths) {
 TEST_F(LinalgTest, MmLargeExercisesBlockingEdges) {
   check_mm(200, 300, 150, DType::Float32, Layout::Contiguous, Layout::Contiguous, 21);
   check_mm(200, 300, 150, DType::Float64, Layout::Transposed, Layout::Strided, 22);
+  // Several column tiles per B panel, and more than one B panel (n > 3072).
+  check_mm(70, 20, 600, DType::Float32, Layout::Strided, Layout::Transposed, 23);
+  check_mm(2, 3, 3100, DType::Float64, Layout::Contiguous, Layout::Contiguous, 24);
+  check_mm(5, 300, 300, DType::Float16, Layout::Contiguous, Layout::Transposed, 25);
 }
 
 TEST_F(LinalgTest, MmIntegerAndReducedPrecision) {

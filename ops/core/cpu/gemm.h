@@ -13,7 +13,9 @@
 // so the output is rounded once, as PyTorch does. Integers accumulate in int64.
 // beta == 0 never reads C, so NaN or garbage there does not leak into the result.
 
+#ifdef _OPENMP
 #include <omp.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -28,6 +30,15 @@
 #include "loom/core/tensor.h"
 
 namespace loom::ops::cpu::gemm {
+
+/// Threads a parallel region may use (1 without OpenMP).
+inline int64_t max_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
 
 /// float16 storage (bits), distinct from bfloat16 for overload resolution.
 struct Half {
@@ -235,7 +246,7 @@ void gemv(int64_t m, int64_t k, AccOf<S> alpha, Mat<const S> a, const S* x, int6
     }
   } else {
     // Column-major a: axpy over contiguous columns.
-    const int64_t nt = par ? omp_get_max_threads() : 1;
+    const int64_t nt = par ? max_threads() : 1;
     const int64_t chunk = (m + nt - 1) / nt;
 #pragma omp parallel for if (par) schedule(static)
     for (int64_t t = 0; t < nt; ++t) {
@@ -276,7 +287,7 @@ void gemm(int64_t m, int64_t n, int64_t k, AccOf<S> alpha, Mat<const S> a, Mat<c
   constexpr bool kWide = sizeof(S) == 2 && std::is_floating_point_v<A>;
   const int64_t kc_max = kWide ? k : Bl::KC;
   const int64_t nc_max = kWide ? Bl::NB : Bl::NC;
-  const bool par = parallel && m * n * k >= 64 * 64 * 64 && omp_get_max_threads() > 1;
+  const bool par = parallel && m * n * k >= 64 * 64 * 64 && max_threads() > 1;
   auto* macro = has_avx2_fma() ? &macro_kernel_avx2<S> : &macro_kernel_baseline<S>;
 
   const int64_t nc_alloc = (std::min(n, nc_max) + Bl::NR - 1) / Bl::NR * Bl::NR;
@@ -355,6 +366,33 @@ void dispatch(std::string_view op, DType t, F&& f) {
 template <typename S>
 Mat<S> mat_of(const Tensor& t, int64_t d0, int64_t d1, int64_t off = 0) {
   return Mat<S>{static_cast<S*>(t.data_ptr()) + off, t.stride(d0), t.stride(d1)};
+}
+
+/// PyTorch's ScalarType name ("Float", "Double", "Long", "Half").
+inline std::string_view scalar_type_name(DType t) {
+  switch (t) {
+    case DType::Bool:
+      return "Bool";
+    case DType::UInt8:
+      return "Byte";
+    case DType::Int8:
+      return "Char";
+    case DType::Int16:
+      return "Short";
+    case DType::Int32:
+      return "Int";
+    case DType::Int64:
+      return "Long";
+    case DType::Float16:
+      return "Half";
+    case DType::BFloat16:
+      return "BFloat16";
+    case DType::Float32:
+      return "Float";
+    case DType::Float64:
+      return "Double";
+  }
+  return "?";
 }
 
 /// The C type name PyTorch prints for a dtype ("float", "double", "long int", "c10::Half").

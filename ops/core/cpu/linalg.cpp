@@ -273,7 +273,8 @@ Tensor dot(const Tensor& self, const Tensor& tensor) {
              tensor.size(0), " elements respectively");
   LOOM_CHECK_T(TypeError, self.dtype() == tensor.dtype(),
                "dot : expected both vectors to have same dtype, but found ",
-               dtype_name(self.dtype()), " and ", dtype_name(tensor.dtype()));
+               gemm::scalar_type_name(self.dtype()), " and ",
+               gemm::scalar_type_name(tensor.dtype()));
   Tensor out = new_empty({}, self.dtype());
   const Tensor a =
       self.as_strided_view({1, self.size(0)}, {0, self.stride(0)}, self.storage_offset());
