@@ -34,7 +34,7 @@ LOOM_LIBRARY_FRAGMENT(aten, m) {
   m.def("stack(Tensor[] tensors, int dim=0) -> Tensor");
   m.def("repeat(Tensor self, SymInt[] repeats) -> Tensor");
   m.def("flip(Tensor self, int[] dims) -> Tensor");
-  m.def("roll(Tensor self, SymInt[1] shifts, SymInt[1] dims=[]) -> Tensor");
+  m.def("roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor");
   m.def("tril(Tensor self, int diagonal=0) -> Tensor");
   m.def("triu(Tensor self, int diagonal=0) -> Tensor");
 }
