@@ -209,11 +209,11 @@ Tensor einsum(std::string_view equation, TensorList tensors, std::optional<IntAr
     b = comma + 1;
   }
   LOOM_CHECK(terms.size() <= tensors.size(),
-             "einsum(): more operands were provided in the equation than given (", terms.size(),
-             " in the equation, ", tensors.size(), " tensors)");
+             "einsum(): fewer operands were provided than specified in the equation (",
+             tensors.size(), " given, ", terms.size(), " in the equation)");
   LOOM_CHECK(terms.size() >= tensors.size(),
              "einsum(): more operands were provided than specified in the equation (",
-             tensors.size(), " tensors, ", terms.size(), " in the equation)");
+             tensors.size(), " given, ", terms.size(), " in the equation)");
 
   // Dims per term; the ellipsis covers the dims its subscripts leave over, right-aligned
   // across operands as in broadcasting.
