@@ -1,43 +1,576 @@
-// Reference CPU kernels: add, mul (same-shape, contiguous).
-#include "cpu/elementwise.h"
+// Reference CPU kernels: arithmetic binary ops (add, sub, mul, div, pow, remainder, fmod,
+// maximum, minimum, atan2) on the TensorIterator engine.
+#include <cmath>
+#include <optional>
+#include <string_view>
+
+#include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
 
 namespace loom::ops::cpu {
 namespace {
 
-Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  check_same_layout("add.Tensor", self, other);
-  Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(self.dtype()));
-  dispatch_floating("add.Tensor", self, [&]<typename T>(T*) {
-    const T* a = self.data_ptr<T>();
-    const T* b = other.data_ptr<T>();
-    T* o = out.data_ptr<T>();
-    const T s = alpha.to<T>();
-    const int64_t n = out.numel();
-    for (int64_t i = 0; i < n; ++i) o[i] = a[i] + s * b[i];
+// ---- add / sub ---------------------------------------------------------------------------
+
+void check_alpha(std::string_view op, DType result, const Scalar& alpha) {
+  LOOM_CHECK_T(TypeError, !(is_integral(result) && alpha.is_floating_point()), op,
+               ": For integral input tensors, argument alpha must not be a floating point number.");
+  LOOM_CHECK_T(TypeError, result == DType::Bool || !alpha.is_bool(), op,
+               ": Boolean alpha only supported for Boolean results.");
+}
+
+void check_sub_bool(std::string_view op, DType a, std::optional<DType> b) {
+  LOOM_CHECK_T(TypeError, !(a == DType::Bool && b == DType::Bool), op,
+               ": Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+               "`^` or `logical_xor()` operator instead.");
+  LOOM_CHECK_T(TypeError, a != DType::Bool && b != DType::Bool, op,
+               ": Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+               "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+}
+
+// self + sign * alpha * other, for add (sign 1) and sub (sign -1).
+Tensor add_impl(std::string_view op, const Tensor& self, const Tensor& other, const Scalar& alpha,
+                const Tensor* out, bool inplace, int sign) {
+  TensorIterator it(op);
+  it.add_input("self", self).add_input("other", other);
+  set_variant_output(it, inplace ? &self : out, inplace);
+  it.build();
+  check_alpha(op, it.common_dtype(), alpha);
+  dispatch_dtypes<kAllTypes>(op, it.common_dtype(), [&]<typename T>(T*) {
+    using C = compute_t<T>;
+    if (sign > 0 && alpha.to_double() == 1) {
+      it.for_each<T, T, T>([](C a, C b) { return a + b; });
+    } else {
+      if constexpr (std::is_same_v<C, bool>) {
+        const bool al = alpha.to<bool>();
+        it.for_each<T, T, T>([al](bool a, bool b) { return a || (al && b); });
+      } else {
+        const C al = static_cast<C>(sign * alpha.to<C>());
+        it.for_each<T, T, T>([al](C a, C b) { return a + al * b; });
+      }
+    }
   });
+  return it.finish();
+}
+
+Tensor add_scalar_impl(std::string_view op, const Tensor& self, const Scalar& other,
+                       const Scalar& alpha, const Tensor* out, bool inplace, int sign) {
+  TensorIterator it(op);
+  it.add_input("self", self).add_scalar(other);
+  set_variant_output(it, inplace ? &self : out, inplace);
+  it.build();
+  check_alpha(op, it.common_dtype(), alpha);
+  dispatch_dtypes<kAllTypes>(op, it.common_dtype(), [&]<typename T>(T*) {
+    using C = compute_t<T>;
+    if constexpr (std::is_same_v<C, bool>) {
+      const bool s = other.to<bool>() && alpha.to<bool>();
+      it.for_each<T, T>([s](bool a) { return a || s; });
+    } else {
+      // alpha * other in the computation type, as PyTorch folds it.
+      const C s = static_cast<C>(sign * alpha.to<C>() * other.to<C>());
+      it.for_each<T, T>([s](C a) { return a + s; });
+    }
+  });
+  return it.finish();
+}
+
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return add_impl("add.Tensor", self, other, alpha, nullptr, false, 1);
+}
+Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  add_impl("add_.Tensor", self, other, alpha, &self, true, 1);
+  return self;
+}
+Tensor& add_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
+  add_impl("add.out", self, other, alpha, &out, false, 1);
+  return out;
+}
+Tensor add_scalar(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  return add_scalar_impl("add.Scalar", self, other, alpha, nullptr, false, 1);
+}
+Tensor& add_scalar_(Tensor& self, const Scalar& other, const Scalar& alpha) {
+  add_scalar_impl("add_.Scalar", self, other, alpha, &self, true, 1);
+  return self;
+}
+Tensor& add_scalar_out(const Tensor& self, const Scalar& other, const Scalar& alpha, Tensor& out) {
+  add_scalar_impl("add.Scalar_out", self, other, alpha, &out, false, 1);
   return out;
 }
 
-Tensor mul(const Tensor& self, const Tensor& other) {
-  check_same_layout("mul.Tensor", self, other);
-  Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(self.dtype()));
-  dispatch_floating("mul.Tensor", self, [&]<typename T>(T*) {
-    const T* a = self.data_ptr<T>();
-    const T* b = other.data_ptr<T>();
-    T* o = out.data_ptr<T>();
-    const int64_t n = out.numel();
-    for (int64_t i = 0; i < n; ++i) o[i] = a[i] * b[i];
-  });
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  check_sub_bool("sub.Tensor", self.dtype(), other.dtype());
+  return add_impl("sub.Tensor", self, other, alpha, nullptr, false, -1);
+}
+Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  check_sub_bool("sub_.Tensor", self.dtype(), other.dtype());
+  add_impl("sub_.Tensor", self, other, alpha, &self, true, -1);
+  return self;
+}
+Tensor& sub_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
+  check_sub_bool("sub.out", self.dtype(), other.dtype());
+  add_impl("sub.out", self, other, alpha, &out, false, -1);
   return out;
 }
+std::optional<DType> bool_if(const Scalar& s) {
+  return s.is_bool() ? std::optional<DType>(DType::Bool) : std::nullopt;
+}
+Tensor sub_scalar(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  check_sub_bool("sub.Scalar", self.dtype(), bool_if(other));
+  return add_scalar_impl("sub.Scalar", self, other, alpha, nullptr, false, -1);
+}
+Tensor& sub_scalar_(Tensor& self, const Scalar& other, const Scalar& alpha) {
+  check_sub_bool("sub_.Scalar", self.dtype(), bool_if(other));
+  add_scalar_impl("sub_.Scalar", self, other, alpha, &self, true, -1);
+  return self;
+}
+Tensor& sub_scalar_out(const Tensor& self, const Scalar& other, const Scalar& alpha, Tensor& out) {
+  check_sub_bool("sub.Scalar_out", self.dtype(), bool_if(other));
+  add_scalar_impl("sub.Scalar_out", self, other, alpha, &out, false, -1);
+  return out;
+}
+
+// ---- mul -----------------------------------------------------------------------------------
+
+struct Mul {
+  static constexpr std::string_view kName = "mul";
+  static constexpr unsigned kCats = kAllTypes;
+  static constexpr ResultRule kRule = ResultRule::Common;
+  template <typename C>
+  C operator()(C a, C b) const {
+    if constexpr (std::is_same_v<C, bool>) {
+      return a && b;
+    } else {
+      return a * b;
+    }
+  }
+};
+
+// ---- div -----------------------------------------------------------------------------------
+
+enum class Rounding { None, Trunc, Floor };
+
+Rounding parse_rounding(std::string_view op, std::optional<std::string_view> mode) {
+  if (!mode) return Rounding::None;
+  if (*mode == "trunc") return Rounding::Trunc;
+  if (*mode == "floor") return Rounding::Floor;
+  LOOM_THROW(ValueError, op,
+             ": div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
+             *mode, "'");
+}
+
+// PyTorch's div_floor for floats (c10::div_floor_floating): floor(a / b) computed through
+// fmod so it agrees with Python's //.
+template <typename C>
+C div_floor_float(C a, C b) {
+  if (b == 0) return a / b;
+  const C mod = std::fmod(a, b);
+  C div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
+  if (div != 0) {
+    C fl = std::floor(div);
+    if (div - fl > C(0.5)) fl += 1;
+    return fl;
+  }
+  return std::copysign(C(0), a / b);
+}
+
+template <typename C>
+C div_floor_int(C a, C b) {
+  const C q = a / b;
+  if constexpr (std::is_signed_v<C>) {
+    if ((a % b != 0) && ((a < 0) != (b < 0))) return q - 1;
+  }
+  return q;
+}
+
+[[noreturn]] void throw_zero_division(std::string_view op) {
+  LOOM_THROW(ValueError, op, ": ZeroDivisionError (integer division by zero)");
+}
+
+// Integer kernels divide by a checked divisor: a zero sets the flag (functors may not throw
+// inside the parallel loop) and gives 0; the caller throws.
+template <typename C, typename F>
+auto guarded(std::atomic<bool>& zero, F f) {
+  return [&zero, f](C a, C b) -> C {
+    if (b == 0) {
+      zero.store(true, std::memory_order_relaxed);
+      return C(0);
+    }
+    return f(a, b);
+  };
+}
+
+// a / b with the rounding mode; other is a tensor or (scalar_other) a Scalar.
+Tensor div_impl(std::string_view op, const Tensor& self, const Tensor* other,
+                const Scalar* scalar_other, Rounding mode, const Tensor* out, bool inplace) {
+  TensorIterator it(op);
+  it.add_input("self", self);
+  if (other != nullptr) {
+    it.add_input("other", *other);
+  } else {
+    it.add_scalar(*scalar_other);
+  }
+  it.set_rule(mode == Rounding::None ? ResultRule::IntToFloat : ResultRule::Common);
+  set_variant_output(it, inplace ? &self : out, inplace);
+  it.build();
+  std::atomic<bool> zero{false};
+  dispatch_dtypes<kInts | kFloats>(op, it.common_dtype(), [&]<typename T>(T*) {
+    using C = compute_t<T>;
+    auto run = [&](auto f) {
+      if (other != nullptr) {
+        it.for_each<T, T, T>(f);
+      } else {
+        const C s = scalar_other->to<C>();
+        it.for_each<T, T>([f, s](C a) { return f(a, s); });
+      }
+    };
+    if constexpr (std::is_floating_point_v<C>) {
+      switch (mode) {
+        case Rounding::None:
+          run([](C a, C b) { return a / b; });
+          break;
+        case Rounding::Trunc:
+          run([](C a, C b) { return std::trunc(a / b); });
+          break;
+        case Rounding::Floor:
+          run([](C a, C b) { return div_floor_float(a, b); });
+          break;
+      }
+    } else if (mode == Rounding::Floor) {
+      run(guarded<C>(zero, [](C a, C b) { return div_floor_int(a, b); }));
+    } else {
+      run(guarded<C>(zero, [](C a, C b) { return static_cast<C>(a / b); }));
+    }
+  });
+  if (zero.load()) throw_zero_division(op);
+  return it.finish();
+}
+
+Tensor div(const Tensor& self, const Tensor& other) {
+  return div_impl("div.Tensor", self, &other, nullptr, Rounding::None, nullptr, false);
+}
+Tensor& div_(Tensor& self, const Tensor& other) {
+  div_impl("div_.Tensor", self, &other, nullptr, Rounding::None, &self, true);
+  return self;
+}
+Tensor& div_out(const Tensor& self, const Tensor& other, Tensor& out) {
+  div_impl("div.out", self, &other, nullptr, Rounding::None, &out, false);
+  return out;
+}
+Tensor div_mode(const Tensor& self, const Tensor& other, std::optional<std::string_view> mode) {
+  const Rounding r = parse_rounding("div.Tensor_mode", mode);
+  return div_impl("div.Tensor_mode", self, &other, nullptr, r, nullptr, false);
+}
+Tensor& div_mode_(Tensor& self, const Tensor& other, std::optional<std::string_view> mode) {
+  const Rounding r = parse_rounding("div_.Tensor_mode", mode);
+  div_impl("div_.Tensor_mode", self, &other, nullptr, r, &self, true);
+  return self;
+}
+Tensor& div_mode_out(const Tensor& self, const Tensor& other, std::optional<std::string_view> mode,
+                     Tensor& out) {
+  const Rounding r = parse_rounding("div.out_mode", mode);
+  div_impl("div.out_mode", self, &other, nullptr, r, &out, false);
+  return out;
+}
+Tensor div_scalar(const Tensor& self, const Scalar& other) {
+  return div_impl("div.Scalar", self, nullptr, &other, Rounding::None, nullptr, false);
+}
+Tensor& div_scalar_(Tensor& self, const Scalar& other) {
+  div_impl("div_.Scalar", self, nullptr, &other, Rounding::None, &self, true);
+  return self;
+}
+Tensor div_scalar_mode(const Tensor& self, const Scalar& other,
+                       std::optional<std::string_view> mode) {
+  const Rounding r = parse_rounding("div.Scalar_mode", mode);
+  return div_impl("div.Scalar_mode", self, nullptr, &other, r, nullptr, false);
+}
+Tensor& div_scalar_mode_(Tensor& self, const Scalar& other, std::optional<std::string_view> mode) {
+  const Rounding r = parse_rounding("div_.Scalar_mode", mode);
+  div_impl("div_.Scalar_mode", self, nullptr, &other, r, &self, true);
+  return self;
+}
+
+// ---- remainder / fmod ------------------------------------------------------------------------
+
+// Python's % (sign of the divisor) for remainder, C's fmod (sign of the dividend) for fmod.
+template <bool kPython>
+Tensor mod_impl(std::string_view op, const Tensor* self, const Scalar* scalar_self,
+                const Tensor* other, const Scalar* scalar_other, const Tensor* out,
+                bool inplace) {
+  TensorIterator it(op);
+  if (self != nullptr) {
+    it.add_input("self", *self);
+  } else {
+    it.add_scalar(*scalar_self);
+  }
+  if (other != nullptr) {
+    it.add_input("other", *other);
+  } else {
+    it.add_scalar(*scalar_other);
+  }
+  set_variant_output(it, inplace ? self : out, inplace);
+  it.build();
+  std::atomic<bool> zero{false};
+  dispatch_dtypes<kInts | kFloats>(op, it.common_dtype(), [&]<typename T>(T*) {
+    using C = compute_t<T>;
+    auto run = [&](auto f) {
+      if (self != nullptr && other != nullptr) {
+        it.for_each<T, T, T>(f);
+      } else if (self != nullptr) {
+        const C s = scalar_other->to<C>();
+        it.for_each<T, T>([f, s](C a) { return f(a, s); });
+      } else {
+        const C s = scalar_self->to<C>();
+        it.for_each<T, T>([f, s](C b) { return f(s, b); });
+      }
+    };
+    if constexpr (std::is_floating_point_v<C>) {
+      run([](C a, C b) {
+        C m = std::fmod(a, b);
+        if (kPython && m != 0 && ((b < 0) != (m < 0))) m += b;
+        return m;
+      });
+    } else {
+      run(guarded<C>(zero, [](C a, C b) {
+        C m = static_cast<C>(a % b);
+        if constexpr (kPython && std::is_signed_v<C>) {
+          if (m != 0 && ((b < 0) != (m < 0))) m = static_cast<C>(m + b);
+        }
+        return m;
+      }));
+    }
+  });
+  if (zero.load()) throw_zero_division(op);
+  return it.finish();
+}
+
+template <bool kPython>
+struct ModKernels {
+  static constexpr std::string_view base() { return kPython ? "remainder" : "fmod"; }
+  static Tensor tensor(const Tensor& self, const Tensor& other) {
+    return mod_impl<kPython>(kPython ? "remainder.Tensor" : "fmod.Tensor", &self, nullptr, &other,
+                             nullptr, nullptr, false);
+  }
+  static Tensor& tensor_(Tensor& self, const Tensor& other) {
+    mod_impl<kPython>(kPython ? "remainder_.Tensor" : "fmod_.Tensor", &self, nullptr, &other,
+                      nullptr, &self, true);
+    return self;
+  }
+  static Tensor& tensor_out(const Tensor& self, const Tensor& other, Tensor& out) {
+    mod_impl<kPython>(kPython ? "remainder.Tensor_out" : "fmod.Tensor_out", &self, nullptr,
+                      &other, nullptr, &out, false);
+    return out;
+  }
+  static Tensor scalar(const Tensor& self, const Scalar& other) {
+    return mod_impl<kPython>(kPython ? "remainder.Scalar" : "fmod.Scalar", &self, nullptr,
+                             nullptr, &other, nullptr, false);
+  }
+  static Tensor& scalar_(Tensor& self, const Scalar& other) {
+    mod_impl<kPython>(kPython ? "remainder_.Scalar" : "fmod_.Scalar", &self, nullptr, nullptr,
+                      &other, &self, true);
+    return self;
+  }
+  static Tensor& scalar_out(const Tensor& self, const Scalar& other, Tensor& out) {
+    mod_impl<kPython>(kPython ? "remainder.Scalar_out" : "fmod.Scalar_out", &self, nullptr,
+                      nullptr, &other, &out, false);
+    return out;
+  }
+};
+
+Tensor remainder_scalar_tensor(const Scalar& self, const Tensor& other) {
+  return mod_impl<true>("remainder.Scalar_Tensor", nullptr, &self, &other, nullptr, nullptr,
+                        false);
+}
+
+// ---- pow -----------------------------------------------------------------------------------
+
+template <typename C>
+C int_pow(C base, C exp) {
+  if constexpr (std::is_signed_v<C>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exp & 1) ? C(-1) : C(1);
+      return 0;
+    }
+  }
+  // Wrapping multiplication, as PyTorch's integer pow overflows.
+  using U = std::make_unsigned_t<C>;
+  U r = 1, b = static_cast<U>(base);
+  auto e = static_cast<U>(exp);
+  while (e != 0) {
+    if (e & 1) r = static_cast<U>(r * b);
+    b = static_cast<U>(b * b);
+    e >>= 1;
+  }
+  return static_cast<C>(r);
+}
+
+template <typename C>
+C pow_value(C a, C b) {
+  if constexpr (std::is_same_v<C, bool>) {
+    return a || !b;
+  } else if constexpr (std::is_floating_point_v<C>) {
+    return std::pow(a, b);
+  } else {
+    return int_pow(a, b);
+  }
+}
+
+Tensor pow_impl(std::string_view op, const Tensor* self, const Scalar* scalar_self,
+                const Tensor* exponent, const Scalar* scalar_exp, const Tensor* out,
+                bool inplace) {
+  TensorIterator it(op);
+  if (self != nullptr) {
+    it.add_input("self", *self);
+  } else {
+    it.add_scalar(*scalar_self);
+  }
+  if (exponent != nullptr) {
+    it.add_input("exponent", *exponent);
+  } else {
+    it.add_scalar(*scalar_exp);
+  }
+  set_variant_output(it, inplace ? self : out, inplace);
+  it.build();
+  LOOM_CHECK(!(scalar_exp != nullptr && is_integral(it.common_dtype(), false) &&
+               scalar_exp->is_integral() && scalar_exp->to_int() < 0),
+             op, ": Integers to negative integer powers are not allowed.");
+  dispatch_dtypes<kAllTypes>(op, it.common_dtype(), [&]<typename T>(T*) {
+    using C = compute_t<T>;
+    if (self != nullptr && exponent != nullptr) {
+      it.for_each<T, T, T>([](C a, C b) { return pow_value(a, b); });
+    } else if (self != nullptr) {
+      const C e = scalar_exp->to<C>();
+      if constexpr (std::is_floating_point_v<C>) {
+        if (e == 2) return it.for_each<T, T>([](C a) { return a * a; });
+        if (e == C(0.5)) return it.for_each<T, T>([](C a) { return std::sqrt(a); });
+      }
+      it.for_each<T, T>([e](C a) { return pow_value(a, e); });
+    } else {
+      const C s = scalar_self->to<C>();
+      it.for_each<T, T>([s](C b) { return pow_value(s, b); });
+    }
+  });
+  return it.finish();
+}
+
+Tensor pow_tt(const Tensor& self, const Tensor& exponent) {
+  return pow_impl("pow.Tensor_Tensor", &self, nullptr, &exponent, nullptr, nullptr, false);
+}
+Tensor& pow_tt_out(const Tensor& self, const Tensor& exponent, Tensor& out) {
+  pow_impl("pow.Tensor_Tensor_out", &self, nullptr, &exponent, nullptr, &out, false);
+  return out;
+}
+Tensor& pow_tensor_(Tensor& self, const Tensor& exponent) {
+  pow_impl("pow_.Tensor", &self, nullptr, &exponent, nullptr, &self, true);
+  return self;
+}
+Tensor pow_ts(const Tensor& self, const Scalar& exponent) {
+  return pow_impl("pow.Tensor_Scalar", &self, nullptr, nullptr, &exponent, nullptr, false);
+}
+Tensor& pow_ts_out(const Tensor& self, const Scalar& exponent, Tensor& out) {
+  pow_impl("pow.Tensor_Scalar_out", &self, nullptr, nullptr, &exponent, &out, false);
+  return out;
+}
+Tensor& pow_scalar_(Tensor& self, const Scalar& exponent) {
+  pow_impl("pow_.Scalar", &self, nullptr, nullptr, &exponent, &self, true);
+  return self;
+}
+Tensor pow_st(const Scalar& self, const Tensor& exponent) {
+  return pow_impl("pow.Scalar", nullptr, &self, &exponent, nullptr, nullptr, false);
+}
+Tensor& pow_st_out(const Scalar& self, const Tensor& exponent, Tensor& out) {
+  pow_impl("pow.Scalar_out", nullptr, &self, &exponent, nullptr, &out, false);
+  return out;
+}
+
+// ---- maximum / minimum / atan2 ----------------------------------------------------------------
+
+template <bool kMax>
+struct MinMax {
+  static constexpr std::string_view kName = kMax ? "maximum" : "minimum";
+  static constexpr unsigned kCats = kAllTypes;
+  static constexpr ResultRule kRule = ResultRule::Common;
+  template <typename C>
+  C operator()(C a, C b) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (a != a) return a;  // NaN propagates
+      if (b != b) return b;
+    }
+    return kMax ? (a > b ? a : b) : (a < b ? a : b);
+  }
+};
+
+struct Atan2 {
+  static constexpr std::string_view kName = "atan2";
+  static constexpr unsigned kCats = kFloats;
+  static constexpr ResultRule kRule = ResultRule::IntToFloat;
+  template <typename C>
+  C operator()(C a, C b) const {
+    return std::atan2(a, b);
+  }
+};
 
 }  // namespace
 
 LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.set_provider("reference");
   m.impl("add.Tensor", &add);
-  m.impl("mul.Tensor", &mul);
+  m.impl("add_.Tensor", &add_);
+  m.impl("add.out", &add_out);
+  m.impl("add.Scalar", &add_scalar);
+  m.impl("add_.Scalar", &add_scalar_);
+  m.impl("add.Scalar_out", &add_scalar_out);
+  m.impl("sub.Tensor", &sub);
+  m.impl("sub_.Tensor", &sub_);
+  m.impl("sub.out", &sub_out);
+  m.impl("sub.Scalar", &sub_scalar);
+  m.impl("sub_.Scalar", &sub_scalar_);
+  m.impl("sub.Scalar_out", &sub_scalar_out);
+  m.impl("mul.Tensor", &binary_fn<Mul>);
+  m.impl("mul_.Tensor", &binary_inplace<Mul>);
+  m.impl("mul.out", &binary_out<Mul>);
+  m.impl("mul.Scalar", &binary_scalar_fn<Mul>);
+  m.impl("mul_.Scalar", &binary_scalar_inplace<Mul>);
+  m.impl("mul.Scalar_out", &binary_scalar_out<Mul>);
+  m.impl("div.Tensor", &div);
+  m.impl("div_.Tensor", &div_);
+  m.impl("div.out", &div_out);
+  m.impl("div.Tensor_mode", &div_mode);
+  m.impl("div_.Tensor_mode", &div_mode_);
+  m.impl("div.out_mode", &div_mode_out);
+  m.impl("div.Scalar", &div_scalar);
+  m.impl("div_.Scalar", &div_scalar_);
+  m.impl("div.Scalar_mode", &div_scalar_mode);
+  m.impl("div_.Scalar_mode", &div_scalar_mode_);
+  m.impl("remainder.Tensor", &ModKernels<true>::tensor);
+  m.impl("remainder_.Tensor", &ModKernels<true>::tensor_);
+  m.impl("remainder.Tensor_out", &ModKernels<true>::tensor_out);
+  m.impl("remainder.Scalar", &ModKernels<true>::scalar);
+  m.impl("remainder_.Scalar", &ModKernels<true>::scalar_);
+  m.impl("remainder.Scalar_out", &ModKernels<true>::scalar_out);
+  m.impl("remainder.Scalar_Tensor", &remainder_scalar_tensor);
+  m.impl("fmod.Tensor", &ModKernels<false>::tensor);
+  m.impl("fmod_.Tensor", &ModKernels<false>::tensor_);
+  m.impl("fmod.Tensor_out", &ModKernels<false>::tensor_out);
+  m.impl("fmod.Scalar", &ModKernels<false>::scalar);
+  m.impl("fmod_.Scalar", &ModKernels<false>::scalar_);
+  m.impl("fmod.Scalar_out", &ModKernels<false>::scalar_out);
+  m.impl("pow.Tensor_Tensor", &pow_tt);
+  m.impl("pow.Tensor_Tensor_out", &pow_tt_out);
+  m.impl("pow_.Tensor", &pow_tensor_);
+  m.impl("pow.Tensor_Scalar", &pow_ts);
+  m.impl("pow.Tensor_Scalar_out", &pow_ts_out);
+  m.impl("pow_.Scalar", &pow_scalar_);
+  m.impl("pow.Scalar", &pow_st);
+  m.impl("pow.Scalar_out", &pow_st_out);
+  m.impl("maximum", &binary_fn<MinMax<true>>);
+  m.impl("maximum.out", &binary_out<MinMax<true>>);
+  m.impl("minimum", &binary_fn<MinMax<false>>);
+  m.impl("minimum.out", &binary_out<MinMax<false>>);
+  m.impl("atan2", &binary_fn<Atan2>);
+  m.impl("atan2_", &binary_inplace<Atan2>);
+  m.impl("atan2.out", &binary_out<Atan2>);
 }
 
 }  // namespace loom::ops::cpu

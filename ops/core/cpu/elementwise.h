@@ -1,15 +1,114 @@
 #pragma once
-// Helpers shared by the reference CPU kernels of this pack. The full strided
-// elementwise engine (broadcasting, promotion, non-contiguous inputs) is the
-// operator issue's; these kernels cover same-shape tensors and say so.
+// Element types of the reference CPU kernels: storage structs for the 16-bit floats, the
+// computation type of each storage type, conversions between them, dtype dispatch and
+// PyTorch's names for dtypes in messages ("Float", "Long").
 
+#include <cmath>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "loom/core/half.h"
 #include "loom/core/tensor.h"
 #include "loom/core/tensor_checks.h"
-#include "loom/dispatcher/ivalue.h"
 
 namespace loom::ops::cpu {
 
-/// Calls f with a typed null pointer for the floating dtypes the seed kernels support.
+/// Storage of one float16 element (IEEE binary16 bits).
+struct Half {
+  uint16_t bits;
+};
+/// Storage of one bfloat16 element.
+struct BFloat16 {
+  uint16_t bits;
+};
+
+/// The type an element of storage type T is computed in: float for the 16-bit floats
+/// (as PyTorch's opmath_type), T itself otherwise.
+template <typename T>
+struct ComputeType {
+  using type = T;
+};
+template <>
+struct ComputeType<Half> {
+  using type = float;
+};
+template <>
+struct ComputeType<BFloat16> {
+  using type = float;
+};
+template <typename T>
+using compute_t = typename ComputeType<T>::type;
+
+/// The storage type's DType.
+template <typename T>
+inline constexpr DType storage_dtype = dtype_of<T>;
+template <>
+inline constexpr DType storage_dtype<Half> = DType::Float16;
+template <>
+inline constexpr DType storage_dtype<BFloat16> = DType::BFloat16;
+
+template <typename T>
+inline constexpr bool is_floating_v = std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
+                                      std::is_same_v<T, BFloat16>;
+
+/// Converts a value between storage/compute types with C++ rules (to bool: != 0), going
+/// through float for the 16-bit floats.
+template <typename To, typename From>
+inline To convert(From v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (std::is_same_v<From, Half>) {
+    return convert<To>(half_to_float(v.bits));
+  } else if constexpr (std::is_same_v<From, BFloat16>) {
+    return convert<To>(bfloat16_to_float(v.bits));
+  } else if constexpr (std::is_same_v<To, Half>) {
+    return Half{float_to_half(static_cast<float>(v))};
+  } else if constexpr (std::is_same_v<To, BFloat16>) {
+    return BFloat16{float_to_bfloat16(static_cast<float>(v))};
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    // Out-of-range float -> int is undefined in C++; go through int64 as PyTorch's CPU
+    // kernels effectively do, so NaN/inf give a defined (if arbitrary) value.
+    if (!std::isfinite(v)) return To(0);
+    if constexpr (std::is_same_v<To, int64_t>) return static_cast<int64_t>(v);
+    return static_cast<To>(static_cast<int64_t>(v));
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+/// Calls f with a typed null pointer (`[&]<typename T>(T*) {...}`) for dtype d.
+template <typename F>
+decltype(auto) dispatch_all(DType d, F&& f) {
+  switch (d) {
+    case DType::Bool:
+      return f(static_cast<bool*>(nullptr));
+    case DType::UInt8:
+      return f(static_cast<uint8_t*>(nullptr));
+    case DType::Int8:
+      return f(static_cast<int8_t*>(nullptr));
+    case DType::Int16:
+      return f(static_cast<int16_t*>(nullptr));
+    case DType::Int32:
+      return f(static_cast<int32_t*>(nullptr));
+    case DType::Int64:
+      return f(static_cast<int64_t*>(nullptr));
+    case DType::Float16:
+      return f(static_cast<Half*>(nullptr));
+    case DType::BFloat16:
+      return f(static_cast<BFloat16*>(nullptr));
+    case DType::Float32:
+      return f(static_cast<float*>(nullptr));
+    case DType::Float64:
+      break;
+  }
+  return f(static_cast<double*>(nullptr));
+}
+
+/// Calls f with a typed null pointer for float32 and float64 (kept for kernels written
+/// before the 16-bit types had a storage struct; reduce.cpp uses it).
 template <typename F>
 decltype(auto) dispatch_floating(std::string_view op, const Tensor& t, F&& f) {
   switch (t.dtype()) {
@@ -23,19 +122,36 @@ decltype(auto) dispatch_floating(std::string_view op, const Tensor& t, F&& f) {
   }
 }
 
-/// Checks what the seed kernels need: CPU, same sizes, same dtype, contiguous.
-inline void check_same_layout(std::string_view op, const Tensor& self, const Tensor& other) {
-  check_defined(op, {{"self", self}, {"other", other}});
-  check_same_device(op, {{"self", self}, {"other", other}});
-  LOOM_CHECK(self.sizes() == other.sizes(), op, ": the size of self ", sizes_str(self.sizes()),
-             " must match the size of other ", sizes_str(other.sizes()),
-             " (broadcasting arrives with the elementwise engine) in ",
-             describe_call(op, {{"self", self}, {"other", other}}));
-  check_same_dtype(op, {{"self", self}, {"other", other}});
-  LOOM_CHECK(self.is_contiguous() && other.is_contiguous(), op,
-             ": the reference kernel needs contiguous inputs, got self ", self.describe(),
-             " strides ", sizes_str(self.strides()), " and other strides ",
-             sizes_str(other.strides()));
+/// PyTorch's legacy names, used in its dtype messages ("Float", "Long", "Bool").
+inline std::string_view torch_type_name(DType d) {
+  switch (d) {
+    case DType::Bool:
+      return "Bool";
+    case DType::UInt8:
+      return "Byte";
+    case DType::Int8:
+      return "Char";
+    case DType::Int16:
+      return "Short";
+    case DType::Int32:
+      return "Int";
+    case DType::Int64:
+      return "Long";
+    case DType::Float16:
+      return "Half";
+    case DType::BFloat16:
+      return "BFloat16";
+    case DType::Float32:
+      return "Float";
+    case DType::Float64:
+      break;
+  }
+  return "Double";
+}
+
+/// Throws PyTorch's "not implemented for" TypeError: `"silu" not implemented for 'Long'`.
+[[noreturn]] inline void throw_dtype_unsupported(std::string_view op, DType d) {
+  LOOM_THROW(TypeError, "\"", op, "\" not implemented for '", torch_type_name(d), "'");
 }
 
 }  // namespace loom::ops::cpu

@@ -1,26 +1,37 @@
-// Reference CPU kernel: fill_ (any layout, via strides).
-#include "cpu/elementwise.h"
+// Reference CPU kernels: fill_ (Scalar and 0-d Tensor value) and zero_, any layout.
+#include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
 
 namespace loom::ops::cpu {
 namespace {
 
-template <typename T>
-void fill_strided(const Tensor& t, int64_t dim, T* p, T v) {
-  if (dim == t.dim()) {
-    *p = v;
-    return;
-  }
-  for (int64_t i = 0; i < t.size(dim); ++i) fill_strided(t, dim + 1, p + i * t.stride(dim), v);
+void fill_impl(std::string_view op, const Tensor& self, const Scalar& value) {
+  TensorIterator it(op);
+  it.set_output(self, OutputKind::Copy);
+  it.build();
+  dispatch_all(self.dtype(), [&]<typename T>(T*) {
+    // Converted once to the storage type; the loop only stores.
+    const T v = convert<T>(value.to<compute_t<T>>());
+    it.for_each<T>([v]() { return v; });
+  });
+  self.bump_version();
 }
 
 Tensor& fill_(Tensor& self, const Scalar& value) {
-  LOOM_CHECK_T(DeviceError, self.device().is_cpu(), "fill_.Scalar: self is on ",
-               self.device().str(), " but this is the CPU kernel");
-  dispatch_floating("fill_.Scalar", self, [&]<typename T>(T*) {
-    if (self.numel() > 0) fill_strided(self, 0, self.data_ptr<T>(), value.to<T>());
-  });
-  self.bump_version();
+  fill_impl("fill_.Scalar", self, value);
+  return self;
+}
+
+Tensor& fill_tensor_(Tensor& self, const Tensor& value) {
+  LOOM_CHECK(value.defined() && value.dim() == 0, "fill_.Tensor: fill_ only supports 0-dimension "
+             "value tensor but got tensor with ", value.defined() ? value.dim() : 0,
+             " dimensions.");
+  fill_impl("fill_.Tensor", self, value.item());
+  return self;
+}
+
+Tensor& zero_(Tensor& self) {
+  fill_impl("zero_", self, 0);
   return self;
 }
 
@@ -29,6 +40,8 @@ Tensor& fill_(Tensor& self, const Scalar& value) {
 LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.set_provider("reference");
   m.impl("fill_.Scalar", &fill_);
+  m.impl("fill_.Tensor", &fill_tensor_);
+  m.impl("zero_", &zero_);
 }
 
 }  // namespace loom::ops::cpu

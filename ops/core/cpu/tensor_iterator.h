@@ -1,0 +1,395 @@
+#pragma once
+// TensorIterator: the strided elementwise engine every pointwise reference kernel runs on
+// (see docs/design/elementwise.md).
+//
+// A kernel names its inputs (tensors, and scalars that only take part in type promotion),
+// says how the result dtype follows from the inputs (ResultRule) and where the result goes
+// (a new tensor, out=, or self for in-place), calls build(), then runs a functor on the
+// computation type with for_each<Out, In...>(f) and returns finish(). build() does
+// PyTorch's broadcasting and type promotion, converts inputs whose dtype differs from the
+// common dtype, and coalesces dimensions so a contiguous (or broadcast-compatible) case
+// becomes one flat loop the compiler vectorises. Large loops run in parallel with OpenMP.
+//
+// Functors must not throw: they run inside OpenMP regions. Report a bad element (integer
+// division by zero) through a flag and throw after for_each returns.
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cpu/elementwise.h"
+#include "loom/core/str_cat.h"
+#include "loom/core/tensor_impl.h"
+
+namespace loom::ops::cpu {
+
+/// Dtype categories a kernel accepts (bitmask) for dispatch_dtypes.
+inline constexpr unsigned kBool = 1, kInts = 2, kFloats = 4;
+inline constexpr unsigned kAllTypes = kBool | kInts | kFloats;
+
+/// Calls f (`[&]<typename T>(T*)`) for dtype d if its category is in Cats; otherwise throws
+/// PyTorch's `"op" not implemented for 'Long'`.
+template <unsigned Cats, typename F>
+void dispatch_dtypes(std::string_view op, DType d, F&& f) {
+  dispatch_all(d, [&]<typename T>(T* p) {
+    constexpr unsigned cat = std::is_same_v<T, bool> ? kBool : is_floating_v<T> ? kFloats : kInts;
+    if constexpr ((Cats & cat) != 0) {
+      f(p);
+    } else {
+      throw_dtype_unsupported(op, d);
+    }
+  });
+}
+
+/// The broadcast of two shapes with PyTorch's rule and message: "The size of tensor a (3)
+/// must match the size of tensor b (4) at non-singleton dimension 1".
+DimVector broadcast_shapes(std::string_view op, IntArrayRef a, IntArrayRef b);
+
+/// PyTorch's result_type bookkeeping: tensors with dims outrank 0-d tensors, which outrank
+/// wrapped numbers (Scalars), except that a lower rank in a higher category (bool < int <
+/// float) lifts the category: int tensor + 2.5 -> float32, int32 tensor + 2 -> int32.
+struct ResultTypeState {
+  std::optional<DType> dim_result, zero_result, wrapped_result;
+  /// Takes part a tensor argument.
+  void add(const Tensor& t);
+  /// Takes part a wrapped number (float -> the default float dtype, int -> int64).
+  void add(const Scalar& s);
+  /// The result; float32 if nothing took part.
+  DType result() const;
+};
+
+/// How the result dtype follows from the common (promoted) dtype of the inputs.
+enum class ResultRule {
+  Common,      ///< the common dtype (add, mul, neg)
+  IntToFloat,  ///< the common dtype, but integral and bool inputs compute in float32 (exp)
+  Bool,        ///< computed in the common dtype, written as bool (eq, logical_and)
+};
+
+/// Where the result goes.
+enum class OutputKind {
+  New,      ///< a new tensor of the broadcast shape
+  Out,      ///< an out= tensor: same shape, and the result dtype must be castable to it
+  InPlace,  ///< self: the broadcast shape must be self's, the result castable to its dtype
+  Copy,     ///< copy_: like InPlace, but any dtype conversion is allowed
+};
+
+/// T, whatever I is: expands a pack of indices into a pack of types.
+template <size_t I, typename T>
+using RepeatType = T;
+
+/// The elementwise engine; see the file comment.
+class TensorIterator {
+ public:
+  /// op names the call in errors ("add.Tensor", "exp_").
+  explicit TensorIterator(std::string_view op) : op_(op) {}
+
+  /// Adds a tensor input. With as_dtype the input is read as that dtype and stays out of
+  /// type promotion (where's condition is read as bool).
+  TensorIterator& add_input(std::string_view name, const Tensor& t,
+                            std::optional<DType> as_dtype = std::nullopt);
+  /// A scalar operand: it takes part in promotion; the kernel captures its value.
+  TensorIterator& add_scalar(const Scalar& s) {
+    promotion_.add(s);
+    return *this;
+  }
+  /// Sets where the result goes (default: a new tensor).
+  TensorIterator& set_output(const Tensor& out, OutputKind kind) {
+    out_ = out;
+    kind_ = kind;
+    return *this;
+  }
+  /// Sets the result rule (default Common).
+  TensorIterator& set_rule(ResultRule r) {
+    rule_ = r;
+    return *this;
+  }
+  /// Forces the dtype the inputs are read in (and, under ResultRule::Common, written in).
+  TensorIterator& force_common_dtype(DType d) {
+    forced_common_ = d;
+    return *this;
+  }
+  /// Promotes, broadcasts, checks and allocates. Call once, after the add_* calls.
+  void build();
+
+  /// The op name given at construction.
+  std::string_view op() const { return op_; }
+  /// The dtype tensor inputs are read as (after build()).
+  DType common_dtype() const { return common_; }
+  /// The dtype the loop writes (after build()).
+  DType result_dtype() const { return result_; }
+  /// The broadcast shape (after build()).
+  IntArrayRef shape() const { return {shape_.data(), shape_.size()}; }
+  /// Number of elements of the result.
+  int64_t numel() const { return numel_; }
+
+  /// Runs out[i] = f(in_0[i], ...) over every element. Out is the storage type of
+  /// result_dtype(), In... those of the inputs in order (the common dtype unless given
+  /// as_dtype); f takes and returns compute types (float for the 16-bit floats).
+  template <typename Out, typename... In, typename F>
+  void for_each(F&& f);
+  /// for_each with N inputs of storage type In.
+  template <typename Out, typename In, size_t N, typename F>
+  void for_each_n(F&& f) {
+    for_each_n_impl<Out, In>(std::forward<F>(f), std::make_index_sequence<N>{});
+  }
+
+  /// Writes the result where it belongs (casting into out=/self if the loop ran in another
+  /// dtype), bumps the version of out=/self, and returns the result tensor.
+  Tensor finish();
+
+  /// Minimum number of elements for a parallel loop.
+  static constexpr int64_t kParallelGrain = 32768;
+
+ private:
+  struct Operand {
+    std::string_view name;
+    Tensor tensor;
+    std::optional<DType> as_dtype;
+  };
+  template <typename Out, typename In, size_t... I, typename F>
+  void for_each_n_impl(F&& f, std::index_sequence<I...>) {
+    for_each<Out, RepeatType<I, In>...>(std::forward<F>(f));
+  }
+  void check_dtypes(std::initializer_list<DType> storage) const;
+  /// Splits [0, numel) into chunks and calls body(begin, end) on each, in parallel when
+  /// numel is large. body must not throw.
+  template <typename Body>
+  void parallel_chunks(Body&& body) const;
+
+  std::string_view op_;
+  std::vector<Operand> inputs_;
+  ResultTypeState promotion_;
+  Tensor out_;
+  OutputKind kind_ = OutputKind::New;
+  ResultRule rule_ = ResultRule::Common;
+  std::optional<DType> forced_common_;
+
+  DType common_ = DType::Float32, result_ = DType::Float32;
+  DimVector shape_;
+  int64_t numel_ = 0;
+  Tensor result_buf_;  // where the loop writes: out_ itself, or a temporary of result_
+  // Coalesced geometry: sizes_[d] and, per operand (0 = output), byte strides.
+  DimVector sizes_;
+  std::vector<DimVector> strides_;
+  std::vector<char*> data_;
+};
+
+/// Copies src into dst (same device), broadcasting src to dst's shape and converting its
+/// dtype; the engine of copy_, to and the input conversions.
+void copy_into(std::string_view op, const Tensor& dst, const Tensor& src);
+/// A contiguous copy of t converted to dtype.
+Tensor cast_copy(const Tensor& t, DType dtype);
+
+// ---- implementation of the templates -------------------------------------------------------
+
+template <typename Body>
+void TensorIterator::parallel_chunks(Body&& body) const {
+#ifdef _OPENMP
+  if (numel_ >= kParallelGrain) {
+    const int64_t chunk = 8192;
+    const int64_t nchunks = (numel_ + chunk - 1) / chunk;
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < nchunks; ++c) body(c * chunk, std::min(numel_, (c + 1) * chunk));
+    return;
+  }
+#endif
+  body(0, numel_);
+}
+
+template <typename Out, typename... In, typename F>
+void TensorIterator::for_each(F&& f) {
+  constexpr size_t N = sizeof...(In);
+  check_dtypes({storage_dtype<Out>, storage_dtype<In>...});
+  LOOM_CHECK(inputs_.size() == N, op_, ": internal error: for_each with ", N,
+             " inputs on an iterator with ", inputs_.size());
+  if (numel_ == 0) return;
+  const int64_t ndim = static_cast<int64_t>(sizes_.size());
+  const int64_t inner = sizes_[ndim - 1];
+  std::array<int64_t, N + 1> inner_stride;
+  for (size_t k = 0; k <= N; ++k) inner_stride[k] = strides_[k][ndim - 1];
+  const bool contiguous = [&] {
+    constexpr std::array<int64_t, N + 1> es{int64_t(sizeof(Out)), int64_t(sizeof(In))...};
+    for (size_t k = 0; k <= N; ++k)
+      if (inner_stride[k] != es[k]) return false;
+    return true;
+  }();
+
+  auto row = [&]<size_t... I>(std::index_sequence<I...>, std::array<char*, N + 1> p, int64_t n) {
+    if (contiguous) {
+      // The fast path: plain pointers and unit strides, which the compiler vectorises.
+      Out* __restrict o = reinterpret_cast<Out*>(p[0]);
+      std::tuple<const In*...> in{reinterpret_cast<const In*>(p[I + 1])...};
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = convert<Out>(f(convert<compute_t<In>>(std::get<I>(in)[i])...));
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        *reinterpret_cast<Out*>(p[0] + i * inner_stride[0]) = convert<Out>(f(convert<compute_t<In>>(
+            *reinterpret_cast<const In*>(p[I + 1] + i * inner_stride[I + 1]))...));
+      }
+    }
+  };
+
+  parallel_chunks([&](int64_t begin, int64_t end) {
+    // Position of `begin` in the coalesced index space.
+    DimVector idx(static_cast<size_t>(ndim), 0);
+    int64_t rem = begin;
+    for (int64_t d = ndim - 1; d >= 0; --d) {
+      idx[d] = rem % sizes_[d];
+      rem /= sizes_[d];
+    }
+    int64_t pos = begin;
+    while (pos < end) {
+      std::array<char*, N + 1> p;
+      for (size_t k = 0; k <= N; ++k) {
+        char* q = data_[k];
+        for (int64_t d = 0; d < ndim; ++d) q += idx[d] * strides_[k][d];
+        p[k] = q;
+      }
+      const int64_t n = std::min(end - pos, inner - idx[ndim - 1]);
+      row(std::make_index_sequence<N>{}, p, n);
+      pos += n;
+      idx[ndim - 1] += n;
+      for (int64_t d = ndim - 1; d > 0 && idx[d] == sizes_[d]; --d) {
+        idx[d] = 0;
+        ++idx[d - 1];
+      }
+    }
+  });
+}
+
+// ---- the few-lines-per-op layer ----------------------------------------------------------------
+
+/// Sets an iterator's output from a kernel variant: out == nullptr gives a new tensor.
+inline void set_variant_output(TensorIterator& it, const Tensor* out, bool inplace) {
+  if (inplace) {
+    it.set_output(*out, OutputKind::InPlace);
+  } else if (out != nullptr) {
+    it.set_output(*out, OutputKind::Out);
+  }
+}
+
+/// Runs the iterator with the functor that make<T>() returns for the common storage type T
+/// (all inputs read as T), restricted to the dtype categories Cats.
+template <unsigned Cats, ResultRule Rule, size_t N, typename Make>
+Tensor run_uniform(TensorIterator& it, Make&& make) {
+  dispatch_dtypes<Cats>(it.op(), it.common_dtype(), [&]<typename T>(T*) {
+    auto f = make.template operator()<T>();
+    if constexpr (Rule == ResultRule::Bool) {
+      it.template for_each_n<bool, T, N>(f);
+    } else {
+      it.template for_each_n<T, T, N>(f);
+    }
+  });
+  return it.finish();
+}
+
+/// A unary op described by a functor type Op with:
+///   static constexpr unsigned kCats;        dtype categories it accepts
+///   static constexpr ResultRule kRule;      how the result dtype follows
+///   template <typename C> C operator()(C x) const;   on the compute type
+/// unary_kernel<Op>, unary_inplace<Op>, unary_out<Op> are its three variants.
+template <typename Op>
+Tensor unary_run(std::string_view name, const Tensor& self, const Tensor* out, bool inplace,
+                 Op op = {}) {
+  TensorIterator it(name);
+  it.add_input("self", self).set_rule(Op::kRule);
+  set_variant_output(it, out, inplace);
+  it.build();
+  return run_uniform<Op::kCats, Op::kRule, 1>(it, [&]<typename T>() { return op; });
+}
+
+/// A binary op on (self, other) tensors; make<T>() returns the functor on compute_t<T>.
+/// inplace: out is self.
+template <unsigned Cats, ResultRule Rule, typename Make>
+Tensor binary_run(std::string_view name, const Tensor& self, const Tensor& other,
+                  const Tensor* out, bool inplace, Make&& make) {
+  TensorIterator it(name);
+  it.add_input("self", self).add_input("other", other).set_rule(Rule);
+  set_variant_output(it, inplace ? &self : out, inplace);
+  it.build();
+  return run_uniform<Cats, Rule, 2>(it, make);
+}
+
+/// A binary op on a tensor and a Scalar (a wrapped number in promotion, captured by value).
+template <unsigned Cats, ResultRule Rule, typename Make>
+Tensor binary_scalar_run(std::string_view name, const Tensor& self, const Scalar& other,
+                         const Tensor* out, bool inplace, Make&& make) {
+  TensorIterator it(name);
+  it.add_input("self", self).add_scalar(other).set_rule(Rule);
+  set_variant_output(it, inplace ? &self : out, inplace);
+  it.build();
+  return run_uniform<Cats, Rule, 1>(it, [&]<typename T>() {
+    using C = compute_t<T>;
+    auto f = make.template operator()<T>();
+    const C s = other.to<C>();
+    return [f, s](C a) { return f(a, s); };
+  });
+}
+
+/// Names of the variants of an op for messages, built once: variant_name<Op>(".out").
+template <typename Op>
+std::string_view variant_name(std::string_view suffix) {
+  static const std::string fn(Op::kName), inplace = str_cat(Op::kName, "_"),
+      out = str_cat(Op::kName, ".out");
+  return suffix.empty() ? std::string_view(fn) : suffix == "_" ? inplace : out;
+}
+
+/// The three variants of a unary functor op (see unary_run).
+template <typename Op>
+Tensor unary_fn(const Tensor& self) {
+  return unary_run<Op>(variant_name<Op>(""), self, nullptr, false);
+}
+template <typename Op>
+Tensor& unary_inplace(Tensor& self) {
+  unary_run<Op>(variant_name<Op>("_"), self, &self, true);
+  return self;
+}
+template <typename Op>
+Tensor& unary_out(const Tensor& self, Tensor& out) {
+  unary_run<Op>(variant_name<Op>(".out"), self, &out, false);
+  return out;
+}
+
+/// Variants of a stateless binary functor op Op (kName, kCats, kRule, operator()(C, C)).
+template <typename Op>
+Tensor binary_fn(const Tensor& self, const Tensor& other) {
+  return binary_run<Op::kCats, Op::kRule>(variant_name<Op>(""), self, other, nullptr, false,
+                               []<typename T>() { return Op{}; });
+}
+template <typename Op>
+Tensor& binary_inplace(Tensor& self, const Tensor& other) {
+  binary_run<Op::kCats, Op::kRule>(variant_name<Op>("_"), self, other, &self, true,
+                        []<typename T>() { return Op{}; });
+  return self;
+}
+template <typename Op>
+Tensor& binary_out(const Tensor& self, const Tensor& other, Tensor& out) {
+  binary_run<Op::kCats, Op::kRule>(variant_name<Op>(".out"), self, other, &out, false,
+                        []<typename T>() { return Op{}; });
+  return out;
+}
+template <typename Op>
+Tensor binary_scalar_fn(const Tensor& self, const Scalar& other) {
+  return binary_scalar_run<Op::kCats, Op::kRule>(variant_name<Op>(""), self, other, nullptr, false,
+                                      []<typename T>() { return Op{}; });
+}
+template <typename Op>
+Tensor& binary_scalar_inplace(Tensor& self, const Scalar& other) {
+  binary_scalar_run<Op::kCats, Op::kRule>(variant_name<Op>("_"), self, other, &self, true,
+                               []<typename T>() { return Op{}; });
+  return self;
+}
+template <typename Op>
+Tensor& binary_scalar_out(const Tensor& self, const Scalar& other, Tensor& out) {
+  binary_scalar_run<Op::kCats, Op::kRule>(variant_name<Op>(".out"), self, other, &out, false,
+                               []<typename T>() { return Op{}; });
+  return out;
+}
+
+}  // namespace loom::ops::cpu
