@@ -517,6 +517,28 @@ TEST_F(Reduction, SoftmaxLogSoftmaxMatchOracle) {
   EXPECT_TRUE(contains(m, "expected a floating point input")) << m;
 }
 
+TEST_F(Reduction, SoftmaxOfLongFloatLines) {
+  // The vectorised float path: wide range, -inf entries (exp gives 0) and a NaN line.
+  std::vector<double> x = random_values(3 * 1000, 31, -90, 90);
+  for (double& v : x) v = static_cast<float>(v);
+  x[5] = -kInf;
+  x[1000 + 17] = kNan;
+  for (size_t i = 2000; i < 2010; ++i) x[i] = x[i] / 10;
+  const Tensor in = make_tensor(x, {3, 1000}, DType::Float32);
+  auto nan_aware = [](Group (*f)(const Group&)) {
+    return [f](const Group& g) {
+      for (double v : g) {
+        if (std::isnan(v)) return Group(g.size(), v);
+      }
+      return f(g);
+    };
+  };
+  expect_close(softmax(in, 1), {3, 1000}, ref_lines(x, {3, 1000}, 1, nan_aware(ref_softmax)),
+               2e-6, 1e-30);
+  expect_close(log_softmax(in, -1), {3, 1000},
+               ref_lines(x, {3, 1000}, 1, nan_aware(ref_log_softmax)), 2e-6, 1e-4);
+}
+
 TEST_F(Reduction, SoftmaxBackwardMatchesFormula) {
   const std::vector<double> x = random_values(12, 19);
   const std::vector<double> g = random_values(12, 23);
