@@ -332,7 +332,7 @@ Tensor outer(const Tensor& self, const Tensor& vec2) {
 
 }  // namespace
 
-// ---- matmul, linear (shared with cpu/linalg_einsum.cpp) ----
+// ---- matmul, linear (batched_gemm_into is shared with cpu/linalg_einsum.cpp) ----
 
 /// c[i] = beta*c[i] + alpha*(a[i] @ b[i]) over the leading (batch) dims of equal-rank a, b, c;
 /// broadcast batch dims may have stride 0 in a and b.
@@ -373,7 +373,7 @@ static bool mergeable(const Tensor& t, int64_t d0, int64_t d1) {
   return true;
 }
 
-Tensor matmul_reference(std::string_view op, const Tensor& a, const Tensor& b) {
+static Tensor matmul_reference(std::string_view op, const Tensor& a, const Tensor& b) {
   check_defined(op, {{"self", a}, {"other", b}});
   check_same_device(op, {{"self", a}, {"other", b}});
   const int64_t da = a.dim(), db = b.dim();
