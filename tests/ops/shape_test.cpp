@@ -413,3 +413,29 @@ TEST_F(ShapeTest, LargeTransposedCopy) {
 
 }  // namespace
 }  // namespace loom
+
+namespace loom {
+namespace {
+
+TEST_F(ShapeTest, AliasesAndComposites) {
+  Tensor x = arange_t({2, 3, 4});
+  Tensor m = movedim(x, 0, -1);
+  EXPECT_EQ(vec(m.sizes()), (V{3, 4, 2}));
+  EXPECT_EQ(vec(m.strides()), (V{4, 1, 12}));
+  Tensor m2 = movedim(x, {0, 1}, {2, 0});  // PyTorch: sizes [3, 4, 2]
+  EXPECT_EQ(vec(m2.sizes()), (V{3, 4, 2}));
+  EXPECT_EQ(vec(m2.strides()), (V{4, 1, 12}));
+  Tensor m3 = movedim(x, {2}, {0});
+  EXPECT_EQ(vec(m3.sizes()), (V{4, 2, 3}));
+  EXPECT_EQ(vec(swapaxes(x, 0, 2).strides()), (V{1, 4, 12}));
+  EXPECT_EQ(vec(view_as(x, arange_t({6, 4})).sizes()), (V{6, 4}));
+  EXPECT_TRUE(reshape_as(x, arange_t({24})).is_alias_of(x));
+  auto parts = split(arange_t({5}), IntArrayRef{2, 3});
+  ASSERT_EQ(parts.size(), 2u);
+  expect_close(parts[1], {3}, {2, 3, 4});
+  expect_close(tile(arange_t({2, 2}), {2}), {2, 4}, {0, 1, 0, 1, 2, 3, 2, 3});
+  expect_close(tile(arange_t({2}), {2, 1}), {2, 2}, {0, 1, 0, 1});
+}
+
+}  // namespace
+}  // namespace loom

@@ -248,6 +248,15 @@ Tensor triangle(const char* op, const Tensor& self, int64_t diagonal, bool upper
   return out;
 }
 
+// tile pads dims with leading ones up to self.dim(), then repeats (numpy's tile).
+Tensor tile(const Tensor& self, IntArrayRef dims) {
+  std::vector<int64_t> reps(dims.begin(), dims.end());
+  if (static_cast<int64_t>(reps.size()) < self.dim()) {
+    reps.insert(reps.begin(), self.dim() - static_cast<int64_t>(reps.size()), 1);
+  }
+  return repeat(self, reps);
+}
+
 Tensor tril(const Tensor& self, int64_t diagonal) {
   return triangle("tril", self, diagonal, false);
 }
@@ -259,6 +268,9 @@ LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.set_provider("reference");
   m.impl("cat", &cat);
   m.impl("stack", &stack);
+  m.impl("concat", &cat);
+  m.impl("concatenate", &cat);
+  m.impl("tile", &tile);
   m.impl("repeat", &repeat);
   m.impl("flip", &flip);
   m.impl("roll", &roll);

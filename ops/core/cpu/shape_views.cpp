@@ -397,6 +397,47 @@ std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
   return out;
 }
 
+// ---- PyTorch's aliases and composites of the above ----
+
+Tensor view_as(const Tensor& self, const Tensor& other) { return view(self, other.sizes()); }
+Tensor reshape_as(const Tensor& self, const Tensor& other) { return reshape(self, other.sizes()); }
+
+Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination) {
+  const int64_t nd = self.dim();
+  LOOM_CHECK(source.size() == destination.size(),
+             "movedim: Invalid source or destination dims: source (", sizes_str(source),
+             " dims) should contain the same number of dims as destination (",
+             sizes_str(destination), " dims)");
+  Dims perm(std::max<int64_t>(nd, 0), -1);
+  std::vector<bool> used_src(nd, false), used_dst(nd, false);
+  for (size_t i = 0; i < source.size(); ++i) {
+    const int64_t s = wrap_dim(source[i], nd);
+    const int64_t d = wrap_dim(destination[i], nd);
+    if (nd == 0) continue;
+    LOOM_CHECK(!used_src[s], "movedim: repeated dim in `source` (", sizes_str(source), ")");
+    LOOM_CHECK(!used_dst[d], "movedim: repeated dim in `destination` (", sizes_str(destination),
+               ")");
+    used_src[s] = used_dst[d] = true;
+    perm[d] = s;
+  }
+  // The other dims keep their order in the free slots.
+  int64_t next = 0;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (perm[d] >= 0) continue;
+    while (used_src[next]) ++next;
+    perm[d] = next++;
+  }
+  return permute(self, perm);
+}
+
+Tensor movedim_int(const Tensor& self, int64_t source, int64_t destination) {
+  return movedim(self, {source}, {destination});
+}
+
+std::vector<Tensor> split_sizes(const Tensor& self, IntArrayRef split_sizes_, int64_t dim) {
+  return split_with_sizes(self, split_sizes_, dim);
+}
+
 }  // namespace
 
 LOOM_LIBRARY_IMPL(aten, CPU, m) {
@@ -422,6 +463,13 @@ LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.impl("split_with_sizes", &split_with_sizes);
   m.impl("chunk", &chunk);
   m.impl("unbind.int", &unbind);
+  m.impl("view_as", &view_as);
+  m.impl("reshape_as", &reshape_as);
+  m.impl("movedim.intlist", &movedim);
+  m.impl("movedim.int", &movedim_int);
+  m.impl("swapaxes", &transpose);
+  m.impl("swapdims", &transpose);
+  m.impl("split.sizes", &split_sizes);
 }
 
 }  // namespace loom::ops::cpu

@@ -29,9 +29,19 @@ LOOM_LIBRARY_FRAGMENT(aten, m) {
   m.def("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]");
   m.def("chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]");
   m.def("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]");
+  m.def("view_as(Tensor(a) self, Tensor other) -> Tensor(a)");
+  m.def("reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)");
+  m.def("movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)");
+  m.def("movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)");
+  m.def("swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)");
+  m.def("swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)");
+  m.def("split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]");
   // copies
   m.def("cat(Tensor[] tensors, int dim=0) -> Tensor");
   m.def("stack(Tensor[] tensors, int dim=0) -> Tensor");
+  m.def("concat(Tensor[] tensors, int dim=0) -> Tensor");
+  m.def("concatenate(Tensor[] tensors, int dim=0) -> Tensor");
+  m.def("tile(Tensor self, SymInt[] dims) -> Tensor");
   m.def("repeat(Tensor self, SymInt[] repeats) -> Tensor");
   m.def("flip(Tensor self, int[] dims) -> Tensor");
   m.def("roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor");

@@ -192,4 +192,46 @@ inline Tensor triu(const Tensor& self, int64_t diagonal = 0) {
   return op(self, diagonal);
 }
 
+/// view(self, other.sizes()).
+inline Tensor view_as(const Tensor& self, const Tensor& other) {
+  LOOM_TYPED_OP(op, "aten::view_as", Tensor(const Tensor&, const Tensor&));
+  return op(self, other);
+}
+
+/// reshape(self, other.sizes()).
+inline Tensor reshape_as(const Tensor& self, const Tensor& other) {
+  LOOM_TYPED_OP(op, "aten::reshape_as", Tensor(const Tensor&, const Tensor&));
+  return op(self, other);
+}
+
+/// Moves dims source to positions destination; the others keep their order.
+inline Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination) {
+  LOOM_TYPED_OP(op, "aten::movedim.intlist", Tensor(const Tensor&, IntArrayRef, IntArrayRef));
+  return op(self, source, destination);
+}
+
+/// Moves dim source to position destination.
+inline Tensor movedim(const Tensor& self, int64_t source, int64_t destination) {
+  LOOM_TYPED_OP(op, "aten::movedim.int", Tensor(const Tensor&, int64_t, int64_t));
+  return op(self, source, destination);
+}
+
+/// numpy's name for transpose.
+inline Tensor swapaxes(const Tensor& self, int64_t axis0, int64_t axis1) {
+  LOOM_TYPED_OP(op, "aten::swapaxes", Tensor(const Tensor&, int64_t, int64_t));
+  return op(self, axis0, axis1);
+}
+
+/// split with a list of sizes (as torch.split(t, [2, 3])).
+inline std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, int64_t dim = 0) {
+  LOOM_TYPED_OP(op, "aten::split.sizes", std::vector<Tensor>(const Tensor&, IntArrayRef, int64_t));
+  return op(self, split_sizes, dim);
+}
+
+/// numpy's tile: repeat, with dims padded by leading ones up to self.dim().
+inline Tensor tile(const Tensor& self, IntArrayRef dims) {
+  LOOM_TYPED_OP(op, "aten::tile", Tensor(const Tensor&, IntArrayRef));
+  return op(self, dims);
+}
+
 }  // namespace loom
