@@ -395,6 +395,13 @@ TEST_F(Reduction, NormMatchesOracle) {
   const Tensor x = make_tensor({3, 4}, {2}, DType::Float64);
   expect_close(norm(x), {}, {5});
   expect_close(norm(x, std::nullopt, {0}), {}, {5});
+  expect_close(linalg_vector_norm(x), {}, {5});
+  expect_close(linalg_vector_norm(make_tensor({3, -4, 1, 1}, {2, 2}), 1, std::vector<int64_t>{1}, true),
+               {2, 1}, {7, 2});
+  const Tensor d = linalg_vector_norm(make_tensor({3, 4}, {2}), kInf, std::nullopt, false,
+                                      DType::Float64);
+  EXPECT_EQ(d.dtype(), DType::Float64);
+  expect_close(d, {}, {4});
   expect_close(frobenius_norm(make_tensor({3, 4, 0, 12}, {2, 2}), {0, 1}), {}, {13});
   const std::string m = message_of<TypeError>([] { norm(make_tensor({1}, {1}, DType::Int64)); });
   EXPECT_TRUE(contains(m, "norm(): input dtype should be either floating point")) << m;

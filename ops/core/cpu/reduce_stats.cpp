@@ -145,8 +145,17 @@ struct NormOp {
   }
 };
 
-Tensor norm_impl(const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim,
-                 bool keepdim) {
+Tensor norm_impl(const Tensor& input, const std::optional<Scalar>& p,
+                 std::optional<IntArrayRef> dim, bool keepdim,
+                 std::optional<DType> dtype = std::nullopt) {
+  // A dtype converts the input first (and must be floating, as the input must).
+  const Tensor self =
+      dtype && *dtype != input.dtype() && is_floating_point(input.dtype())
+          ? cast_contiguous(input, *dtype)
+          : input;
+  LOOM_CHECK_T(TypeError, !dtype || is_floating_point(*dtype),
+               "norm(): the dtype should be either floating point or complex. Got ",
+               dtype_name(*dtype), " instead.");
   LOOM_CHECK_T(TypeError, is_floating_point(self.dtype()),
                "norm(): input dtype should be either floating point or complex. Got ",
                dtype_name(self.dtype()), " instead.");
@@ -176,7 +185,20 @@ Tensor norm_impl(const Tensor& self, const std::optional<Scalar>& p, IntArrayRef
   });
 }
 
-Tensor norm_scalar(const Tensor& self, const Scalar& p) { return norm_impl(self, p, {}, false); }
+Tensor norm_scalar(const Tensor& self, const Scalar& p) {
+  return norm_impl(self, p, std::nullopt, false);
+}
+Tensor norm_dtype(const Tensor& self, std::optional<Scalar> p, DType dtype) {
+  return norm_impl(self, p, std::nullopt, false, dtype);
+}
+Tensor norm_dim_dtype(const Tensor& self, std::optional<Scalar> p, IntArrayRef dim, bool keepdim,
+                      DType dtype) {
+  return norm_impl(self, p, dim, keepdim, dtype);
+}
+Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord, std::optional<IntArrayRef> dim,
+                          bool keepdim, std::optional<DType> dtype) {
+  return norm_impl(self, ord, dim, keepdim, dtype);
+}
 Tensor norm_dim(const Tensor& self, std::optional<Scalar> p, IntArrayRef dim, bool keepdim) {
   return norm_impl(self, p, dim, keepdim);
 }
@@ -245,6 +267,9 @@ LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.impl("std.correction", &std_correction);
   m.impl("norm.Scalar", &norm_scalar);
   m.impl("norm.ScalarOpt_dim", &norm_dim);
+  m.impl("norm.ScalarOpt_dtype", &norm_dtype);
+  m.impl("norm.ScalarOpt_dim_dtype", &norm_dim_dtype);
+  m.impl("linalg_vector_norm", &linalg_vector_norm);
   m.impl("frobenius_norm.dim", &frobenius_norm);
   m.impl("logsumexp", &logsumexp);
 }

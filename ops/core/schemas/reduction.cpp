@@ -33,6 +33,9 @@ LOOM_LIBRARY_FRAGMENT(aten, m) {
   m.def("std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor");
   m.def("norm.Scalar(Tensor self, Scalar p=2) -> Tensor");
   m.def("norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor");
+  m.def("norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor");
+  m.def("norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor");
+  m.def("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor");
   m.def("frobenius_norm.dim(Tensor self, int[1] dim, bool keepdim=False) -> Tensor");
   m.def("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor");
 

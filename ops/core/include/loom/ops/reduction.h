@@ -145,6 +145,17 @@ inline Tensor norm(const Tensor& self, std::optional<Scalar> p, IntArrayRef dim,
   return op(self, p, dim, keepdim);
 }
 
+/// Vector norm of order ord over dims (none or empty: all), computed in dtype if given
+/// (torch.linalg.vector_norm).
+inline Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord = 2,
+                                 std::optional<IntArrayRef> dim = std::nullopt,
+                                 bool keepdim = false, std::optional<DType> dtype = std::nullopt) {
+  LOOM_TYPED_OP(op, "aten::linalg_vector_norm",
+                Tensor(const Tensor&, const Scalar&, std::optional<IntArrayRef>, bool,
+                       std::optional<DType>));
+  return op(self, ord, dim, keepdim, dtype);
+}
+
 /// Frobenius norm over dims (PyTorch's norm(p="fro")).
 inline Tensor frobenius_norm(const Tensor& self, IntArrayRef dim, bool keepdim = false) {
   LOOM_TYPED_OP(op, "aten::frobenius_norm.dim", Tensor(const Tensor&, IntArrayRef, bool));
