@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/ops/core.h"
 #include "ops_test_util.h"
 #include "test_util.h"
@@ -672,6 +673,112 @@ TEST_F(Pointwise, CopyCloneContiguousToAndFill) {
   Tensor empty = Tensor::empty({0, 4});
   fill_(empty, 1);
   zero_(Tensor::empty({}));
+}
+
+
+// ---- every variant agrees with its functional form -----------------------------------------------
+
+// Calls an op by schema name with a canonical signature, as the C++ API does.
+template <typename Sig, typename... Args>
+Tensor call(std::string_view name, Args&&... args) {
+  return Dispatcher::instance().find_op_or_throw(name).typed<Sig>()(std::forward<Args>(args)...);
+}
+
+TEST_F(Pointwise, EveryUnaryInPlaceAndOutVariantMatchesTheFunctionalOne) {
+  using Sig1 = Tensor(const Tensor&);
+  using Sig2 = Tensor(const Tensor&, const Tensor&);
+  for (std::string_view name :
+       {"neg", "abs", "sign", "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt",
+        "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "floor", "ceil", "round",
+        "trunc", "silu", "mish", "hardsigmoid", "hardswish", "relu", "relu6", "selu",
+        "bitwise_not", "logical_not"}) {
+    SCOPED_TRACE(name);
+    const bool ints = name == "bitwise_not";
+    const DType d = ints ? DType::Int32 : DType::Float32;
+    Tensor x = make_tensor(ints ? random_ints(6, 9, -5, 5) : random_values(6, 9, 0.2, 2), {2, 3}, d, true);
+    const std::string base = str_cat("aten::", name);
+    Tensor want = call<Sig1>(base, x);
+    const std::vector<double> w = to_doubles(want);
+    if (name != "relu" && name != "relu6" && name != "selu") {
+      Tensor out = Tensor::empty({2, 3}, TensorOptions{}.with(want.dtype()));
+      Tensor got = call<Sig2>(str_cat(base, ".out"), x, out);
+      EXPECT_TRUE(got.is_same(out));
+      EXPECT_EQ(out.version(), 1u);
+      expect_close(out, {2, 3}, w, 0, 0);
+    }
+    Tensor self = clone(x);
+    if (name == "logical_not") self = to(self, DType::Bool);
+    const uint32_t v = self.version();
+    Tensor got = call<Sig1>(str_cat(base, "_"), self);
+    EXPECT_TRUE(got.is_same(self));
+    EXPECT_EQ(self.version(), v + 1);
+    if (name != "logical_not") expect_close(self, {2, 3}, w, 0, 0);
+  }
+}
+
+TEST_F(Pointwise, EveryBinaryInPlaceAndOutVariantMatchesTheFunctionalOne) {
+  using Sig2 = Tensor(const Tensor&, const Tensor&);
+  using Sig3 = Tensor(const Tensor&, const Tensor&, const Tensor&);
+  using SigS = Tensor(const Tensor&, const Scalar&);
+  using SigSO = Tensor(const Tensor&, const Scalar&, const Tensor&);
+  struct Names {
+    std::string fn, inplace, out, sfn, sinplace, sout;  // empty where PyTorch has none
+  };
+  const std::vector<Names> ops = {
+      {"mul.Tensor", "mul_.Tensor", "mul.out", "mul.Scalar", "mul_.Scalar", "mul.Scalar_out"},
+      {"div.Tensor", "div_.Tensor", "div.out", "div.Scalar", "div_.Scalar", ""},
+      {"remainder.Tensor", "remainder_.Tensor", "remainder.Tensor_out", "remainder.Scalar",
+       "remainder_.Scalar", "remainder.Scalar_out"},
+      {"fmod.Tensor", "fmod_.Tensor", "fmod.Tensor_out", "fmod.Scalar", "fmod_.Scalar",
+       "fmod.Scalar_out"},
+      {"pow.Tensor_Tensor", "pow_.Tensor", "pow.Tensor_Tensor_out", "pow.Tensor_Scalar",
+       "pow_.Scalar", "pow.Tensor_Scalar_out"},
+      {"maximum", "", "maximum.out", "", "", ""},
+      {"minimum", "", "minimum.out", "", "", ""},
+      {"atan2", "atan2_", "atan2.out", "", "", ""},
+      {"logical_and", "logical_and_", "logical_and.out", "", "", ""},
+      {"logical_or", "logical_or_", "logical_or.out", "", "", ""},
+      {"logical_xor", "logical_xor_", "logical_xor.out", "", "", ""},
+  };
+  std::vector<Names> all = ops;
+  for (const char* c : {"eq", "ne", "lt", "le", "gt", "ge"}) {
+    all.push_back({str_cat(c, ".Tensor"), str_cat(c, "_.Tensor"), str_cat(c, ".Tensor_out"),
+                   str_cat(c, ".Scalar"), str_cat(c, "_.Scalar"), str_cat(c, ".Scalar_out")});
+  }
+  for (const char* c : {"bitwise_and", "bitwise_or", "bitwise_xor"}) {
+    all.push_back({str_cat(c, ".Tensor"), str_cat(c, "_.Tensor"), str_cat(c, ".Tensor_out"),
+                   str_cat(c, ".Scalar"), str_cat(c, "_.Scalar"), str_cat(c, ".Scalar_out")});
+  }
+  for (const Names& n : all) {
+    SCOPED_TRACE(n.fn);
+    const bool ints = n.fn.rfind("bitwise", 0) == 0;
+    const DType d = ints ? DType::Int64 : DType::Float64;
+    Tensor a = make_tensor(ints ? random_ints(6, 1, -9, 9) : random_values(6, 1, 0.5, 3), {2, 3}, d, true);
+    Tensor b = make_tensor(ints ? random_ints(3, 2, 1, 9) : random_values(3, 2, 0.5, 3), {3}, d);
+    const Scalar s = ints ? Scalar(3) : Scalar(1.5);
+    auto check = [&](const Tensor& want, const std::string& out_name, const std::string& inplace_name,
+                     bool scalar) {
+      const std::vector<double> w = to_doubles(want);
+      if (!out_name.empty()) {
+        Tensor out = Tensor::empty({2, 3}, TensorOptions{}.with(want.dtype()));
+        Tensor got = scalar ? call<SigSO>("aten::" + out_name, a, s, out)
+                            : call<Sig3>("aten::" + out_name, a, b, out);
+        EXPECT_TRUE(got.is_same(out)) << out_name;
+        expect_close(out, {2, 3}, w, 0, 0);
+      }
+      if (!inplace_name.empty()) {
+        Tensor self = clone(a);
+        const uint32_t v = self.version();
+        Tensor got = scalar ? call<SigS>("aten::" + inplace_name, self, s)
+                            : call<Sig2>("aten::" + inplace_name, self, b);
+        EXPECT_TRUE(got.is_same(self)) << inplace_name;
+        EXPECT_EQ(self.version(), v + 1) << inplace_name;
+        expect_close(self, {2, 3}, w, 0, 0);  // bool results land as 0/1 in self's dtype
+      }
+    };
+    check(call<Sig2>("aten::" + n.fn, a, b), n.out, n.inplace, false);
+    if (!n.sfn.empty()) check(call<SigS>("aten::" + n.sfn, a, s), n.sout, n.sinplace, true);
+  }
 }
 
 }  // namespace

@@ -134,7 +134,7 @@ void TensorIterator::build() {
   // Geometry: byte strides per operand over shape_ (0 where broadcast), then coalescing.
   const size_t nops = inputs_.size() + 1;
   const int64_t ndim = static_cast<int64_t>(shape_.size());
-  std::vector<DimVector> full(nops, DimVector(static_cast<size_t>(ndim), 0));
+  absl::InlinedVector<DimVector, 4> full(nops, DimVector(static_cast<size_t>(ndim), 0));
   data_.assign(nops, nullptr);
   auto fill = [&](size_t k, const Tensor& t) {
     const int64_t off = ndim - t.dim();

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "cpu/elementwise.h"
 #include "loom/core/str_cat.h"
 #include "loom/core/tensor_impl.h"
@@ -163,7 +164,8 @@ class TensorIterator {
   void parallel_chunks(Body&& body) const;
 
   std::string_view op_;
-  std::vector<Operand> inputs_;
+  // Inline storage: a small op allocates nothing here (the 1-element add is overhead-bound).
+  absl::InlinedVector<Operand, 4> inputs_;
   ResultTypeState promotion_;
   Tensor out_;
   OutputKind kind_ = OutputKind::New;
@@ -176,8 +178,8 @@ class TensorIterator {
   Tensor result_buf_;  // where the loop writes: out_ itself, or a temporary of result_
   // Coalesced geometry: sizes_[d] and, per operand (0 = output), byte strides.
   DimVector sizes_;
-  std::vector<DimVector> strides_;
-  std::vector<char*> data_;
+  absl::InlinedVector<DimVector, 4> strides_;
+  absl::InlinedVector<char*, 4> data_;
 };
 
 /// Copies src into dst (same device), broadcasting src to dst's shape and converting its
