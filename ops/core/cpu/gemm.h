@@ -4,9 +4,10 @@
 //
 // Note [Reference GEMM]: operands are read through (row stride, column stride), so
 // transposed, strided and broadcast (stride 0) views cost nothing beyond the packing every
-// blocked GEMM does anyway. The loop order is BLIS's: for each KC x NC panel of B (packed
-// once, shared by the threads) an OpenMP loop runs over MC x NB tiles of C; each tile packs
-// its MC x KC block of A and runs an MR x NR register micro-kernel written with GCC vector
+// blocked GEMM does anyway. The loop order is BLIS's, parallel over tiles of C: an OpenMP
+// task owns NB columns and a group of MC-row blocks; for each KC slice of K it packs its
+// KC x NB panel of B once, then for each row block packs the MC x KC block of A and runs an
+// MR x NR register micro-kernel over the tile, written with GCC vector
 // extensions. The micro-kernel is compiled twice, for the baseline ISA and for AVX2+FMA,
 // and chosen at run time, so the plugin needs no -march flag and still runs everywhere.
 // 16-bit floats are packed as float32 and accumulated over the whole K in one pass (KC = K),
@@ -87,7 +88,6 @@ struct Blocking {
   static constexpr int NR = 2 * kVec;
   static constexpr int64_t MC = 96;
   static constexpr int64_t KC = 256;
-  static constexpr int64_t NC = 3072;
   static constexpr int64_t NB = 256;  // columns of one parallel task (a multiple of NR)
 };
 
@@ -285,45 +285,49 @@ void gemm(int64_t m, int64_t n, int64_t k, AccOf<S> alpha, Mat<const S> a, Mat<c
                    parallel);
   }
   constexpr bool kWide = sizeof(S) == 2 && std::is_floating_point_v<A>;
-  const int64_t kc_max = kWide ? k : Bl::KC;
-  const int64_t nc_max = kWide ? Bl::NB : Bl::NC;
+  const int64_t kc_max = kWide ? k : std::min<int64_t>(k, Bl::KC);
   const bool par = parallel && m * n * k >= 64 * 64 * 64 && max_threads() > 1;
   auto* macro = has_avx2_fma() ? &macro_kernel_avx2<S> : &macro_kernel_baseline<S>;
 
-  const int64_t nc_alloc = (std::min(n, nc_max) + Bl::NR - 1) / Bl::NR * Bl::NR;
-  std::vector<A> pb(static_cast<size_t>(std::min(k, kc_max) * nc_alloc));
-  for (int64_t jc = 0; jc < n; jc += nc_max) {
-    const int64_t nc = std::min(nc_max, n - jc);
-    const int64_t n_slivers = (nc + Bl::NR - 1) / Bl::NR;
-    const int64_t n_rowblocks = (m + Bl::MC - 1) / Bl::MC;
-    const int64_t n_colblocks = (nc + Bl::NB - 1) / Bl::NB;
-    for (int64_t pc = 0; pc < k; pc += kc_max) {
-      const int64_t kc = std::min(kc_max, k - pc);
-      const Mat<const S> bpanel{b.data + pc * b.rs + jc * b.cs, b.rs, b.cs};
-      const bool first = pc == 0;
+  // Tasks are (column block of NB, group of row blocks) tiles of C, each running the whole
+  // K loop with its own packed panels: no barrier inside the parallel loop, so on a busy
+  // machine a descheduled thread delays only its own tiles (schedule(dynamic) hands the rest
+  // to the others). A B panel is packed once per task and reused over its row blocks.
+  const int64_t n_jb = (n + Bl::NB - 1) / Bl::NB;
+  const int64_t n_ic = (m + Bl::MC - 1) / Bl::MC;
+  const int64_t threads = par ? max_threads() : 1;
+  const int64_t want_groups = std::max<int64_t>(1, (4 * threads + n_jb - 1) / n_jb);
+  const int64_t ic_per_group =
+      (n_ic + std::min(n_ic, want_groups) - 1) / std::min(n_ic, want_groups);
+  const int64_t groups = (n_ic + ic_per_group - 1) / ic_per_group;
+  const int64_t nb_alloc = (std::min<int64_t>(n, Bl::NB) + Bl::NR - 1) / Bl::NR * Bl::NR;
 #pragma omp parallel if (par)
-      {
-#pragma omp for schedule(static)
-        for (int64_t s = 0; s < n_slivers; ++s) pack_b_sliver<S>(bpanel, kc, nc, s, pb.data());
-        std::vector<A> pa(static_cast<size_t>(Bl::MC * kc));
-        int64_t packed_row = -1;
+  {
+    std::vector<A> pa(static_cast<size_t>(Bl::MC * kc_max));
+    std::vector<A> pb(static_cast<size_t>(kc_max * nb_alloc));
 #pragma omp for schedule(dynamic)
-        for (int64_t task = 0; task < n_rowblocks * n_colblocks; ++task) {
-          const int64_t ic = task / n_colblocks * Bl::MC, jb = task % n_colblocks * Bl::NB;
+    for (int64_t task = 0; task < n_jb * groups; ++task) {
+      const int64_t jb = task / groups * Bl::NB, nc = std::min<int64_t>(Bl::NB, n - jb);
+      const int64_t ic0 = task % groups * ic_per_group * Bl::MC;
+      const int64_t ic1 = std::min<int64_t>(m, ic0 + ic_per_group * Bl::MC);
+      const int64_t n_slivers = (nc + Bl::NR - 1) / Bl::NR;
+      for (int64_t pc = 0; pc < k; pc += kc_max) {
+        const int64_t kc = std::min(kc_max, k - pc);
+        const bool first = pc == 0;
+        const Mat<const S> bpanel{b.data + pc * b.rs + jb * b.cs, b.rs, b.cs};
+        for (int64_t s = 0; s < n_slivers; ++s) pack_b_sliver<S>(bpanel, kc, nc, s, pb.data());
+        for (int64_t ic = ic0; ic < ic1; ic += Bl::MC) {
           const int64_t mc = std::min<int64_t>(Bl::MC, m - ic);
-          if (packed_row != ic) {  // consecutive tasks of a thread share their A block
-            pack_a<S>(Mat<const S>{a.data + ic * a.rs + pc * a.cs, a.rs, a.cs}, mc, kc, pa.data());
-            packed_row = ic;
-          }
-          MacroArgs<S> args{mc,
-                            std::min<int64_t>(Bl::NB, nc - jb),
-                            kc,
-                            pa.data(),
-                            pb.data() + jb * kc,
-                            alpha,
-                            first ? beta : A(1),
-                            first && beta == A(0),
-                            Mat<S>{c.data + ic * c.rs + (jc + jb) * c.cs, c.rs, c.cs}};
+          pack_a<S>(Mat<const S>{a.data + ic * a.rs + pc * a.cs, a.rs, a.cs}, mc, kc, pa.data());
+          const MacroArgs<S> args{mc,
+                                  nc,
+                                  kc,
+                                  pa.data(),
+                                  pb.data(),
+                                  alpha,
+                                  first ? beta : A(1),
+                                  first && beta == A(0),
+                                  Mat<S>{c.data + ic * c.rs + jb * c.cs, c.rs, c.cs}};
           macro(args);
         }
       }
