@@ -221,11 +221,34 @@ LseAcc lse_merge(const LseAcc& a, const LseAcc& b) {
   return {m, a.s * std::exp(a.m - m) + b.s * std::exp(b.m - m)};
 }
 
+/// A contiguous float row: vectorised max and exp (vec_expf), the sum in double.
+LseAcc contiguous_float_row(const float* p, int64_t n) {
+  float m = -std::numeric_limits<float>::infinity();
+  int nan = 0;
+#pragma omp simd reduction(max : m) reduction(| : nan)
+  for (int64_t i = 0; i < n; ++i) {
+    m = p[i] > m ? p[i] : m;
+    nan |= p[i] != p[i];
+  }
+  if (nan) return {std::nan(""), 0};
+  if (!std::isfinite(m)) return {m, 1};
+  double s = 0;
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(vec_expf(p[i] - m));
+  return {m, s};
+}
+
 template <typename T>
 struct LseOp {
   using Acc = LseAcc;
   Acc init() const { return {}; }
   void row(Acc& acc, const T* p, int64_t n, int64_t s, int64_t) const {
+    if constexpr (std::is_same_v<T, float>) {
+      if (s == 1) {
+        acc = lse_merge(acc, contiguous_float_row(p, n));
+        return;
+      }
+    }
     LseAcc r;
     for (int64_t i = 0; i < n; ++i) {
       const double x = load(p + i * s);

@@ -1,38 +1,11 @@
 // Reference CPU kernels: softmax, log_softmax, their _-prefixed forms and backward ops.
 // Stable: each line subtracts its max before exp. float and the 16-bit floats compute in
 // float with the line's sum in double; double computes in double.
-#include <bit>
-
 #include "cpu/reduce_engine.h"
 #include "loom/dispatcher/library.h"
 
 namespace loom::ops::cpu::reduction {
 namespace {
-
-/// c ? a : b by bit masks: a float ternary is a branch under -ftrapping-math, which stops
-/// the vectoriser.
-[[gnu::always_inline]] inline float select_f(bool c, float a, float b) {
-  const int32_t m = -static_cast<int32_t>(c);
-  return std::bit_cast<float>((std::bit_cast<int32_t>(a) & m) | (std::bit_cast<int32_t>(b) & ~m));
-}
-
-/// exp for float in branch-free, call-free code that `omp simd` vectorises (Cephes' expf
-/// polynomial, about 1 ulp): round x/ln2 to n, exp(r) for the remainder, times 2^n.
-/// Underflow gives 0, overflow inf, NaN stays NaN.
-[[gnu::always_inline]] inline float vec_expf(float x) {
-  const bool nan = x != x, lo = x < -87.3f, hi = x > 88.37f;
-  const float xc = select_f(lo, -87.3f, select_f(hi, 88.37f, select_f(nan, 0.0f, x)));
-  const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
-  const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
-  const float z = r * r;
-  const float y = ((((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r +
-                      4.1665795894e-2f) * r + 1.6666665459e-1f) * r + 5.0000001201e-1f) * z +
-                   r) + 1.0f;
-  const float scale = std::bit_cast<float>((static_cast<int32_t>(n) + 126) << 23);  // 2^(n-1)
-  const float e = (y * scale) * 2.0f;
-  return select_f(lo, 0.0f,
-                  select_f(hi, std::numeric_limits<float>::infinity(), select_f(nan, x, e)));
-}
 
 /// The contiguous float line: vectorised max, exp and scale.
 template <bool kLog>
