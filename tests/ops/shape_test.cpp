@@ -439,3 +439,33 @@ TEST_F(ShapeTest, AliasesAndComposites) {
 
 }  // namespace
 }  // namespace loom
+
+namespace loom {
+namespace {
+
+TEST_F(ShapeTest, InPlaceForms) {
+  Tensor x = arange_t({2, 3}, true);  // strides [6, 2]
+  Tensor base = x;
+  Tensor r = unsqueeze_(x, 0);
+  EXPECT_TRUE(r.is_same(x));
+  EXPECT_EQ(vec(x.sizes()), (V{1, 2, 3}));
+  EXPECT_EQ(vec(x.strides()), (V{12, 6, 2}));
+  squeeze_(x);
+  EXPECT_EQ(vec(x.sizes()), (V{2, 3}));
+  transpose_(x, 0, 1);
+  EXPECT_EQ(vec(x.strides()), (V{2, 6}));
+  t_(x);
+  EXPECT_EQ(vec(x.sizes()), (V{2, 3}));
+  // tril_/triu_ write through a strided tensor and bump its version.
+  Tensor m = make_tensor(std::vector<double>(9, 1), {3, 3}, DType::Float64, true);
+  const uint32_t v = m.version();
+  tril_(m, -1);
+  EXPECT_EQ(m.version(), v + 1);
+  expect_close(m, {3, 3}, {0, 0, 0, 1, 0, 0, 1, 1, 0});
+  Tensor b = make_tensor(std::vector<double>(8, 1), {2, 2, 2}, DType::Int64);
+  triu_(transpose(b, 0, 2));  // zeroes y[i, 1, 0] = b[0, 1, i]
+  expect_close(b, {2, 2, 2}, {1, 1, 0, 0, 1, 1, 1, 1});
+}
+
+}  // namespace
+}  // namespace loom

@@ -248,6 +248,40 @@ Tensor triangle(const char* op, const Tensor& self, int64_t diagonal, bool upper
   return out;
 }
 
+// In place: zeroes self's elements outside the triangle, through its strides.
+Tensor& triangle_(const char* op, Tensor& self, int64_t diagonal, bool upper) {
+  LOOM_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions");
+  self.bump_version();
+  if (self.numel() == 0) return self;
+  const int64_t nd = self.dim();
+  const int64_t rows = self.size(-2), cols = self.size(-1);
+  const int64_t rs = self.stride(-2), cs = self.stride(-1);
+  const auto es = static_cast<int64_t>(self.element_size());
+  std::vector<int64_t> idx(static_cast<size_t>(nd - 2), 0);
+  char* base = static_cast<char*>(self.data_ptr());
+  while (true) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < nd - 2; ++d) off += idx[d] * self.stride(d);
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t edge = std::clamp<int64_t>(i + diagonal + (upper ? 0 : 1), 0, cols);
+      const int64_t j0 = upper ? 0 : edge;
+      const int64_t j1 = upper ? edge : cols;
+      for (int64_t j = j0; j < j1; ++j) {
+        std::memset(base + (off + i * rs + j * cs) * es, 0, static_cast<size_t>(es));
+      }
+    }
+    int64_t d = nd - 3;
+    for (; d >= 0; --d) {
+      if (++idx[d] < self.size(d)) break;
+      idx[d] = 0;
+    }
+    if (d < 0) return self;
+  }
+}
+
+Tensor& tril_(Tensor& self, int64_t diagonal) { return triangle_("tril_", self, diagonal, false); }
+Tensor& triu_(Tensor& self, int64_t diagonal) { return triangle_("triu_", self, diagonal, true); }
+
 // tile pads dims with leading ones up to self.dim(), then repeats (numpy's tile).
 Tensor tile(const Tensor& self, IntArrayRef dims) {
   std::vector<int64_t> reps(dims.begin(), dims.end());
@@ -271,6 +305,8 @@ LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.impl("concat", &cat);
   m.impl("concatenate", &cat);
   m.impl("tile", &tile);
+  m.impl("tril_", &tril_);
+  m.impl("triu_", &triu_);
   m.impl("repeat", &repeat);
   m.impl("flip", &flip);
   m.impl("roll", &roll);

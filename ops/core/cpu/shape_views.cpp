@@ -438,6 +438,26 @@ std::vector<Tensor> split_sizes(const Tensor& self, IntArrayRef split_sizes_, in
   return split_with_sizes(self, split_sizes_, dim);
 }
 
+// ---- in-place metadata forms: self takes the view's geometry (no data changes, so the
+// version is not bumped, as in PyTorch) ----
+
+Tensor& take_geometry(Tensor& self, const Tensor& v) {
+  self.impl()->set_geometry(v.sizes(), v.strides(), v.storage_offset());
+  return self;
+}
+Tensor& unsqueeze_(Tensor& self, int64_t dim) { return take_geometry(self, unsqueeze(self, dim)); }
+Tensor& squeeze_(Tensor& self) { return take_geometry(self, squeeze(self)); }
+Tensor& squeeze_dim_(Tensor& self, int64_t dim) {
+  return take_geometry(self, squeeze_dim(self, dim));
+}
+Tensor& squeeze_dims_(Tensor& self, IntArrayRef dims) {
+  return take_geometry(self, squeeze_dims(self, dims));
+}
+Tensor& transpose_(Tensor& self, int64_t dim0, int64_t dim1) {
+  return take_geometry(self, transpose(self, dim0, dim1));
+}
+Tensor& t_(Tensor& self) { return take_geometry(self, t(self)); }
+
 }  // namespace
 
 LOOM_LIBRARY_IMPL(aten, CPU, m) {
@@ -470,6 +490,12 @@ LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.impl("swapaxes", &transpose);
   m.impl("swapdims", &transpose);
   m.impl("split.sizes", &split_sizes);
+  m.impl("unsqueeze_", &unsqueeze_);
+  m.impl("squeeze_", &squeeze_);
+  m.impl("squeeze_.dim", &squeeze_dim_);
+  m.impl("squeeze_.dims", &squeeze_dims_);
+  m.impl("transpose_", &transpose_);
+  m.impl("t_", &t_);
 }
 
 }  // namespace loom::ops::cpu

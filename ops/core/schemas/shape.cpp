@@ -36,6 +36,15 @@ LOOM_LIBRARY_FRAGMENT(aten, m) {
   m.def("swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)");
   m.def("swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)");
   m.def("split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]");
+  // in place
+  m.def("unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)");
+  m.def("squeeze_(Tensor(a!) self) -> Tensor(a!)");
+  m.def("squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)");
+  m.def("squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)");
+  m.def("transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)");
+  m.def("t_(Tensor(a!) self) -> Tensor(a!)");
+  m.def("tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)");
+  m.def("triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)");
   // copies
   m.def("cat(Tensor[] tensors, int dim=0) -> Tensor");
   m.def("stack(Tensor[] tensors, int dim=0) -> Tensor");

@@ -234,4 +234,46 @@ inline Tensor tile(const Tensor& self, IntArrayRef dims) {
   return op(self, dims);
 }
 
+/// In place: inserts a dimension of size 1 at dim; returns self.
+inline Tensor unsqueeze_(const Tensor& self, int64_t dim) {
+  LOOM_TYPED_OP(op, "aten::unsqueeze_", Tensor(const Tensor&, int64_t));
+  return op(self, dim);
+}
+
+/// In place: removes every dimension of size 1; returns self.
+inline Tensor squeeze_(const Tensor& self) {
+  LOOM_TYPED_OP(op, "aten::squeeze_", Tensor(const Tensor&));
+  return op(self);
+}
+
+/// In place: removes dim if its size is 1; returns self.
+inline Tensor squeeze_(const Tensor& self, int64_t dim) {
+  LOOM_TYPED_OP(op, "aten::squeeze_.dim", Tensor(const Tensor&, int64_t));
+  return op(self, dim);
+}
+
+/// In place: swaps dim0 and dim1; returns self.
+inline Tensor transpose_(const Tensor& self, int64_t dim0, int64_t dim1) {
+  LOOM_TYPED_OP(op, "aten::transpose_", Tensor(const Tensor&, int64_t, int64_t));
+  return op(self, dim0, dim1);
+}
+
+/// In place: transposes a tensor of at most 2 dims; returns self.
+inline Tensor t_(const Tensor& self) {
+  LOOM_TYPED_OP(op, "aten::t_", Tensor(const Tensor&));
+  return op(self);
+}
+
+/// In place: zeroes the elements above the diagonal-th diagonal; returns self.
+inline Tensor tril_(const Tensor& self, int64_t diagonal = 0) {
+  LOOM_TYPED_OP(op, "aten::tril_", Tensor(const Tensor&, int64_t));
+  return op(self, diagonal);
+}
+
+/// In place: zeroes the elements below the diagonal-th diagonal; returns self.
+inline Tensor triu_(const Tensor& self, int64_t diagonal = 0) {
+  LOOM_TYPED_OP(op, "aten::triu_", Tensor(const Tensor&, int64_t));
+  return op(self, diagonal);
+}
+
 }  // namespace loom
