@@ -264,6 +264,24 @@ TEST_F(Reduction, OuterReductionsOverTilesOfOutputs) {
   }
 }
 
+TEST_F(Reduction, ZeroAndNegativeStrides) {
+  const Tensor base = make_tensor({1, 2, 3, 4, 5, 6}, {6}, DType::Float64);
+  // An expanded view: every row is the same storage.
+  const Tensor ex = base.as_strided_view({3, 2}, {0, 1}, 0);
+  expect_close(sum(ex, {0}), {2}, {3, 6});
+  expect_close(sum(ex, {1}), {3}, {3, 3, 3});
+  expect_close(sum(ex), {}, {9});
+  expect_close(amax(ex, {0}), {2}, {1, 2});
+  expect_close(cumsum(ex, 0), {3, 2}, {1, 2, 2, 4, 3, 6});
+  expect_close(softmax(ex, 0), {3, 2}, {1.0 / 3, 1.0 / 3, 1.0 / 3, 1.0 / 3, 1.0 / 3, 1.0 / 3});
+  // A transposed view.
+  const Tensor tr = base.as_strided_view({3, 2}, {1, 3}, 0);  // [[1, 4], [2, 5], [3, 6]]
+  expect_close(sum(tr, {0}), {2}, {6, 15});
+  expect_close(std::get<1>(max(tr, 1)), {3}, {1, 1, 1});
+  expect_close(argmax(tr), {}, {5});
+  expect_close(cumsum(tr, 1), {3, 2}, {1, 5, 2, 7, 3, 9});
+}
+
 // ---- max, min, amax, amin, argmax, argmin ----
 
 TEST_F(Reduction, MaxMinDimMatchOracleWithIndices) {
