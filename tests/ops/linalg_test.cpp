@@ -402,6 +402,18 @@ TEST_F(LinalgTest, MatmulUnmergeableBatchAndErrors) {
   Sizes ws;
   const Values want = ref_matmul(av, {2, 3, 4}, bv, {4, 5}, &ws);
   expect_close(matmul(a, make_tensor(bv, {4, 5})), ws, want);
+  // Size-1 dims with arbitrary strides must not fool the row folding.
+  const Tensor base = make_tensor(random_values(130, 133), {130});
+  for (const auto& [sizes, strides] :
+       std::vector<std::pair<Sizes, Sizes>>{{{5, 1, 4}, {4, 7, 1}},
+                                            {{2, 1, 3, 4}, {100, 100, 10, 1}},
+                                            {{3, 2, 1, 4}, {8, 4, 1, 1}}}) {
+    const Tensor v = base.as_strided_view(sizes, strides, 0);
+    const Values vv = to_doubles(v);
+    Sizes s2;
+    const Values w2 = ref_matmul(vv, sizes, bv, {4, 5}, &s2);
+    expect_close(matmul(v, make_tensor(bv, {4, 5})), s2, w2);
+  }
   EXPECT_TRUE(contains(message_of([&] {
                          matmul(Tensor::scalar(1.0f), make_tensor({1, 2}, {2}));
                        }),

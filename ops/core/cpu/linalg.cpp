@@ -366,10 +366,20 @@ void batched_gemm_into(std::string_view op, const Tensor& a, const Tensor& b, co
   });
 }
 
-/// Whether dims [d0, d1] of t can be merged into one dim (with the stride of d1).
-static bool mergeable(const Tensor& t, int64_t d0, int64_t d1) {
-  for (int64_t d = d0; d < d1; ++d)
-    if (t.size(d) != 1 && t.stride(d) != t.stride(d + 1) * t.size(d + 1)) return false;
+/// Whether dims [d0, d1] of t can be merged into one dim without a copy; if so *stride is
+/// the merged dim's stride (size-1 dims, whose strides are arbitrary, are ignored).
+static bool mergeable(const Tensor& t, int64_t d0, int64_t d1, int64_t* stride) {
+  *stride = 1;
+  int64_t expect = -1;
+  for (int64_t d = d1; d >= d0; --d) {
+    if (t.size(d) == 1) continue;
+    if (expect < 0) {
+      *stride = t.stride(d);
+    } else if (t.stride(d) != expect) {
+      return false;
+    }
+    expect = t.stride(d) * t.size(d);
+  }
   return true;
 }
 
@@ -407,12 +417,12 @@ static Tensor matmul_reference(std::string_view op, const Tensor& a, const Tenso
   if (da > 1) result.push_back(m);
   if (db > 1) result.push_back(n);
   Tensor out = new_empty(result, a.dtype());
-  if (bb == 0 && mergeable(A, 0, A.dim() - 2)) {
+  int64_t row_stride = 0;
+  if (bb == 0 && mergeable(A, 0, A.dim() - 2, &row_stride)) {
     // [..., m, k] @ [k, n]: one GEMM over the merged rows, as PyTorch folds it.
     int64_t rows = m;
     for (int64_t s : batch) rows *= s;
-    const Tensor a2 =
-        A.as_strided_view({rows, k}, {A.stride(-2), A.stride(-1)}, A.storage_offset());
+    const Tensor a2 = A.as_strided_view({rows, k}, {row_stride, A.stride(-1)}, A.storage_offset());
     gemm_into(op, a2, B, out.as_strided_view({rows, n}, {n, 1}, 0), Scalar(0), Scalar(1));
     return out;
   }
