@@ -38,7 +38,8 @@ struct Ref {
 };
 
 Ref ref_reduce(const std::vector<double>& x, const std::vector<int64_t>& sizes,
-               std::vector<int64_t> dims, bool keepdim, const std::function<double(const Group&)>& f) {
+               std::vector<int64_t> dims, bool keepdim,
+               const std::function<double(const Group&)>& f) {
   const auto nd = static_cast<int64_t>(sizes.size());
   std::vector<bool> mask(sizes.size(), dims.empty());
   for (int64_t d : dims) mask[(d + nd) % std::max<int64_t>(nd, 1)] = true;
@@ -126,9 +127,9 @@ struct Case {
 };
 const std::vector<Case>& cases() {
   static const std::vector<Case> c = {
-      {{3, 4, 5}, {}},      {{3, 4, 5}, {0}},  {{3, 4, 5}, {-1}}, {{3, 4, 5}, {1}},
-      {{3, 4, 5}, {0, 2}},  {{3, 4, 5}, {-1, 1}}, {{7}, {0}},     {{2, 1, 3}, {1}},
-      {{2, 3, 2, 2}, {0, 3}},
+      {{3, 4, 5}, {}},  {{3, 4, 5}, {0}},    {{3, 4, 5}, {-1}},
+      {{3, 4, 5}, {1}}, {{3, 4, 5}, {0, 2}}, {{3, 4, 5}, {-1, 1}},
+      {{7}, {0}},       {{2, 1, 3}, {1}},    {{2, 3, 2, 2}, {0, 3}},
   };
   return c;
 }
@@ -157,8 +158,8 @@ void check_dim_reduction(const std::function<Tensor(const Tensor&, IntArrayRef, 
                        (strided ? " strided" : "") + (keepdim ? " keepdim" : ""));
           const Ref r = ref_reduce(x, c.sizes, c.dims, keepdim, ref);
           const double tol = t == DType::Float32 ? rtol : 1e-12;
-          expect_close(op(make_tensor(x, c.sizes, t, strided), c.dims, keepdim), r.sizes,
-                       r.values, tol, tol);
+          expect_close(op(make_tensor(x, c.sizes, t, strided), c.dims, keepdim), r.sizes, r.values,
+                       tol, tol);
         }
       }
     }
@@ -205,8 +206,8 @@ TEST_F(Reduction, SumOf16MFloatsIsAccurate) {
 }
 
 TEST_F(Reduction, MeanMatchesOracle) {
-  check_dim_reduction([](const Tensor& x, IntArrayRef d, bool k) { return mean(x, d, k); },
-                      g_mean, {DType::Float32, DType::Float64});
+  check_dim_reduction([](const Tensor& x, IntArrayRef d, bool k) { return mean(x, d, k); }, g_mean,
+                      {DType::Float32, DType::Float64});
   expect_close(mean(make_tensor({1, 2, 3, 6}, {2, 2}, DType::Float64)), {}, {3});
   expect_close(mean(make_tensor({1, 2, 3, 6}, {2, 2}, DType::Int64), DType::Float32), {}, {3});
   expect_close(mean(make_tensor({}, {0, 2})), {}, {kNan});
@@ -214,7 +215,9 @@ TEST_F(Reduction, MeanMatchesOracle) {
 }
 
 TEST_F(Reduction, MeanOfIntegersIsAnError) {
-  const std::string msg = message_of<TypeError>([] { mean(make_tensor({1, 2}, {2}, DType::Int64)); });
+  const std::string msg = message_of<TypeError>([] {
+    mean(make_tensor({1, 2}, {2}, DType::Int64));
+  });
   EXPECT_TRUE(contains(msg,
                        "mean(): could not infer output dtype. Input dtype must be either a "
                        "floating point or complex dtype. Got: int64"))
@@ -335,7 +338,8 @@ TEST_F(Reduction, MaxMinOfEmptyAreErrors) {
   const std::string a = message_of<IndexError>([] { amax(make_tensor({}, {2, 0}), {1}); });
   EXPECT_TRUE(contains(a, "amax(): Expected reduction dim 1 to have non-zero size.")) << a;
   const std::string g = message_of([] { argmax(make_tensor({}, {0})); });
-  EXPECT_TRUE(contains(g, "argmax(): Expected reduction dim to be specified for input.numel() == 0."))
+  EXPECT_TRUE(
+      contains(g, "argmax(): Expected reduction dim to be specified for input.numel() == 0."))
       << g;
   // Reducing a non-empty dim of an empty tensor is fine.
   auto [v, i] = max(make_tensor({}, {0, 2}), 1);
@@ -397,12 +401,42 @@ TEST_F(Reduction, VarStdMatchOracle) {
 
 TEST_F(Reduction, NormMatchesOracle) {
   const std::vector<std::pair<double, std::function<double(const Group&)>>> orders = {
-      {2, [](const Group& g) { double s = 0; for (double v : g) s += v * v; return std::sqrt(s); }},
-      {1, [](const Group& g) { double s = 0; for (double v : g) s += std::fabs(v); return s; }},
-      {3, [](const Group& g) { double s = 0; for (double v : g) s += std::pow(std::fabs(v), 3); return std::cbrt(s); }},
-      {0, [](const Group& g) { double s = 0; for (double v : g) s += v != 0; return s; }},
-      {kInf, [](const Group& g) { double s = 0; for (double v : g) s = std::max(s, std::fabs(v)); return s; }},
-      {-kInf, [](const Group& g) { double s = kInf; for (double v : g) s = std::min(s, std::fabs(v)); return s; }},
+      {2,
+       [](const Group& g) {
+         double s = 0;
+         for (double v : g) s += v * v;
+         return std::sqrt(s);
+       }},
+      {1,
+       [](const Group& g) {
+         double s = 0;
+         for (double v : g) s += std::fabs(v);
+         return s;
+       }},
+      {3,
+       [](const Group& g) {
+         double s = 0;
+         for (double v : g) s += std::pow(std::fabs(v), 3);
+         return std::cbrt(s);
+       }},
+      {0,
+       [](const Group& g) {
+         double s = 0;
+         for (double v : g) s += v != 0;
+         return s;
+       }},
+      {kInf,
+       [](const Group& g) {
+         double s = 0;
+         for (double v : g) s = std::max(s, std::fabs(v));
+         return s;
+       }},
+      {-kInf,
+       [](const Group& g) {
+         double s = kInf;
+         for (double v : g) s = std::min(s, std::fabs(v));
+         return s;
+       }},
   };
   for (const auto& [p, ref] : orders) {
     SCOPED_TRACE(p);
@@ -414,10 +448,11 @@ TEST_F(Reduction, NormMatchesOracle) {
   expect_close(norm(x), {}, {5});
   expect_close(norm(x, std::nullopt, {0}), {}, {5});
   expect_close(linalg_vector_norm(x), {}, {5});
-  expect_close(linalg_vector_norm(make_tensor({3, -4, 1, 1}, {2, 2}), 1, std::vector<int64_t>{1}, true),
-               {2, 1}, {7, 2});
-  const Tensor d = linalg_vector_norm(make_tensor({3, 4}, {2}), kInf, std::nullopt, false,
-                                      DType::Float64);
+  expect_close(
+      linalg_vector_norm(make_tensor({3, -4, 1, 1}, {2, 2}), 1, std::vector<int64_t>{1}, true),
+      {2, 1}, {7, 2});
+  const Tensor d =
+      linalg_vector_norm(make_tensor({3, 4}, {2}), kInf, std::nullopt, false, DType::Float64);
   EXPECT_EQ(d.dtype(), DType::Float64);
   expect_close(d, {}, {4});
   expect_close(frobenius_norm(make_tensor({3, 4, 0, 12}, {2, 2}), {0, 1}), {}, {13});
@@ -426,14 +461,13 @@ TEST_F(Reduction, NormMatchesOracle) {
 }
 
 TEST_F(Reduction, LogsumexpIsStable) {
-  check_dim_reduction(
-      [](const Tensor& x, IntArrayRef d, bool k) { return logsumexp(x, d, k); },
-      [](const Group& g) {
-        double s = 0;
-        for (double v : g) s += std::exp(v);
-        return std::log(s);
-      },
-      {DType::Float32, DType::Float64});
+  check_dim_reduction([](const Tensor& x, IntArrayRef d, bool k) { return logsumexp(x, d, k); },
+                      [](const Group& g) {
+                        double s = 0;
+                        for (double v : g) s += std::exp(v);
+                        return std::log(s);
+                      },
+                      {DType::Float32, DType::Float64});
   expect_close(logsumexp(make_tensor({1000, 1000}, {2}), {0}), {}, {1000 + std::log(2.0)});
   expect_close(logsumexp(make_tensor({-kInf, -kInf, 1, -kInf}, {2, 2}), {1}), {2}, {-kInf, 1});
   expect_close(logsumexp(make_tensor({kInf, 1}, {2}), {0}), {}, {kInf});
@@ -538,7 +572,8 @@ TEST_F(Reduction, SoftmaxLogSoftmaxMatchOracle) {
   expect_close(h, {2}, ref_softmax({1, 2}), 1e-3);
   expect_close(softmax(make_tensor({3}, {}), 0), {}, {1});
   expect_close(softmax(make_tensor({}, {0, 3}), 1), {0, 3}, {});
-  const std::string m = message_of<TypeError>([] { softmax(make_tensor({1}, {1}, DType::Int64), 0); });
+  const std::string m =
+      message_of<TypeError>([] { softmax(make_tensor({1}, {1}, DType::Int64), 0); });
   EXPECT_TRUE(contains(m, "expected a floating point input")) << m;
 }
 
@@ -558,8 +593,8 @@ TEST_F(Reduction, SoftmaxOfLongFloatLines) {
       return f(g);
     };
   };
-  expect_close(softmax(in, 1), {3, 1000}, ref_lines(x, {3, 1000}, 1, nan_aware(ref_softmax)),
-               2e-6, 1e-30);
+  expect_close(softmax(in, 1), {3, 1000}, ref_lines(x, {3, 1000}, 1, nan_aware(ref_softmax)), 2e-6,
+               1e-30);
   expect_close(log_softmax(in, -1), {3, 1000},
                ref_lines(x, {3, 1000}, 1, nan_aware(ref_log_softmax)), 2e-6, 1e-4);
 }
@@ -589,8 +624,8 @@ TEST_F(Reduction, SoftmaxBackwardMatchesFormula) {
         }
       }
       expect_close(_softmax_backward_data(grad, y, d, DType::Float64), {3, 4}, want, 1e-5, 1e-7);
-      expect_close(_log_softmax_backward_data(grad, ly, d, DType::Float64), {3, 4}, want_log,
-                   1e-5, 1e-7);
+      expect_close(_log_softmax_backward_data(grad, ly, d, DType::Float64), {3, 4}, want_log, 1e-5,
+                   1e-7);
     }
   }
 }

@@ -150,8 +150,7 @@ Tensor prod_dim(const Tensor& self, int64_t dim, bool keepdim, std::optional<DTy
 Tensor mean_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
                  std::optional<DType> dtype) {
   const DType out = dtype.value_or(self.dtype());
-  LOOM_CHECK_T(TypeError, is_floating_point(out),
-               "mean(): could not infer output dtype. ",
+  LOOM_CHECK_T(TypeError, is_floating_point(out), "mean(): could not infer output dtype. ",
                dtype ? "Optional dtype" : "Input dtype",
                " must be either a floating point or complex dtype. Got: ", dtype_name(out));
   const Tensor in = self.dtype() == out ? self : cast_contiguous(self, out);
@@ -176,14 +175,18 @@ Tensor logical_impl(const Tensor& self, const std::vector<bool>& mask, bool keep
   return reduce_to<LogicalOp<kAll>::template Op>(self, make_plan(self, mask, keepdim), out);
 }
 
-Tensor all(const Tensor& self) { return logical_impl<true>(self, reduce_mask("all", self, std::nullopt), false); }
+Tensor all(const Tensor& self) {
+  return logical_impl<true>(self, reduce_mask("all", self, std::nullopt), false);
+}
 Tensor all_dim(const Tensor& self, int64_t dim, bool keepdim) {
   return logical_impl<true>(self, reduce_mask_one(self, dim), keepdim);
 }
 Tensor all_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim) {
   return logical_impl<true>(self, reduce_mask("all", self, dim), keepdim);
 }
-Tensor any(const Tensor& self) { return logical_impl<false>(self, reduce_mask("any", self, std::nullopt), false); }
+Tensor any(const Tensor& self) {
+  return logical_impl<false>(self, reduce_mask("any", self, std::nullopt), false);
+}
 Tensor any_dim(const Tensor& self, int64_t dim, bool keepdim) {
   return logical_impl<false>(self, reduce_mask_one(self, dim), keepdim);
 }

@@ -51,9 +51,8 @@ inline constexpr bool is_float_v =
 /// What an element computes as: float for the 16-bit floats, the type itself for float and
 /// double, int64 for integers and bool.
 template <typename T>
-using value_t = std::conditional_t<
-    std::is_same_v<T, Half16> || std::is_same_v<T, BFloat16>, float,
-    std::conditional_t<std::is_floating_point_v<T>, T, int64_t>>;
+using value_t = std::conditional_t<std::is_same_v<T, Half16> || std::is_same_v<T, BFloat16>, float,
+                                   std::conditional_t<std::is_floating_point_v<T>, T, int64_t>>;
 
 /// The accumulator: double for floating types (PyTorch's CPU acc_type), int64 otherwise.
 template <typename T>
@@ -147,14 +146,19 @@ decltype(auto) dispatch_floats(std::string_view op, const Tensor& t, F&& f) {
 /// polynomial, about 1 ulp): round x/ln2 to n, exp(r) for the remainder, times 2^n.
 /// Underflow gives 0, overflow inf, NaN stays NaN.
 [[gnu::always_inline]] inline float vec_expf(float x) {
-  const bool nan = x != x, lo = x < -87.3f, hi = x > 88.37f;
+  const bool nan = std::isnan(x);
+  const bool lo = x < -87.3f;
+  const bool hi = x > 88.37f;
   const float xc = select_f(lo, -87.3f, select_f(hi, 88.37f, select_f(nan, 0.0f, x)));
   const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
   const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
-  const float z = r * r;
-  const float y = ((((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r +
-                      4.1665795894e-2f) * r + 1.6666665459e-1f) * r + 5.0000001201e-1f) * z +
-                   r) + 1.0f;
+  float y = 1.9875691500e-4f;  // Horner steps of Cephes' polynomial
+  y = y * r + 1.3981999507e-3f;
+  y = y * r + 8.3334519073e-3f;
+  y = y * r + 4.1665795894e-2f;
+  y = y * r + 1.6666665459e-1f;
+  y = y * r + 5.0000001201e-1f;
+  y = (y * (r * r) + r) + 1.0f;
   const float scale = std::bit_cast<float>((static_cast<int32_t>(n) + 126) << 23);  // 2^(n-1)
   const float e = (y * scale) * 2.0f;
   return select_f(lo, 0.0f,
@@ -268,8 +272,8 @@ inline int max_threads() {
 
 /// Feeds op the rows covering reduced flat indices [begin, end) of the output at base.
 template <typename T, typename Op>
-void reduce_range(const ReducePlan& p, const T* base, Op& op, typename Op::Acc& acc,
-                  int64_t begin, int64_t end) {
+void reduce_range(const ReducePlan& p, const T* base, Op& op, typename Op::Acc& acc, int64_t begin,
+                  int64_t end) {
   if (begin >= end) return;
   if (p.red_sizes.empty()) {
     op.row(acc, base, 1, 1, begin);
@@ -423,7 +427,8 @@ void for_each_line(const LinePlan& p, F&& f) {
 #pragma omp parallel for schedule(static) if (big)
   for (int64_t l = 0; l < p.lines; ++l) {
     int64_t off[3];
-    for (int k = 0; k < 3; ++k) off[k] = p.strides[k].empty() ? 0 : offset_of(l, p.sizes, p.strides[k]);
+    for (int k = 0; k < 3; ++k)
+      off[k] = p.strides[k].empty() ? 0 : offset_of(l, p.sizes, p.strides[k]);
     f(l, off);
   }
 }

@@ -115,8 +115,8 @@ std::tuple<Tensor, Tensor> arg_extreme(const Tensor& self, const std::vector<boo
       idx[i] = acc[i].idx;
       val[i] = acc[i].v;
     }
-    Tensor values = want_values ? tensor_from_values(plan.out_sizes, self.dtype(), val.data())
-                                : Tensor();
+    Tensor values =
+        want_values ? tensor_from_values(plan.out_sizes, self.dtype(), val.data()) : Tensor();
     return std::tuple<Tensor, Tensor>(values,
                                       tensor_from_values(plan.out_sizes, DType::Int64, idx.data()));
   });
@@ -152,7 +152,8 @@ Tensor arg(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
     LOOM_CHECK(self.numel() > 0, op,
                "(): Expected reduction dim to be specified for input.numel() == 0.");
     // dim=None reduces the flattened input; keepdim keeps every dim as size 1.
-    return std::get<1>(arg_extreme<kMax>(self, reduce_mask(op, self, std::nullopt), keepdim, false));
+    return std::get<1>(
+        arg_extreme<kMax>(self, reduce_mask(op, self, std::nullopt), keepdim, false));
   }
   const std::vector<bool> mask = reduce_mask_one(self, *dim);
   check_nonzero_reduced(op, self, mask);

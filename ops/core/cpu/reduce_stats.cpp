@@ -53,8 +53,8 @@ Tensor var_std(const Tensor& self, std::optional<IntArrayRef> dim,
                const std::optional<Scalar>& correction, bool keepdim, bool take_sqrt) {
   const char* op = take_sqrt ? "std" : "var";
   LOOM_CHECK_T(TypeError, is_floating_point(self.dtype()),
-               "std and var only support floating point and complex dtypes, got ",
-               self.describe(), " in ", op);
+               "std and var only support floating point and complex dtypes, got ", self.describe(),
+               " in ", op);
   const double c = correction ? correction->to_double() : 1.0;
   const ReducePlan plan = make_plan(self, reduce_mask(op, self, dim), keepdim);
   return reduce_floating(op, self, plan, MomentsOp<float>{}, [&](const Moments& m) {
@@ -149,10 +149,9 @@ Tensor norm_impl(const Tensor& input, const std::optional<Scalar>& p,
                  std::optional<IntArrayRef> dim, bool keepdim,
                  std::optional<DType> dtype = std::nullopt) {
   // A dtype converts the input first (and must be floating, as the input must).
-  const Tensor self =
-      dtype && *dtype != input.dtype() && is_floating_point(input.dtype())
-          ? cast_contiguous(input, *dtype)
-          : input;
+  const Tensor self = dtype && *dtype != input.dtype() && is_floating_point(input.dtype())
+                          ? cast_contiguous(input, *dtype)
+                          : input;
   LOOM_CHECK_T(TypeError, !dtype || is_floating_point(*dtype),
                "norm(): the dtype should be either floating point or complex. Got ",
                dtype_name(*dtype), " instead.");
@@ -168,8 +167,8 @@ Tensor norm_impl(const Tensor& input, const std::optional<Scalar>& p,
   const std::vector<bool> mask = reduce_mask("norm", self, dim);
   if (spec.kind == NormKind::Inf || spec.kind == NormKind::NegInf) {
     for (int64_t d = 0; d < self.dim(); ++d) {
-      LOOM_CHECK_T(IndexError, !mask[d] || self.size(d) != 0, "linalg.vector_norm cannot compute the ",
-                   order > 0 ? "inf" : "-inf",
+      LOOM_CHECK_T(IndexError, !mask[d] || self.size(d) != 0,
+                   "linalg.vector_norm cannot compute the ", order > 0 ? "inf" : "-inf",
                    " norm on an empty tensor because the operation does not have an identity");
     }
   }

@@ -69,7 +69,8 @@ Tensor softmax_forward(const Tensor& self, int64_t dim, DType out_dtype) {
       if constexpr (kLog) {
         for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<C>(load(x + i * si)) - m);
         const C log_sum = static_cast<C>(std::log(sum));
-        for (int64_t i = 0; i < n; ++i) store(y + i * so, (static_cast<C>(load(x + i * si)) - m) - log_sum);
+        for (int64_t i = 0; i < n; ++i)
+          store(y + i * so, (static_cast<C>(load(x + i * si)) - m) - log_sum);
       } else if constexpr (std::is_floating_point_v<T>) {
         for (int64_t i = 0; i < n; ++i) {
           const C e = std::exp(static_cast<C>(load(x + i * si)) - m);
@@ -102,20 +103,17 @@ Tensor softmax_(const Tensor& self, int64_t dim, bool half_to_float) {
   return softmax_forward<false>(self, dim, half_to_float_dtype("_softmax", self, half_to_float));
 }
 Tensor log_softmax_(const Tensor& self, int64_t dim, bool half_to_float) {
-  return softmax_forward<true>(self, dim,
-                               half_to_float_dtype("_log_softmax", self, half_to_float));
+  return softmax_forward<true>(self, dim, half_to_float_dtype("_log_softmax", self, half_to_float));
 }
 Tensor softmax_int(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
-  return softmax_forward<false>(self.dtype() == dtype.value_or(self.dtype())
-                                    ? self
-                                    : cast_contiguous(self, *dtype),
-                                dim, dtype.value_or(self.dtype()));
+  return softmax_forward<false>(
+      self.dtype() == dtype.value_or(self.dtype()) ? self : cast_contiguous(self, *dtype), dim,
+      dtype.value_or(self.dtype()));
 }
 Tensor log_softmax_int(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
-  return softmax_forward<true>(self.dtype() == dtype.value_or(self.dtype())
-                                   ? self
-                                   : cast_contiguous(self, *dtype),
-                               dim, dtype.value_or(self.dtype()));
+  return softmax_forward<true>(
+      self.dtype() == dtype.value_or(self.dtype()) ? self : cast_contiguous(self, *dtype), dim,
+      dtype.value_or(self.dtype()));
 }
 
 /// softmax: grad_in = y * (g - sum(g * y)); log_softmax: grad_in = g - exp(y) * sum(g).
@@ -159,8 +157,7 @@ Tensor softmax_backward(const Tensor& grad, const Tensor& output, int64_t dim, D
 Tensor softmax_backward_data(const Tensor& grad, const Tensor& output, int64_t dim, DType dt) {
   return softmax_backward<false>(grad, output, dim, dt);
 }
-Tensor log_softmax_backward_data(const Tensor& grad, const Tensor& output, int64_t dim,
-                                 DType dt) {
+Tensor log_softmax_backward_data(const Tensor& grad, const Tensor& output, int64_t dim, DType dt) {
   return softmax_backward<true>(grad, output, dim, dt);
 }
 

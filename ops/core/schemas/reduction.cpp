@@ -2,6 +2,8 @@
 // (native_functions.yaml).
 #include "loom/dispatcher/library.h"
 
+// One schema a line, as in native_functions.yaml, so each op is one grep away.
+// clang-format off
 LOOM_LIBRARY_FRAGMENT(aten, m) {
   m.def("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor");
   m.def("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor");
@@ -49,3 +51,4 @@ LOOM_LIBRARY_FRAGMENT(aten, m) {
   m.def("_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor");
   m.def("_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor");
 }
+// clang-format on

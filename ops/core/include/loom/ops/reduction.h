@@ -150,9 +150,9 @@ inline Tensor norm(const Tensor& self, std::optional<Scalar> p, IntArrayRef dim,
 inline Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord = 2,
                                  std::optional<IntArrayRef> dim = std::nullopt,
                                  bool keepdim = false, std::optional<DType> dtype = std::nullopt) {
-  LOOM_TYPED_OP(op, "aten::linalg_vector_norm",
-                Tensor(const Tensor&, const Scalar&, std::optional<IntArrayRef>, bool,
-                       std::optional<DType>));
+  LOOM_TYPED_OP(
+      op, "aten::linalg_vector_norm",
+      Tensor(const Tensor&, const Scalar&, std::optional<IntArrayRef>, bool, std::optional<DType>));
   return op(self, ord, dim, keepdim, dtype);
 }
 
@@ -225,8 +225,7 @@ inline Tensor softmax(const Tensor& self, int64_t dim, std::optional<DType> dtyp
 /// Log-softmax along dim (log_softmax.int), in dtype if given.
 inline Tensor log_softmax(const Tensor& self, int64_t dim,
                           std::optional<DType> dtype = std::nullopt) {
-  LOOM_TYPED_OP(op, "aten::log_softmax.int",
-                Tensor(const Tensor&, int64_t, std::optional<DType>));
+  LOOM_TYPED_OP(op, "aten::log_softmax.int", Tensor(const Tensor&, int64_t, std::optional<DType>));
   return op(self, dim, dtype);
 }
 
@@ -243,8 +242,8 @@ inline Tensor _log_softmax(const Tensor& self, int64_t dim, bool half_to_float) 
 }
 
 /// Gradient of softmax given its output: output * (grad - sum(grad * output, dim)).
-inline Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output,
-                                     int64_t dim, DType input_dtype) {
+inline Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim,
+                                     DType input_dtype) {
   LOOM_TYPED_OP(op, "aten::_softmax_backward_data",
                 Tensor(const Tensor&, const Tensor&, int64_t, DType));
   return op(grad_output, output, dim, input_dtype);
