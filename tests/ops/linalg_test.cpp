@@ -266,6 +266,14 @@ TEST_F(LinalgTest, AddmmBetaAlphaAndBroadcastSelf) {
                        "The expanded size of the tensor (5) must match the existing size (3)"));
 }
 
+TEST_F(LinalgTest, AddmmIntegers) {
+  const Tensor a = make_tensor({1, 2, 3, 4}, {2, 2}, DType::Int64);
+  const Tensor s = make_tensor({10, 20}, {2}, DType::Int64);
+  expect_close(addmm(s, a, a, 2, 3), {2, 2}, {20 + 21, 40 + 30, 20 + 45, 40 + 66});
+  EXPECT_TRUE(contains(message_of([&] { addmm(s, a, a, 0.5, 1); }),
+                       "For integral input tensors, argument beta must not be a floating point"));
+}
+
 TEST_F(LinalgTest, AddmmOutIncludingSelfAsOut) {
   const Tensor a = make_tensor(random_values(12, 61), {3, 4});
   const Tensor b = make_tensor(random_values(8, 62), {4, 2});

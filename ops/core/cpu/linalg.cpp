@@ -144,9 +144,19 @@ void check_addmm(std::string_view op, const Tensor& self, const Tensor& mat1, co
                " and ", torch_type_name(mat2.dtype()));
 }
 
+/// PyTorch refuses a floating beta or alpha for integer tensors rather than truncating it.
+void check_scalars(std::string_view op, DType t, const Scalar& beta, const Scalar& alpha) {
+  if (!is_integral(t)) return;
+  LOOM_CHECK(!beta.is_floating_point(), op,
+             ": For integral input tensors, argument beta must not be a floating point number.");
+  LOOM_CHECK(!alpha.is_floating_point(), op,
+             ": For integral input tensors, argument alpha must not be a floating point number.");
+}
+
 /// out = beta*self + alpha*(mat1 @ mat2), out already [m, n].
 void addmm_compute(std::string_view op, const Tensor& self, const Tensor& mat1, const Tensor& mat2,
                    const Scalar& beta, const Scalar& alpha, const Tensor& out) {
+  check_scalars(op, out.dtype(), beta, alpha);
   const Tensor s = expand_view(op, self, out.sizes());
   if (beta.to_double() == 0) {
     gemm_into(op, mat1, mat2, out, Scalar(0), alpha);
@@ -229,6 +239,7 @@ Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, c
   check_defined("baddbmm", {{"self", self}, {"batch1", batch1}, {"batch2", batch2}});
   check_bmm("baddbmm", batch1, batch2);
   check_same_dtype("baddbmm", {{"self", self}, {"batch1", batch1}});
+  check_scalars("baddbmm", batch1.dtype(), beta, alpha);
   Tensor out = new_empty({batch1.size(0), batch1.size(1), batch2.size(2)}, batch1.dtype());
   const Tensor s = expand_view("baddbmm", self, out.sizes());
   if (beta.to_double() == 0) {
@@ -245,6 +256,7 @@ Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, co
   check_defined("addbmm", {{"self", self}, {"batch1", batch1}, {"batch2", batch2}});
   check_bmm("addbmm", batch1, batch2);
   check_same_dtype("addbmm", {{"self", self}, {"batch1", batch1}});
+  check_scalars("addbmm", batch1.dtype(), beta, alpha);
   Tensor out = new_empty({batch1.size(1), batch2.size(2)}, batch1.dtype());
   // out = beta*self, then the products summed into it one batch at a time.
   scale_into("addbmm", out, expand_view("addbmm", self, out.sizes()), beta);
