@@ -44,6 +44,9 @@ TEST_F(CreationTest, EmptyZerosOnesFull) {
   Tensor big = full({1}, int64_t{9007199254740993});  // exact beyond double's precision
   EXPECT_EQ(big.data_ptr<int64_t>()[0], int64_t{9007199254740993});
   expect_close(full({2}, 3, DType::BFloat16), {2}, {3, 3});
+  expect_close(full({7}, -1.5, DType::Float64), {7}, std::vector<double>(7, -1.5));
+  Tensor i16 = full({3, 5}, 300, DType::Int16);
+  expect_close(i16, {3, 5}, std::vector<double>(15, 300));
   EXPECT_EQ(message_of([&] {
               zeros({2, -1});
             }),
