@@ -390,6 +390,17 @@ TEST_F(Reduction, VarStdMatchOracle) {
         [c](const Tensor& x, IntArrayRef d, bool k) { return loom::std(x, d, Scalar(c), k); },
         [c](const Group& g) { return std::sqrt(g_var(c)(g)); }, {DType::Float64});
   }
+  {
+    const std::vector<double> v = random_values(60, 37);
+    const Tensor in = make_tensor(v, {3, 4, 5}, DType::Float64, true);
+    auto [vv, vm] = var_mean(in, std::vector<int64_t>{0, -1}, Scalar(0), true);
+    expect_close(vv, {1, 4, 1}, ref_reduce(v, {3, 4, 5}, {0, -1}, true, g_var(0)).values, 1e-12);
+    expect_close(vm, {1, 4, 1}, ref_reduce(v, {3, 4, 5}, {0, -1}, true, g_mean).values, 1e-12);
+    auto [sv, sm] = std_mean(in, std::nullopt);
+    expect_close(sv, {}, {std::sqrt(ref_reduce(v, {3, 4, 5}, {}, false, g_var(1)).values[0])},
+                 1e-12);
+    expect_close(sm, {}, ref_reduce(v, {3, 4, 5}, {}, false, g_mean).values, 1e-12);
+  }
   const Tensor x = make_tensor({1, 2, 3, 4}, {4}, DType::Float64);
   expect_close(var(x), {}, {5.0 / 3});
   expect_close(var(x, false), {}, {5.0 / 4});

@@ -63,6 +63,40 @@ Tensor var_std(const Tensor& self, std::optional<IntArrayRef> dim,
   });
 }
 
+/// (var or std, mean) from one pass over the moments.
+std::tuple<Tensor, Tensor> moments_and_mean(const Tensor& self, std::optional<IntArrayRef> dim,
+                                            const std::optional<Scalar>& correction, bool keepdim,
+                                            bool take_sqrt) {
+  const char* op = take_sqrt ? "std_mean" : "var_mean";
+  LOOM_CHECK_T(TypeError, is_floating_point(self.dtype()),
+               "std and var only support floating point and complex dtypes, got ", self.describe(),
+               " in ", op);
+  const double c = correction ? correction->to_double() : 1.0;
+  const ReducePlan plan = make_plan(self, reduce_mask(op, self, dim), keepdim);
+  return dispatch_floats(op, self, [&]<typename T>(T*) {
+    std::vector<Moments> acc(static_cast<size_t>(plan.outer_numel));
+    run_reduce(plan, data_of<T>(self), MomentsOp<T>{}, acc.data());
+    std::vector<double> spread(acc.size()), mean(acc.size());
+    for (size_t i = 0; i < acc.size(); ++i) {
+      const double v = acc[i].m2 / std::max(0.0, acc[i].n - c);
+      spread[i] = take_sqrt ? std::sqrt(v) : v;
+      mean[i] = acc[i].n == 0 ? std::nan("") : acc[i].mean;
+    }
+    return std::tuple<Tensor, Tensor>(
+        tensor_from_values(plan.out_sizes, self.dtype(), spread.data()),
+        tensor_from_values(plan.out_sizes, self.dtype(), mean.data()));
+  });
+}
+
+std::tuple<Tensor, Tensor> var_mean(const Tensor& self, std::optional<IntArrayRef> dim,
+                                    std::optional<Scalar> correction, bool keepdim) {
+  return moments_and_mean(self, dim, correction, keepdim, false);
+}
+std::tuple<Tensor, Tensor> std_mean(const Tensor& self, std::optional<IntArrayRef> dim,
+                                    std::optional<Scalar> correction, bool keepdim) {
+  return moments_and_mean(self, dim, correction, keepdim, true);
+}
+
 Tensor var(const Tensor& self, bool unbiased) {
   return var_std(self, std::nullopt, Scalar(unbiased ? 1 : 0), false, false);
 }
@@ -287,6 +321,8 @@ LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.impl("std", &std_);
   m.impl("std.dim", &std_dim);
   m.impl("std.correction", &std_correction);
+  m.impl("var_mean.correction", &var_mean);
+  m.impl("std_mean.correction", &std_mean);
   m.impl("norm.Scalar", &norm_scalar);
   m.impl("norm.ScalarOpt_dim", &norm_dim);
   m.impl("norm.ScalarOpt_dtype", &norm_dtype);

@@ -131,6 +131,26 @@ inline Tensor std(const Tensor& self, bool unbiased = true) {
   return op(self, unbiased);
 }
 
+/// (variance, mean) over dims (none: all) in one pass, with N - correction (default 1).
+inline std::tuple<Tensor, Tensor> var_mean(const Tensor& self, std::optional<IntArrayRef> dim,
+                                           std::optional<Scalar> correction = std::nullopt,
+                                           bool keepdim = false) {
+  LOOM_TYPED_OP(op, "aten::var_mean.correction",
+                std::tuple<Tensor, Tensor>(const Tensor&, std::optional<IntArrayRef>,
+                                           std::optional<Scalar>, bool));
+  return op(self, dim, correction, keepdim);
+}
+
+/// (standard deviation, mean) over dims (none: all) in one pass.
+inline std::tuple<Tensor, Tensor> std_mean(const Tensor& self, std::optional<IntArrayRef> dim,
+                                           std::optional<Scalar> correction = std::nullopt,
+                                           bool keepdim = false) {
+  LOOM_TYPED_OP(op, "aten::std_mean.correction",
+                std::tuple<Tensor, Tensor>(const Tensor&, std::optional<IntArrayRef>,
+                                           std::optional<Scalar>, bool));
+  return op(self, dim, correction, keepdim);
+}
+
 /// Vector p-norm of all elements (p: 2, 1, 0, inf, -inf or any other order).
 inline Tensor norm(const Tensor& self, const Scalar& p = 2) {
   LOOM_TYPED_OP(op, "aten::norm.Scalar", Tensor(const Tensor&, const Scalar&));
