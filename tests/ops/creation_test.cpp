@@ -85,6 +85,9 @@ TEST_F(CreationTest, Eye) {
   expect_close(eye(2), {2, 2}, {1, 0, 0, 1});
   expect_close(eye(2, 3, DType::Int64), {2, 3}, {1, 0, 0, 0, 1, 0});
   EXPECT_EQ(eye(0).numel(), 0);
+  EXPECT_EQ(eye(3, DType::Float64).dtype(), DType::Float64);
+  EXPECT_EQ(rand({2}, DType::Float64).dtype(), DType::Float64);
+  EXPECT_EQ(randn({2}, DType::Float16).dtype(), DType::Float16);
   EXPECT_EQ(message_of([&] { eye(-2, 2); }), "n must be greater or equal to 0, got -2");
 }
 

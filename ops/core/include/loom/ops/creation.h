@@ -93,6 +93,11 @@ inline Tensor eye(int64_t n, int64_t m = -1, OptDType dtype = {}, OptDevice devi
   return op(n, m < 0 ? n : m, dtype, std::nullopt, device, std::nullopt);
 }
 
+/// An n x n identity matrix of the given dtype.
+inline Tensor eye(int64_t n, OptDType dtype, OptDevice device = {}) {
+  return eye(n, n, dtype, device);
+}
+
 /// Uniform values in [0, 1).
 inline Tensor rand(IntArrayRef size, Generator* generator = nullptr, OptDType dtype = {},
                    OptDevice device = {}) {
@@ -109,6 +114,16 @@ inline Tensor randn(IntArrayRef size, Generator* generator = nullptr, OptDType d
                 Tensor(IntArrayRef, Generator*, std::optional<DType>, std::optional<int64_t>,
                        std::optional<Device>, std::optional<bool>));
   return op(size, generator, dtype, std::nullopt, device, std::nullopt);
+}
+
+/// Uniform values in [0, 1) of the given dtype, from the default generator.
+inline Tensor rand(IntArrayRef size, OptDType dtype, OptDevice device = {}) {
+  return rand(size, nullptr, dtype, device);
+}
+
+/// Standard normal values of the given dtype, from the default generator.
+inline Tensor randn(IntArrayRef size, OptDType dtype, OptDevice device = {}) {
+  return randn(size, nullptr, dtype, device);
 }
 
 /// Uniform integers in [low, high), int64 by default.
