@@ -610,6 +610,19 @@ TEST_F(Reduction, SoftmaxOfLongFloatLines) {
                ref_lines(x, {3, 1000}, 1, nan_aware(ref_log_softmax)), 2e-6, 1e-4);
 }
 
+TEST_F(Reduction, SoftmaxOverMiddleDimsInTiles) {
+  // Contiguous, dim not last: lines are done in tiles (inner 70 = two full tiles and a part).
+  std::vector<double> x = random_values(2 * 9 * 70, 41, -30, 30);
+  for (double& v : x) v = static_cast<float>(v);
+  x[3] = -kInf;
+  for (DType t : {DType::Float32, DType::Float64}) {
+    const Tensor in = make_tensor(x, {2, 9, 70}, t);
+    expect_close(softmax(in, 1), {2, 9, 70}, ref_lines(x, {2, 9, 70}, 1, ref_softmax), 1e-5, 1e-12);
+    expect_close(log_softmax(in, 0), {2, 9, 70}, ref_lines(x, {2, 9, 70}, 0, ref_log_softmax), 1e-5,
+                 1e-5);
+  }
+}
+
 TEST_F(Reduction, SoftmaxBackwardMatchesFormula) {
   const std::vector<double> x = random_values(12, 19);
   const std::vector<double> g = random_values(12, 23);

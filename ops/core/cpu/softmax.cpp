@@ -33,6 +33,63 @@ void float_line(const float* x, float* y, int64_t n) {
   }
 }
 
+/// Softmax over a middle dim of a contiguous [outer, len, inner] float or double tensor
+/// (as dim 1 of NCHW): lines are `inner` apart, so a tile of kTile neighbouring lines is
+/// done together and every load is contiguous.
+template <bool kLog, typename T>
+void tiled_lines(const T* x, T* y, int64_t outer, int64_t len, int64_t inner) {
+  constexpr int64_t kTile = 32;
+  const int64_t tiles = (inner + kTile - 1) / kTile;
+  const bool big = outer * len * inner >= kGrain;
+#pragma omp parallel for schedule(static) if (big && outer * tiles > 1)
+  for (int64_t t = 0; t < outer * tiles; ++t) {
+    const int64_t o = t / tiles;
+    const int64_t c0 = (t % tiles) * kTile;
+    const int64_t nb = std::min(kTile, inner - c0);
+    const T* xb = x + o * len * inner + c0;
+    T* yb = y + o * len * inner + c0;
+    T m[kTile];
+    double sum[kTile];
+    for (int64_t b = 0; b < nb; ++b) {
+      m[b] = -std::numeric_limits<T>::infinity();
+      sum[b] = 0;
+    }
+    for (int64_t j = 0; j < len; ++j) {
+      const T* r = xb + j * inner;
+      for (int64_t b = 0; b < nb; ++b) m[b] = r[b] > m[b] ? r[b] : m[b];
+    }
+    for (int64_t j = 0; j < len; ++j) {
+      const T* r = xb + j * inner;
+      T* w = yb + j * inner;
+      for (int64_t b = 0; b < nb; ++b) {
+        T e;
+        if constexpr (std::is_same_v<T, float>) {
+          e = vec_expf(r[b] - m[b]);
+        } else {
+          e = std::exp(r[b] - m[b]);
+        }
+        if constexpr (!kLog) w[b] = e;
+        sum[b] += static_cast<double>(e);
+      }
+    }
+    T f[kTile];
+    for (int64_t b = 0; b < nb; ++b) {
+      f[b] = kLog ? static_cast<T>(std::log(sum[b])) : static_cast<T>(1.0 / sum[b]);
+    }
+    for (int64_t j = 0; j < len; ++j) {
+      const T* r = xb + j * inner;
+      T* w = yb + j * inner;
+      for (int64_t b = 0; b < nb; ++b) {
+        if constexpr (kLog) {
+          w[b] = (r[b] - m[b]) - f[b];
+        } else {
+          w[b] *= f[b];
+        }
+      }
+    }
+  }
+}
+
 template <bool kLog>
 Tensor softmax_forward(const Tensor& self, int64_t dim, DType out_dtype) {
   const char* op = kLog ? "_log_softmax" : "_softmax";
@@ -42,6 +99,20 @@ Tensor softmax_forward(const Tensor& self, int64_t dim, DType out_dtype) {
   const Tensor src = self.dtype() == out_dtype ? self : cast_contiguous(self, out_dtype);
   Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(out_dtype));
   if (out.numel() == 0) return out;
+  const int64_t w = self.dim() == 0 ? 0 : wrap_dim(dim, self.dim());
+  int64_t inner = 1;
+  for (int64_t d = w + 1; d < self.dim(); ++d) inner *= self.size(d);
+  if (inner > 1 && src.is_contiguous() &&
+      (out_dtype == DType::Float32 || out_dtype == DType::Float64)) {
+    const int64_t len = self.size(w);
+    const int64_t outer = self.numel() / (len * inner);
+    if (out_dtype == DType::Float32) {
+      tiled_lines<kLog>(data_of<float>(src), data_of<float>(out), outer, len, inner);
+    } else {
+      tiled_lines<kLog>(data_of<double>(src), data_of<double>(out), outer, len, inner);
+    }
+    return out;
+  }
   const LinePlan plan = make_lines(dim, {&src, &out});
   dispatch_floats(op, src, [&]<typename T>(T*) {
     using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
