@@ -73,36 +73,57 @@ double relu6_ref(double x) { return std::min(std::max(x, 0.0), 6.0); }
 
 std::vector<UnaryCase> unary_cases() {
   return {
-      {"neg", [](const Tensor& t) { return neg(t); }, [](double x) { return -x; }, -3, 3, false, true},
-      {"abs", [](const Tensor& t) { return abs(t); }, [](double x) { return std::fabs(x); }, -3, 3, false, true},
+      {"neg", [](const Tensor& t) { return neg(t); }, [](double x) { return -x; }, -3, 3, false,
+       true},
+      {"abs", [](const Tensor& t) { return abs(t); }, [](double x) { return std::fabs(x); }, -3, 3,
+       false, true},
       {"sign", [](const Tensor& t) { return sign(t); },
        [](double x) { return double((0 < x) - (x < 0)); }, -3, 3, false, true},
-      {"exp", [](const Tensor& t) { return exp(t); }, [](double x) { return std::exp(x); }, -3, 3, true, true},
-      {"exp2", [](const Tensor& t) { return exp2(t); }, [](double x) { return std::exp2(x); }, -3, 3, true, true},
-      {"log", [](const Tensor& t) { return log(t); }, [](double x) { return std::log(x); }, 0.1, 5, true, true},
-      {"log2", [](const Tensor& t) { return log2(t); }, [](double x) { return std::log2(x); }, 0.1, 5, true, true},
-      {"log1p", [](const Tensor& t) { return log1p(t); }, [](double x) { return std::log1p(x); }, 0, 5, true, true},
-      {"expm1", [](const Tensor& t) { return expm1(t); }, [](double x) { return std::expm1(x); }, -2, 2, true, true},
-      {"sqrt", [](const Tensor& t) { return sqrt(t); }, [](double x) { return std::sqrt(x); }, 0, 5, true, true},
-      {"rsqrt", [](const Tensor& t) { return rsqrt(t); }, [](double x) { return 1 / std::sqrt(x); }, 0.5, 5, true, true},
-      {"reciprocal", [](const Tensor& t) { return reciprocal(t); }, [](double x) { return 1 / x; }, 0.5, 4, true, true},
-      {"sin", [](const Tensor& t) { return sin(t); }, [](double x) { return std::sin(x); }, -3, 3, true, true},
-      {"cos", [](const Tensor& t) { return cos(t); }, [](double x) { return std::cos(x); }, -3, 3, true, true},
-      {"tan", [](const Tensor& t) { return tan(t); }, [](double x) { return std::tan(x); }, -1, 1, true, true},
-      {"tanh", [](const Tensor& t) { return tanh(t); }, [](double x) { return std::tanh(x); }, -3, 3, true, true},
+      {"exp", [](const Tensor& t) { return exp(t); }, [](double x) { return std::exp(x); }, -3, 3,
+       true, true},
+      {"exp2", [](const Tensor& t) { return exp2(t); }, [](double x) { return std::exp2(x); }, -3,
+       3, true, true},
+      {"log", [](const Tensor& t) { return log(t); }, [](double x) { return std::log(x); }, 0.1, 5,
+       true, true},
+      {"log2", [](const Tensor& t) { return log2(t); }, [](double x) { return std::log2(x); }, 0.1,
+       5, true, true},
+      {"log1p", [](const Tensor& t) { return log1p(t); }, [](double x) { return std::log1p(x); }, 0,
+       5, true, true},
+      {"expm1", [](const Tensor& t) { return expm1(t); }, [](double x) { return std::expm1(x); },
+       -2, 2, true, true},
+      {"sqrt", [](const Tensor& t) { return sqrt(t); }, [](double x) { return std::sqrt(x); }, 0, 5,
+       true, true},
+      {"rsqrt", [](const Tensor& t) { return rsqrt(t); }, [](double x) { return 1 / std::sqrt(x); },
+       0.5, 5, true, true},
+      {"reciprocal", [](const Tensor& t) { return reciprocal(t); }, [](double x) { return 1 / x; },
+       0.5, 4, true, true},
+      {"sin", [](const Tensor& t) { return sin(t); }, [](double x) { return std::sin(x); }, -3, 3,
+       true, true},
+      {"cos", [](const Tensor& t) { return cos(t); }, [](double x) { return std::cos(x); }, -3, 3,
+       true, true},
+      {"tan", [](const Tensor& t) { return tan(t); }, [](double x) { return std::tan(x); }, -1, 1,
+       true, true},
+      {"tanh", [](const Tensor& t) { return tanh(t); }, [](double x) { return std::tanh(x); }, -3,
+       3, true, true},
       {"sigmoid", [](const Tensor& t) { return sigmoid(t); }, sigmoid_ref, -4, 4, true, true},
-      {"erf", [](const Tensor& t) { return erf(t); }, [](double x) { return std::erf(x); }, -2, 2, true, true},
-      {"floor", [](const Tensor& t) { return floor(t); }, [](double x) { return std::floor(x); }, -5, 5, false, true},
-      {"ceil", [](const Tensor& t) { return ceil(t); }, [](double x) { return std::ceil(x); }, -5, 5, false, true},
-      {"round", [](const Tensor& t) { return round(t); }, [](double x) { return std::nearbyint(x); }, -5, 5, false, true},
-      {"trunc", [](const Tensor& t) { return trunc(t); }, [](double x) { return std::trunc(x); }, -5, 5, false, true},
+      {"erf", [](const Tensor& t) { return erf(t); }, [](double x) { return std::erf(x); }, -2, 2,
+       true, true},
+      {"floor", [](const Tensor& t) { return floor(t); }, [](double x) { return std::floor(x); },
+       -5, 5, false, true},
+      {"ceil", [](const Tensor& t) { return ceil(t); }, [](double x) { return std::ceil(x); }, -5,
+       5, false, true},
+      {"round", [](const Tensor& t) { return round(t); },
+       [](double x) { return std::nearbyint(x); }, -5, 5, false, true},
+      {"trunc", [](const Tensor& t) { return trunc(t); }, [](double x) { return std::trunc(x); },
+       -5, 5, false, true},
       {"round(decimals=2)", [](const Tensor& t) { return round(t, 2); },
        [](double x) { return std::nearbyint(x * 100) / 100; }, -5, 5, false, false},
       {"clamp", [](const Tensor& t) { return clamp(t, Scalar(-1), Scalar(2)); },
        [](double x) { return std::min(std::max(x, -1.0), 2.0); }, -3, 3, false, true},
       {"clamp(min)", [](const Tensor& t) { return clamp(t, Scalar(0.5)); },
        [](double x) { return std::max(x, 0.5); }, -3, 3, true, true},
-      {"relu", [](const Tensor& t) { return relu(t); }, [](double x) { return std::max(x, 0.0); }, -3, 3, false, true},
+      {"relu", [](const Tensor& t) { return relu(t); }, [](double x) { return std::max(x, 0.0); },
+       -3, 3, false, true},
       {"relu6", [](const Tensor& t) { return relu6(t); }, relu6_ref, -3, 9, false, true},
       {"leaky_relu", [](const Tensor& t) { return leaky_relu(t, 0.2); },
        [](double x) { return x > 0 ? x : 0.2 * x; }, -3, 3, false, false},
@@ -121,7 +142,8 @@ std::vector<UnaryCase> unary_cases() {
          return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
        },
        -3, 3, false, false},
-      {"silu", [](const Tensor& t) { return silu(t); }, [](double x) { return x * sigmoid_ref(x); }, -4, 4, false, false},
+      {"silu", [](const Tensor& t) { return silu(t); }, [](double x) { return x * sigmoid_ref(x); },
+       -4, 4, false, false},
       {"mish", [](const Tensor& t) { return mish(t); },
        [](double x) { return x * std::tanh(std::log1p(std::exp(x))); }, -4, 4, false, false},
       {"softplus", [](const Tensor& t) { return softplus(t, 2, 3); },
@@ -132,7 +154,8 @@ std::vector<UnaryCase> unary_cases() {
        [](double x) { return relu6_ref(x + 3) / 6; }, -5, 5, false, false},
       {"hardswish", [](const Tensor& t) { return hardswish(t); },
        [](double x) { return x * relu6_ref(x + 3) / 6; }, -5, 5, false, false},
-      {"nan_to_num", [](const Tensor& t) { return nan_to_num(t); }, [](double x) { return x; }, -3, 3, false, true},
+      {"nan_to_num", [](const Tensor& t) { return nan_to_num(t); }, [](double x) { return x; }, -3,
+       3, false, true},
   };
 }
 
@@ -169,7 +192,8 @@ TEST_F(Pointwise, UnaryOpsOnIntegersPromoteOrKeepDtypeLikePyTorch) {
     for (DType d : {DType::Int64, DType::Int32}) {
       SCOPED_TRACE(str_cat(c.name, " ", dtype_name(d)));
       const double lo = std::max(std::ceil(c.lo), c.name == std::string("rsqrt") ? 1.0 : c.lo);
-      Tensor x = make_tensor(random_ints(12, 3, int(std::ceil(lo)), int(std::floor(c.hi))), {3, 4}, d, true);
+      Tensor x = make_tensor(random_ints(12, 3, int(std::ceil(lo)), int(std::floor(c.hi))), {3, 4},
+                             d, true);
       if (!c.ints_ok) {
         EXPECT_THROW(c.fn(x), TypeError);
         continue;
@@ -218,15 +242,14 @@ TEST_F(Pointwise, UnaryVariantsInPlaceAndOut) {
   }
 }
 
-
 // ---- binary --------------------------------------------------------------------------------
 
 struct BinaryCase {
   const char* name;
   std::function<Tensor(const Tensor&, const Tensor&)> fn;
   std::function<double(double, double)> oracle;
-  double lo, hi;          // operand range
-  double blo, bhi;        // second operand range
+  double lo, hi;    // operand range
+  double blo, bhi;  // second operand range
   bool ints_ok;
   bool bool_result;
 };
@@ -239,31 +262,56 @@ double py_mod(double a, double b) {
 
 std::vector<BinaryCase> binary_cases() {
   return {
-      {"add", [](const Tensor& a, const Tensor& b) { return add(a, b); }, [](double a, double b) { return a + b; }, -3, 3, -3, 3, true, false},
-      {"add(alpha)", [](const Tensor& a, const Tensor& b) { return add(a, b, 2); }, [](double a, double b) { return a + 2 * b; }, -3, 3, -3, 3, true, false},
-      {"sub", [](const Tensor& a, const Tensor& b) { return sub(a, b); }, [](double a, double b) { return a - b; }, -3, 3, -3, 3, true, false},
-      {"mul", [](const Tensor& a, const Tensor& b) { return a * b; }, [](double a, double b) { return a * b; }, -3, 3, -3, 3, true, false},
-      {"div", [](const Tensor& a, const Tensor& b) { return a / b; }, [](double a, double b) { return a / b; }, -3, 3, 0.5, 3, false, false},
-      {"div(trunc)", [](const Tensor& a, const Tensor& b) { return div(a, b, "trunc"); }, [](double a, double b) { return std::trunc(a / b); }, -9, 9, 1, 4, true, false},
-      {"div(floor)", [](const Tensor& a, const Tensor& b) { return div(a, b, "floor"); }, [](double a, double b) { return std::floor(a / b); }, -9, 9, -4, -1, true, false},
-      {"pow", [](const Tensor& a, const Tensor& b) { return pow(a, b); }, [](double a, double b) { return std::pow(a, b); }, 0.5, 3, -2, 3, false, false},
-      {"remainder", [](const Tensor& a, const Tensor& b) { return remainder(a, b); }, py_mod, -9, 9, -4, -1, true, false},
-      {"fmod", [](const Tensor& a, const Tensor& b) { return fmod(a, b); }, [](double a, double b) { return std::fmod(a, b); }, -9, 9, 1, 4, true, false},
-      {"maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); }, [](double a, double b) { return std::max(a, b); }, -3, 3, -3, 3, true, false},
-      {"minimum", [](const Tensor& a, const Tensor& b) { return minimum(a, b); }, [](double a, double b) { return std::min(a, b); }, -3, 3, -3, 3, true, false},
-      {"atan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); }, [](double a, double b) { return std::atan2(a, b); }, -3, 3, -3, 3, false, false},
-      {"eq", [](const Tensor& a, const Tensor& b) { return a == b; }, [](double a, double b) { return double(a == b); }, -2, 2, -2, 2, true, true},
-      {"ne", [](const Tensor& a, const Tensor& b) { return a != b; }, [](double a, double b) { return double(a != b); }, -2, 2, -2, 2, true, true},
-      {"lt", [](const Tensor& a, const Tensor& b) { return a < b; }, [](double a, double b) { return double(a < b); }, -2, 2, -2, 2, true, true},
-      {"le", [](const Tensor& a, const Tensor& b) { return a <= b; }, [](double a, double b) { return double(a <= b); }, -2, 2, -2, 2, true, true},
-      {"gt", [](const Tensor& a, const Tensor& b) { return a > b; }, [](double a, double b) { return double(a > b); }, -2, 2, -2, 2, true, true},
-      {"ge", [](const Tensor& a, const Tensor& b) { return a >= b; }, [](double a, double b) { return double(a >= b); }, -2, 2, -2, 2, true, true},
-      {"logical_and", [](const Tensor& a, const Tensor& b) { return logical_and(a, b); }, [](double a, double b) { return double(a != 0 && b != 0); }, -1, 2, -1, 2, true, true},
-      {"logical_or", [](const Tensor& a, const Tensor& b) { return logical_or(a, b); }, [](double a, double b) { return double(a != 0 || b != 0); }, -1, 2, -1, 2, true, true},
-      {"logical_xor", [](const Tensor& a, const Tensor& b) { return logical_xor(a, b); }, [](double a, double b) { return double((a != 0) != (b != 0)); }, -1, 2, -1, 2, true, true},
-      {"lerp", [](const Tensor& a, const Tensor& b) { return lerp(a, b, 0.3); }, [](double a, double b) { return a + 0.3 * (b - a); }, -3, 3, -3, 3, false, false},
-      {"addcmul", [](const Tensor& a, const Tensor& b) { return addcmul(a, b, b, 2); }, [](double a, double b) { return a + 2 * b * b; }, -3, 3, -3, 3, true, false},
-      {"addcdiv", [](const Tensor& a, const Tensor& b) { return addcdiv(a, a, b, 2); }, [](double a, double b) { return a + 2 * a / b; }, -3, 3, 0.5, 3, false, false},
+      {"add", [](const Tensor& a, const Tensor& b) { return add(a, b); },
+       [](double a, double b) { return a + b; }, -3, 3, -3, 3, true, false},
+      {"add(alpha)", [](const Tensor& a, const Tensor& b) { return add(a, b, 2); },
+       [](double a, double b) { return a + 2 * b; }, -3, 3, -3, 3, true, false},
+      {"sub", [](const Tensor& a, const Tensor& b) { return sub(a, b); },
+       [](double a, double b) { return a - b; }, -3, 3, -3, 3, true, false},
+      {"mul", [](const Tensor& a, const Tensor& b) { return a * b; },
+       [](double a, double b) { return a * b; }, -3, 3, -3, 3, true, false},
+      {"div", [](const Tensor& a, const Tensor& b) { return a / b; },
+       [](double a, double b) { return a / b; }, -3, 3, 0.5, 3, false, false},
+      {"div(trunc)", [](const Tensor& a, const Tensor& b) { return div(a, b, "trunc"); },
+       [](double a, double b) { return std::trunc(a / b); }, -9, 9, 1, 4, true, false},
+      {"div(floor)", [](const Tensor& a, const Tensor& b) { return div(a, b, "floor"); },
+       [](double a, double b) { return std::floor(a / b); }, -9, 9, -4, -1, true, false},
+      {"pow", [](const Tensor& a, const Tensor& b) { return pow(a, b); },
+       [](double a, double b) { return std::pow(a, b); }, 0.5, 3, -2, 3, false, false},
+      {"remainder", [](const Tensor& a, const Tensor& b) { return remainder(a, b); }, py_mod, -9, 9,
+       -4, -1, true, false},
+      {"fmod", [](const Tensor& a, const Tensor& b) { return fmod(a, b); },
+       [](double a, double b) { return std::fmod(a, b); }, -9, 9, 1, 4, true, false},
+      {"maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); },
+       [](double a, double b) { return std::max(a, b); }, -3, 3, -3, 3, true, false},
+      {"minimum", [](const Tensor& a, const Tensor& b) { return minimum(a, b); },
+       [](double a, double b) { return std::min(a, b); }, -3, 3, -3, 3, true, false},
+      {"atan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); },
+       [](double a, double b) { return std::atan2(a, b); }, -3, 3, -3, 3, false, false},
+      {"eq", [](const Tensor& a, const Tensor& b) { return a == b; },
+       [](double a, double b) { return double(a == b); }, -2, 2, -2, 2, true, true},
+      {"ne", [](const Tensor& a, const Tensor& b) { return a != b; },
+       [](double a, double b) { return double(a != b); }, -2, 2, -2, 2, true, true},
+      {"lt", [](const Tensor& a, const Tensor& b) { return a < b; },
+       [](double a, double b) { return double(a < b); }, -2, 2, -2, 2, true, true},
+      {"le", [](const Tensor& a, const Tensor& b) { return a <= b; },
+       [](double a, double b) { return double(a <= b); }, -2, 2, -2, 2, true, true},
+      {"gt", [](const Tensor& a, const Tensor& b) { return a > b; },
+       [](double a, double b) { return double(a > b); }, -2, 2, -2, 2, true, true},
+      {"ge", [](const Tensor& a, const Tensor& b) { return a >= b; },
+       [](double a, double b) { return double(a >= b); }, -2, 2, -2, 2, true, true},
+      {"logical_and", [](const Tensor& a, const Tensor& b) { return logical_and(a, b); },
+       [](double a, double b) { return double(a != 0 && b != 0); }, -1, 2, -1, 2, true, true},
+      {"logical_or", [](const Tensor& a, const Tensor& b) { return logical_or(a, b); },
+       [](double a, double b) { return double(a != 0 || b != 0); }, -1, 2, -1, 2, true, true},
+      {"logical_xor", [](const Tensor& a, const Tensor& b) { return logical_xor(a, b); },
+       [](double a, double b) { return double((a != 0) != (b != 0)); }, -1, 2, -1, 2, true, true},
+      {"lerp", [](const Tensor& a, const Tensor& b) { return lerp(a, b, 0.3); },
+       [](double a, double b) { return a + 0.3 * (b - a); }, -3, 3, -3, 3, false, false},
+      {"addcmul", [](const Tensor& a, const Tensor& b) { return addcmul(a, b, b, 2); },
+       [](double a, double b) { return a + 2 * b * b; }, -3, 3, -3, 3, true, false},
+      {"addcdiv", [](const Tensor& a, const Tensor& b) { return addcdiv(a, a, b, 2); },
+       [](double a, double b) { return a + 2 * a / b; }, -3, 3, 0.5, 3, false, false},
   };
 }
 
@@ -289,8 +337,8 @@ int64_t numel_of(const std::vector<int64_t>& s) {
 }
 
 // The oracle on the broadcast of a and b (row-major over out).
-std::vector<double> broadcast_apply(const std::function<double(double, double)>& f,
-                                    const Tensor& a, const Tensor& b, IntArrayRef out) {
+std::vector<double> broadcast_apply(const std::function<double(double, double)>& f, const Tensor& a,
+                                    const Tensor& b, IntArrayRef out) {
   const std::vector<double> va = to_doubles(a), vb = to_doubles(b);
   const int64_t n = numel_of({out.begin(), out.end()});
   std::vector<double> r(static_cast<size_t>(n));
@@ -324,8 +372,8 @@ TEST_F(Pointwise, BinaryOpsMatchFloat64OracleWithBroadcastingPerDtype) {
         SCOPED_TRACE(str_cat(c.name, " ", dtype_name(d), " ", sizes_str(p.a), " with ",
                              sizes_str(p.b), p.strided ? " strided" : ""));
         const size_t na = size_t(numel_of(p.a)), nb = size_t(numel_of(p.b));
-        std::vector<double> va = is_int ? random_ints(na, 11, int(c.lo), int(c.hi))
-                                        : random_values(na, 11, c.lo, c.hi);
+        std::vector<double> va =
+            is_int ? random_ints(na, 11, int(c.lo), int(c.hi)) : random_values(na, 11, c.lo, c.hi);
         std::vector<double> vb = is_int ? random_ints(nb, 12, int(std::ceil(c.blo)), int(c.bhi))
                                         : random_values(nb, 12, c.blo, c.bhi);
         if (c.name == std::string("eq") || c.name == std::string("ne")) {
@@ -376,8 +424,10 @@ TEST_F(Pointwise, BitwiseOnIntegersAndRefusedOnFloats) {
   expect_close(~a, {3}, {-13, -11, 0});
   expect_close(bitwise_and(a, 6), {3}, {4, 2, 6});
   Tensor f = make_tensor({1, 2}, {2});
-  EXPECT_TRUE(contains(message_of<TypeError>([&] { bitwise_and(f, f); }), "not implemented for 'Float'"));
-  EXPECT_TRUE(contains(message_of<TypeError>([&] { bitwise_not(f); }), "not implemented for 'Float'"));
+  EXPECT_TRUE(
+      contains(message_of<TypeError>([&] { bitwise_and(f, f); }), "not implemented for 'Float'"));
+  EXPECT_TRUE(
+      contains(message_of<TypeError>([&] { bitwise_not(f); }), "not implemented for 'Float'"));
 }
 
 TEST_F(Pointwise, ScalarOverloadsAndOperatorsOnEitherSide) {
@@ -411,7 +461,6 @@ TEST_F(Pointwise, ScalarOverloadsAndOperatorsOnEitherSide) {
   y /= 2;
   expect_close(y, {3}, {0, -1.5, 8.125});
 }
-
 
 // ---- promotion -------------------------------------------------------------------------------
 
@@ -466,10 +515,18 @@ TEST_F(Pointwise, IntegerSemanticsOfDivisionRemainderAndPow) {
   expect_close(pow(make_tensor({3}, {1}, DType::Int64), 4), {1}, {81});
   Tensor zero = make_tensor({1, 0}, {2}, DType::Int64);
   for (auto f : std::vector<std::function<void()>>{
-           [&] { div(a.is_contiguous() ? make_tensor({1, 2}, {2}, DType::Int64) : a, zero, "trunc"); },
-           [&] { remainder(make_tensor({1, 2}, {2}, DType::Int64), zero); },
-           [&] { fmod(make_tensor({1, 2}, {2}, DType::Int64), 0); },
-           [&] { div(make_tensor({1, 2}, {2}, DType::Int32), 0, "floor"); }}) {
+           [&] {
+             div(a.is_contiguous() ? make_tensor({1, 2}, {2}, DType::Int64) : a, zero, "trunc");
+           },
+           [&] {
+             remainder(make_tensor({1, 2}, {2}, DType::Int64), zero);
+           },
+           [&] {
+             fmod(make_tensor({1, 2}, {2}, DType::Int64), 0);
+           },
+           [&] {
+             div(make_tensor({1, 2}, {2}, DType::Int32), 0, "floor");
+           }}) {
     EXPECT_TRUE(contains(message_of<ValueError>(f), "ZeroDivisionError"));
   }
   EXPECT_TRUE(contains(message_of([&] { pow(a, -1); }),
@@ -486,7 +543,8 @@ TEST_F(Pointwise, OutVariantsWriteIntoOutAndCastToItsDtype) {
   Tensor r = add_out(out, a, b, 2);
   EXPECT_TRUE(r.is_same(out));
   EXPECT_EQ(out.version(), 1u);
-  expect_close(out, {3, 4}, broadcast_apply([](double x, double y) { return x + 2 * y; }, a, b, {3, 4}));
+  expect_close(out, {3, 4},
+               broadcast_apply([](double x, double y) { return x + 2 * y; }, a, b, {3, 4}));
   // A strided out.
   Tensor so = make_tensor(std::vector<double>(12, 0), {3, 4}, DType::Float32, true);
   mul_out(so, a, b);
@@ -499,8 +557,9 @@ TEST_F(Pointwise, OutVariantsWriteIntoOutAndCastToItsDtype) {
   Tensor lo = Tensor::empty({3, 4}, TensorOptions{}.with(DType::Int64));
   EXPECT_TRUE(contains(message_of<TypeError>([&] { add_out(lo, a, b); }),
                        "result type Float can't be cast to the desired output type Long"));
-  EXPECT_TRUE(contains(message_of<TypeError>([&] { exp_out(lo, make_tensor({1}, {1}, DType::Int64)); }),
-                       "result type Float can't be cast to the desired output type Long"));
+  EXPECT_TRUE(
+      contains(message_of<TypeError>([&] { exp_out(lo, make_tensor({1}, {1}, DType::Int64)); }),
+               "result type Float can't be cast to the desired output type Long"));
   // A wrong-shaped non-empty out is an error naming both shapes.
   Tensor wrong = Tensor::empty({2});
   const std::string msg = message_of([&] { add_out(wrong, a, b); });
@@ -528,7 +587,9 @@ TEST_F(Pointwise, InPlaceVariantsBumpTheVersionAndRefuseBadDtypesAndShapes) {
   Tensor i = make_tensor({1, 2}, {2}, DType::Int64);
   EXPECT_TRUE(contains(message_of<TypeError>([&] { add_(i, 1.5); }),
                        "result type Float can't be cast to the desired output type Long"));
-  EXPECT_TRUE(contains(message_of<TypeError>([&] { div_(i, make_tensor({2, 2}, {2}, DType::Int64)); }),
+  EXPECT_TRUE(contains(message_of<TypeError>([&] {
+                         div_(i, make_tensor({2, 2}, {2}, DType::Int64));
+                       }),
                        "result type Float can't be cast to the desired output type Long"));
   EXPECT_TRUE(contains(message_of<TypeError>([&] { sqrt_(i); }),
                        "result type Float can't be cast to the desired output type Long"));
@@ -538,7 +599,9 @@ TEST_F(Pointwise, InPlaceVariantsBumpTheVersionAndRefuseBadDtypesAndShapes) {
   expect_close(i, {2}, {4, 5});
   // In-place on a self the other operand does not broadcast to.
   Tensor col = make_tensor({1, 2, 3}, {3, 1});
-  EXPECT_TRUE(contains(message_of([&] { add_(col, make_tensor({1, 2, 3, 4}, {1, 4})); }),
+  EXPECT_TRUE(contains(message_of([&] {
+                         add_(col, make_tensor({1, 2, 3, 4}, {1, 4}));
+                       }),
                        "output with shape [3, 1] doesn't match the broadcast shape [3, 4]"));
   // Comparison in place writes 0/1 in self's dtype.
   Tensor c = make_tensor({1, 5}, {2});
@@ -547,13 +610,17 @@ TEST_F(Pointwise, InPlaceVariantsBumpTheVersionAndRefuseBadDtypesAndShapes) {
   EXPECT_EQ(c.dtype(), DType::Float32);
 }
 
-// ---- broadcasting and large / parallel loops -----------------------------------------------------
+// ---- broadcasting and large / parallel loops
+// -----------------------------------------------------
 
 TEST_F(Pointwise, BroadcastErrorsUsePyTorchsWording) {
-  Tensor a = make_tensor(std::vector<double>(6, 1), {2, 3}), b = make_tensor(std::vector<double>(8, 1), {2, 4});
+  Tensor a = make_tensor(std::vector<double>(6, 1), {2, 3}),
+         b = make_tensor(std::vector<double>(8, 1), {2, 4});
   const std::string msg = message_of([&] { add(a, b); });
-  EXPECT_TRUE(contains(msg, "The size of tensor a (3) must match the size of tensor b (4) at "
-                            "non-singleton dimension 1")) << msg;
+  EXPECT_TRUE(contains(msg,
+                       "The size of tensor a (3) must match the size of tensor b (4) at "
+                       "non-singleton dimension 1"))
+      << msg;
   EXPECT_TRUE(contains(msg, "add.Tensor")) << msg;
 }
 
@@ -569,10 +636,12 @@ TEST_F(Pointwise, LargeTensorsTakeTheParallelPathAndAgree) {
   expect_close(y, {3, 40000}, want, 1e-6, 1e-6);
   // Strided and transposed-like views too.
   Tensor s = make_tensor(va, {3, 40000}, DType::Float32, true);
-  expect_close(exp(s), {3, 40000}, apply_oracle([](double x) { return std::exp(x); }, s), 2e-5, 1e-6);
+  expect_close(exp(s), {3, 40000}, apply_oracle([](double x) { return std::exp(x); }, s), 2e-5,
+               1e-6);
 }
 
-// ---- ternary ops, clamp with tensors, nan_to_num ----------------------------------------------------
+// ---- ternary ops, clamp with tensors, nan_to_num
+// ----------------------------------------------------
 
 TEST_F(Pointwise, WhereLerpClampTensorAndNanToNum) {
   Tensor cond = make_tensor({1, 0, 1}, {3, 1}, DType::Bool);
@@ -581,19 +650,22 @@ TEST_F(Pointwise, WhereLerpClampTensorAndNanToNum) {
   Tensor w = where(cond, a, b);
   EXPECT_EQ(w.dtype(), DType::Float64);  // int64 [1, 2] with a 0-d float64 tensor
   expect_close(w, {3, 2}, {1, 2, 0.5, 0.5, 1, 2});
-  EXPECT_TRUE(contains(message_of<TypeError>([&] { where(a, a, a); }),
-                       "where expected condition to be a boolean tensor, but got a tensor with dtype Long"));
+  EXPECT_TRUE(contains(
+      message_of<TypeError>([&] { where(a, a, a); }),
+      "where expected condition to be a boolean tensor, but got a tensor with dtype Long"));
 
   Tensor s = make_tensor({0, 10}, {2}), e = make_tensor({10, 0}, {2});
   expect_close(lerp(s, e, make_tensor({0.25, 1}, {2})), {2}, {2.5, 0});
   expect_close(lerp(s, e, 0.5), {2}, {5, 5});
 
   Tensor x = make_tensor({-3, 0, 3, 5}, {4});
-  expect_close(clamp(x, make_tensor({-1}, {1}), make_tensor({1, 1, 2, 10}, {4})), {4}, {-1, 0, 2, 5});
+  expect_close(clamp(x, make_tensor({-1}, {1}), make_tensor({1, 1, 2, 10}, {4})), {4},
+               {-1, 0, 2, 5});
   expect_close(clamp(x, std::nullopt, make_tensor({1}, {1})), {4}, {-3, 0, 1, 1});
   expect_close(clamp(x, std::nullopt, Scalar(0)), {4}, {-3, 0, 0, 0});
   expect_close(clamp(x, Scalar(2), Scalar(1)), {4}, {1, 1, 1, 1});  // min > max gives max
-  EXPECT_TRUE(contains(message_of([&] { clamp(x); }), "At least one of 'min' or 'max' must not be None"));
+  EXPECT_TRUE(
+      contains(message_of([&] { clamp(x); }), "At least one of 'min' or 'max' must not be None"));
   Tensor xi = make_tensor({-3, 0, 3}, {3}, DType::Int32);
   EXPECT_EQ(clamp(xi, Scalar(0), Scalar(1)).dtype(), DType::Int32);
   EXPECT_EQ(clamp(xi, Scalar(0.5), Scalar(1)).dtype(), DType::Float32);
@@ -605,15 +677,17 @@ TEST_F(Pointwise, WhereLerpClampTensorAndNanToNum) {
   expect_close(clamp(make_tensor({NAN, -1}, {2}), Scalar(0), Scalar(1)), {2}, {NAN, 0});
   expect_close(maximum(make_tensor({NAN, -1}, {2}), make_tensor({0, 0}, {2})), {2}, {NAN, 0});
   EXPECT_TRUE(contains(message_of([&] { gelu(x, "fast"); }), "approximate"));
-  EXPECT_TRUE(contains(message_of([&] { div(x, x, "round"); }),
-                       "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'round'"));
+  EXPECT_TRUE(contains(
+      message_of([&] { div(x, x, "round"); }),
+      "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'round'"));
   EXPECT_TRUE(contains(message_of<TypeError>([&] { silu(xi); }), "not implemented for 'Int'"));
   // round: half to even, and with decimals.
   expect_close(round(make_tensor({0.5, 1.5, 2.5, -0.5}, {4})), {4}, {0, 2, 2, -0});
   expect_close(round(make_tensor({1.2345, 123.45}, {2}, DType::Float64), -1), {2}, {0, 120});
 }
 
-// ---- copy, conversion, fill --------------------------------------------------------------------------
+// ---- copy, conversion, fill
+// --------------------------------------------------------------------------
 
 TEST_F(Pointwise, CopyCloneContiguousToAndFill) {
   const std::vector<double> v = {1.5, -2.25, 3, 4.75, -5, 6};
@@ -641,7 +715,9 @@ TEST_F(Pointwise, CopyCloneContiguousToAndFill) {
   Tensor dst = Tensor::empty({2, 3});
   copy_(dst, make_tensor({1, 2, 3}, {3}, DType::Int64));
   expect_close(dst, {2, 3}, {1, 2, 3, 1, 2, 3});
-  EXPECT_TRUE(contains(message_of([&] { copy_(dst, make_tensor({1, 2}, {2})); }),
+  EXPECT_TRUE(contains(message_of([&] {
+                         copy_(dst, make_tensor({1, 2}, {2}));
+                       }),
                        "The size of tensor a (3) must match the size of tensor b (2)"));
   // clone and contiguous.
   Tensor s = make_tensor(v, {2, 3}, DType::Float32, true);
@@ -668,15 +744,18 @@ TEST_F(Pointwise, CopyCloneContiguousToAndFill) {
     EXPECT_EQ(f.version(), ver + 1);
     expect_close(f, {3, 2}, std::vector<double>(6, 0));
   }
-  EXPECT_TRUE(contains(message_of([&] { fill_(dst, make_tensor({1, 2}, {2})); }),
-                       "fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions"));
+  EXPECT_TRUE(
+      contains(message_of([&] {
+                 fill_(dst, make_tensor({1, 2}, {2}));
+               }),
+               "fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions"));
   Tensor empty = Tensor::empty({0, 4});
   fill_(empty, 1);
   zero_(Tensor::empty({}));
 }
 
-
-// ---- every variant agrees with its functional form -----------------------------------------------
+// ---- every variant agrees with its functional form
+// -----------------------------------------------
 
 // Calls an op by schema name with a canonical signature, as the C++ API does.
 template <typename Sig, typename... Args>
@@ -688,14 +767,16 @@ TEST_F(Pointwise, EveryUnaryInPlaceAndOutVariantMatchesTheFunctionalOne) {
   using Sig1 = Tensor(const Tensor&);
   using Sig2 = Tensor(const Tensor&, const Tensor&);
   for (std::string_view name :
-       {"neg", "abs", "sign", "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt",
-        "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "floor", "ceil", "round",
-        "trunc", "silu", "mish", "hardsigmoid", "hardswish", "relu", "relu6", "selu",
-        "bitwise_not", "logical_not"}) {
+       {"neg",   "abs",         "sign",       "exp",         "exp2",       "log",  "log2",
+        "log1p", "expm1",       "sqrt",       "rsqrt",       "reciprocal", "sin",  "cos",
+        "tan",   "tanh",        "sigmoid",    "erf",         "floor",      "ceil", "round",
+        "trunc", "silu",        "mish",       "hardsigmoid", "hardswish",  "relu", "relu6",
+        "selu",  "bitwise_not", "logical_not"}) {
     SCOPED_TRACE(name);
     const bool ints = name == "bitwise_not";
     const DType d = ints ? DType::Int32 : DType::Float32;
-    Tensor x = make_tensor(ints ? random_ints(6, 9, -5, 5) : random_values(6, 9, 0.2, 2), {2, 3}, d, true);
+    Tensor x =
+        make_tensor(ints ? random_ints(6, 9, -5, 5) : random_values(6, 9, 0.2, 2), {2, 3}, d, true);
     const std::string base = str_cat("aten::", name);
     Tensor want = call<Sig1>(base, x);
     const std::vector<double> w = to_doubles(want);
@@ -753,11 +834,12 @@ TEST_F(Pointwise, EveryBinaryInPlaceAndOutVariantMatchesTheFunctionalOne) {
     SCOPED_TRACE(n.fn);
     const bool ints = n.fn.rfind("bitwise", 0) == 0;
     const DType d = ints ? DType::Int64 : DType::Float64;
-    Tensor a = make_tensor(ints ? random_ints(6, 1, -9, 9) : random_values(6, 1, 0.5, 3), {2, 3}, d, true);
+    Tensor a =
+        make_tensor(ints ? random_ints(6, 1, -9, 9) : random_values(6, 1, 0.5, 3), {2, 3}, d, true);
     Tensor b = make_tensor(ints ? random_ints(3, 2, 1, 9) : random_values(3, 2, 0.5, 3), {3}, d);
     const Scalar s = ints ? Scalar(3) : Scalar(1.5);
-    auto check = [&](const Tensor& want, const std::string& out_name, const std::string& inplace_name,
-                     bool scalar) {
+    auto check = [&](const Tensor& want, const std::string& out_name,
+                     const std::string& inplace_name, bool scalar) {
       const std::vector<double> w = to_doubles(want);
       if (!out_name.empty()) {
         Tensor out = Tensor::empty({2, 3}, TensorOptions{}.with(want.dtype()));
@@ -779,6 +861,25 @@ TEST_F(Pointwise, EveryBinaryInPlaceAndOutVariantMatchesTheFunctionalOne) {
     check(call<Sig2>("aten::" + n.fn, a, b), n.out, n.inplace, false);
     if (!n.sfn.empty()) check(call<SigS>("aten::" + n.sfn, a, s), n.sout, n.sinplace, true);
   }
+}
+
+
+TEST_F(Pointwise, SmallIntegerDtypesWrapAndPromoteLikePyTorch) {
+  Tensor u = make_tensor({250, 3}, {2}, DType::UInt8);
+  Tensor r = u + make_tensor({10, 4}, {2}, DType::UInt8);
+  EXPECT_EQ(r.dtype(), DType::UInt8);
+  expect_close(r, {2}, {4, 7});  // 260 wraps to 4
+  Tensor c = make_tensor({100, -100}, {2}, DType::Int8);
+  expect_close(c * 2, {2}, {-56, 56});  // int8 wraps
+  expect_close(-c, {2}, {-100, 100});
+  expect_close(abs(c), {2}, {100, 100});
+  Tensor h = make_tensor({7, -7}, {2}, DType::Int16);
+  EXPECT_EQ((h / 2).dtype(), DType::Float32);
+  expect_close(h / 2, {2}, {3.5, -3.5});
+  expect_close(remainder(h, 3), {2}, {1, 2});
+  expect_close(u > c, {2}, {1, 1});  // uint8 with int8 compares in int16
+  EXPECT_EQ((u + c).dtype(), DType::Int16);
+  expect_close(u + c, {2}, {350, -97});
 }
 
 }  // namespace

@@ -10,15 +10,15 @@ namespace loom::ops::cpu {
 namespace {
 
 // Floating activations keep the dtype and refuse integers, as PyTorch's kernels do.
-#define LOOM_ACTIVATION(Name, name, expr)                  \
-  struct Name {                                            \
-    static constexpr std::string_view kName = name;        \
-    static constexpr unsigned kCats = kFloats;             \
+#define LOOM_ACTIVATION(Name, name, expr)                   \
+  struct Name {                                             \
+    static constexpr std::string_view kName = name;         \
+    static constexpr unsigned kCats = kFloats;              \
     static constexpr ResultRule kRule = ResultRule::Common; \
-    template <typename C>                                  \
-    C operator()(C x) const {                              \
-      return expr;                                         \
-    }                                                      \
+    template <typename C>                                   \
+    C operator()(C x) const {                               \
+      return expr;                                          \
+    }                                                       \
   }
 LOOM_ACTIVATION(Silu, "silu", x / (C(1) + std::exp(-x)));
 LOOM_ACTIVATION(Mish, "mish", x* std::tanh(std::log1p(std::exp(x))));

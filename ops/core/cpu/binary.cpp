@@ -295,8 +295,7 @@ Tensor& div_scalar_mode_(Tensor& self, const Scalar& other, std::optional<std::s
 // Python's % (sign of the divisor) for remainder, C's fmod (sign of the dividend) for fmod.
 template <bool kPython>
 Tensor mod_impl(std::string_view op, const Tensor* self, const Scalar* scalar_self,
-                const Tensor* other, const Scalar* scalar_other, const Tensor* out,
-                bool inplace) {
+                const Tensor* other, const Scalar* scalar_other, const Tensor* out, bool inplace) {
   TensorIterator it(op);
   if (self != nullptr) {
     it.add_input("self", *self);
@@ -357,13 +356,13 @@ struct ModKernels {
     return self;
   }
   static Tensor& tensor_out(const Tensor& self, const Tensor& other, Tensor& out) {
-    mod_impl<kPython>(kPython ? "remainder.Tensor_out" : "fmod.Tensor_out", &self, nullptr,
-                      &other, nullptr, &out, false);
+    mod_impl<kPython>(kPython ? "remainder.Tensor_out" : "fmod.Tensor_out", &self, nullptr, &other,
+                      nullptr, &out, false);
     return out;
   }
   static Tensor scalar(const Tensor& self, const Scalar& other) {
-    return mod_impl<kPython>(kPython ? "remainder.Scalar" : "fmod.Scalar", &self, nullptr,
-                             nullptr, &other, nullptr, false);
+    return mod_impl<kPython>(kPython ? "remainder.Scalar" : "fmod.Scalar", &self, nullptr, nullptr,
+                             &other, nullptr, false);
   }
   static Tensor& scalar_(Tensor& self, const Scalar& other) {
     mod_impl<kPython>(kPython ? "remainder_.Scalar" : "fmod_.Scalar", &self, nullptr, nullptr,
@@ -371,15 +370,14 @@ struct ModKernels {
     return self;
   }
   static Tensor& scalar_out(const Tensor& self, const Scalar& other, Tensor& out) {
-    mod_impl<kPython>(kPython ? "remainder.Scalar_out" : "fmod.Scalar_out", &self, nullptr,
-                      nullptr, &other, &out, false);
+    mod_impl<kPython>(kPython ? "remainder.Scalar_out" : "fmod.Scalar_out", &self, nullptr, nullptr,
+                      &other, &out, false);
     return out;
   }
 };
 
 Tensor remainder_scalar_tensor(const Scalar& self, const Tensor& other) {
-  return mod_impl<true>("remainder.Scalar_Tensor", nullptr, &self, &other, nullptr, nullptr,
-                        false);
+  return mod_impl<true>("remainder.Scalar_Tensor", nullptr, &self, &other, nullptr, nullptr, false);
 }
 
 // ---- pow -----------------------------------------------------------------------------------
@@ -417,8 +415,7 @@ C pow_value(C a, C b) {
 }
 
 Tensor pow_impl(std::string_view op, const Tensor* self, const Scalar* scalar_self,
-                const Tensor* exponent, const Scalar* scalar_exp, const Tensor* out,
-                bool inplace) {
+                const Tensor* exponent, const Scalar* scalar_exp, const Tensor* out, bool inplace) {
   TensorIterator it(op);
   if (self != nullptr) {
     it.add_input("self", *self);

@@ -8,15 +8,15 @@ namespace loom::ops::cpu {
 namespace {
 
 // Comparisons compute in the common dtype of the inputs and write bool.
-#define LOOM_COMPARISON(Name, name, expr)                      \
-  struct Name {                                                \
-    static constexpr std::string_view kName = name;            \
-    static constexpr unsigned kCats = kAllTypes;               \
-    static constexpr ResultRule kRule = ResultRule::Bool;      \
-    template <typename C>                                      \
-    bool operator()(C a, C b) const {                          \
-      return expr;                                             \
-    }                                                          \
+#define LOOM_COMPARISON(Name, name, expr)                 \
+  struct Name {                                           \
+    static constexpr std::string_view kName = name;       \
+    static constexpr unsigned kCats = kAllTypes;          \
+    static constexpr ResultRule kRule = ResultRule::Bool; \
+    template <typename C>                                 \
+    bool operator()(C a, C b) const {                     \
+      return expr;                                        \
+    }                                                     \
   }
 LOOM_COMPARISON(Eq, "eq", a == b);
 LOOM_COMPARISON(Ne, "ne", a != b);
@@ -40,15 +40,15 @@ struct LogicalNot {
 };
 
 // Bitwise ops: integers and bool only (PyTorch refuses floats).
-#define LOOM_BITWISE(Name, name, op)                      \
-  struct Name {                                           \
-    static constexpr std::string_view kName = name;       \
-    static constexpr unsigned kCats = kBool | kInts;      \
+#define LOOM_BITWISE(Name, name, op)                        \
+  struct Name {                                             \
+    static constexpr std::string_view kName = name;         \
+    static constexpr unsigned kCats = kBool | kInts;        \
     static constexpr ResultRule kRule = ResultRule::Common; \
-    template <typename C>                                 \
-    C operator()(C a, C b) const {                        \
-      return static_cast<C>(a op b);                      \
-    }                                                     \
+    template <typename C>                                   \
+    C operator()(C a, C b) const {                          \
+      return static_cast<C>(a op b);                        \
+    }                                                       \
   }
 LOOM_BITWISE(BitwiseAnd, "bitwise_and", &);
 LOOM_BITWISE(BitwiseOr, "bitwise_or", |);

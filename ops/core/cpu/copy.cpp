@@ -9,8 +9,9 @@ namespace loom::ops::cpu {
 namespace {
 
 Tensor& copy_(Tensor& self, const Tensor& src, bool /*non_blocking*/) {
-  LOOM_CHECK_T(TypeError, src.defined(), "copy_: expected a proper Tensor but got an undefined "
-                                         "Tensor for argument 'src'");
+  LOOM_CHECK_T(TypeError, src.defined(),
+               "copy_: expected a proper Tensor but got an undefined "
+               "Tensor for argument 'src'");
   if (self.is_same(src)) return self;
   copy_into("copy_", self, src);
   self.bump_version();

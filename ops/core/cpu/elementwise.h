@@ -49,8 +49,8 @@ template <>
 inline constexpr DType storage_dtype<BFloat16> = DType::BFloat16;
 
 template <typename T>
-inline constexpr bool is_floating_v = std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
-                                      std::is_same_v<T, BFloat16>;
+inline constexpr bool is_floating_v =
+    std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 /// Converts a value between storage/compute types with C++ rules (to bool: != 0), going
 /// through float for the 16-bit floats.

@@ -23,9 +23,10 @@ Tensor& fill_(Tensor& self, const Scalar& value) {
 }
 
 Tensor& fill_tensor_(Tensor& self, const Tensor& value) {
-  LOOM_CHECK(value.defined() && value.dim() == 0, "fill_.Tensor: fill_ only supports 0-dimension "
-             "value tensor but got tensor with ", value.defined() ? value.dim() : 0,
-             " dimensions.");
+  LOOM_CHECK(value.defined() && value.dim() == 0,
+             "fill_.Tensor: fill_ only supports 0-dimension "
+             "value tensor but got tensor with ",
+             value.defined() ? value.dim() : 0, " dimensions.");
   fill_impl("fill_.Tensor", self, value.item());
   return self;
 }

@@ -57,8 +57,8 @@ TensorIterator& TensorIterator::add_input(std::string_view name, const Tensor& t
 
 void TensorIterator::check_dtypes(std::initializer_list<DType> storage) const {
   auto it = storage.begin();
-  LOOM_CHECK(*it == result_buf_.dtype(), op_, ": internal error: loop writes ",
-             dtype_name(*it), " into a ", dtype_name(result_buf_.dtype()), " buffer");
+  LOOM_CHECK(*it == result_buf_.dtype(), op_, ": internal error: loop writes ", dtype_name(*it),
+             " into a ", dtype_name(result_buf_.dtype()), " buffer");
   for (const Operand& in : inputs_) {
     ++it;
     LOOM_CHECK(*it == in.tensor.dtype(), op_, ": internal error: loop reads ", in.name, " as ",
@@ -95,7 +95,8 @@ void TensorIterator::build() {
 
   // Dtypes.
   common_ = forced_common_ ? *forced_common_ : promotion_.result();
-  if (rule_ == ResultRule::IntToFloat && !is_floating_point(common_)) common_ = default_float_dtype();
+  if (rule_ == ResultRule::IntToFloat && !is_floating_point(common_))
+    common_ = default_float_dtype();
   result_ = rule_ == ResultRule::Bool ? DType::Bool : common_;
   if (kind_ == OutputKind::Copy) result_ = out_.dtype();
 
@@ -123,7 +124,8 @@ void TensorIterator::build() {
       out_.impl()->set_geometry(shape(), {strides.data(), strides.size()}, out_.storage_offset());
     }
   }
-  result_buf_ = out_.dtype() == result_ ? out_ : Tensor::empty(shape(), TensorOptions{}.with(result_));
+  result_buf_ =
+      out_.dtype() == result_ ? out_ : Tensor::empty(shape(), TensorOptions{}.with(result_));
 
   // Inputs read in their dtype.
   for (Operand& in : inputs_) {
@@ -139,8 +141,7 @@ void TensorIterator::build() {
   auto fill = [&](size_t k, const Tensor& t) {
     const int64_t off = ndim - t.dim();
     const auto es = static_cast<int64_t>(t.element_size());
-    for (int64_t d = 0; d < t.dim(); ++d)
-      full[k][off + d] = t.size(d) == 1 ? 0 : t.stride(d) * es;
+    for (int64_t d = 0; d < t.dim(); ++d) full[k][off + d] = t.size(d) == 1 ? 0 : t.stride(d) * es;
     data_[k] = static_cast<char*>(t.data_ptr());
   };
   fill(0, result_buf_);

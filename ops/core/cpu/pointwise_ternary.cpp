@@ -16,7 +16,9 @@ Tensor where_impl(std::string_view op, const Tensor& condition, const Tensor& se
                ": where expected condition to be a boolean tensor, but got a tensor with dtype ",
                condition.defined() ? torch_type_name(condition.dtype()) : "undefined");
   TensorIterator it(op);
-  it.add_input("condition", condition, DType::Bool).add_input("self", self).add_input("other", other);
+  it.add_input("condition", condition, DType::Bool)
+      .add_input("self", self)
+      .add_input("other", other);
   if (out != nullptr) it.set_output(*out, OutputKind::Out);
   it.build();
   dispatch_all(it.common_dtype(), [&]<typename T>(T*) {

@@ -18,8 +18,8 @@
 #include <atomic>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -309,8 +309,8 @@ Tensor unary_run(std::string_view name, const Tensor& self, const Tensor* out, b
 /// A binary op on (self, other) tensors; make<T>() returns the functor on compute_t<T>.
 /// inplace: out is self.
 template <unsigned Cats, ResultRule Rule, typename Make>
-Tensor binary_run(std::string_view name, const Tensor& self, const Tensor& other,
-                  const Tensor* out, bool inplace, Make&& make) {
+Tensor binary_run(std::string_view name, const Tensor& self, const Tensor& other, const Tensor* out,
+                  bool inplace, Make&& make) {
   TensorIterator it(name);
   it.add_input("self", self).add_input("other", other).set_rule(Rule);
   set_variant_output(it, inplace ? &self : out, inplace);
@@ -338,7 +338,7 @@ Tensor binary_scalar_run(std::string_view name, const Tensor& self, const Scalar
 template <typename Op>
 std::string_view variant_name(std::string_view suffix) {
   static const std::string fn(Op::kName), inplace = str_cat(Op::kName, "_"),
-      out = str_cat(Op::kName, ".out");
+                                          out = str_cat(Op::kName, ".out");
   return suffix.empty() ? std::string_view(fn) : suffix == "_" ? inplace : out;
 }
 
@@ -362,35 +362,35 @@ Tensor& unary_out(const Tensor& self, Tensor& out) {
 template <typename Op>
 Tensor binary_fn(const Tensor& self, const Tensor& other) {
   return binary_run<Op::kCats, Op::kRule>(variant_name<Op>(""), self, other, nullptr, false,
-                               []<typename T>() { return Op{}; });
+                                          []<typename T>() { return Op{}; });
 }
 template <typename Op>
 Tensor& binary_inplace(Tensor& self, const Tensor& other) {
   binary_run<Op::kCats, Op::kRule>(variant_name<Op>("_"), self, other, &self, true,
-                        []<typename T>() { return Op{}; });
+                                   []<typename T>() { return Op{}; });
   return self;
 }
 template <typename Op>
 Tensor& binary_out(const Tensor& self, const Tensor& other, Tensor& out) {
   binary_run<Op::kCats, Op::kRule>(variant_name<Op>(".out"), self, other, &out, false,
-                        []<typename T>() { return Op{}; });
+                                   []<typename T>() { return Op{}; });
   return out;
 }
 template <typename Op>
 Tensor binary_scalar_fn(const Tensor& self, const Scalar& other) {
   return binary_scalar_run<Op::kCats, Op::kRule>(variant_name<Op>(""), self, other, nullptr, false,
-                                      []<typename T>() { return Op{}; });
+                                                 []<typename T>() { return Op{}; });
 }
 template <typename Op>
 Tensor& binary_scalar_inplace(Tensor& self, const Scalar& other) {
   binary_scalar_run<Op::kCats, Op::kRule>(variant_name<Op>("_"), self, other, &self, true,
-                               []<typename T>() { return Op{}; });
+                                          []<typename T>() { return Op{}; });
   return self;
 }
 template <typename Op>
 Tensor& binary_scalar_out(const Tensor& self, const Scalar& other, Tensor& out) {
   binary_scalar_run<Op::kCats, Op::kRule>(variant_name<Op>(".out"), self, other, &out, false,
-                               []<typename T>() { return Op{}; });
+                                          []<typename T>() { return Op{}; });
   return out;
 }
 

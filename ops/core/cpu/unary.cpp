@@ -12,15 +12,15 @@ namespace loom::ops::cpu {
 namespace {
 
 // Floating math: integer and bool inputs compute in float32, as torch.exp(int tensor).
-#define LOOM_FLOAT_UNARY(Name, name, expr)                    \
-  struct Name {                                               \
-    static constexpr std::string_view kName = name;           \
-    static constexpr unsigned kCats = kFloats;                \
+#define LOOM_FLOAT_UNARY(Name, name, expr)                      \
+  struct Name {                                                 \
+    static constexpr std::string_view kName = name;             \
+    static constexpr unsigned kCats = kFloats;                  \
     static constexpr ResultRule kRule = ResultRule::IntToFloat; \
-    template <typename C>                                     \
-    C operator()(C x) const {                                 \
-      return expr;                                            \
-    }                                                         \
+    template <typename C>                                       \
+    C operator()(C x) const {                                   \
+      return expr;                                              \
+    }                                                           \
   }
 LOOM_FLOAT_UNARY(Exp, "exp", std::exp(x));
 LOOM_FLOAT_UNARY(Exp2, "exp2", std::exp2(x));
@@ -40,19 +40,19 @@ LOOM_FLOAT_UNARY(Erf, "erf", std::erf(x));
 #undef LOOM_FLOAT_UNARY
 
 // Rounding keeps the dtype; on integers it is the identity, as in PyTorch.
-#define LOOM_ROUNDING(Name, name, fn)                      \
-  struct Name {                                            \
-    static constexpr std::string_view kName = name;        \
-    static constexpr unsigned kCats = kInts | kFloats;     \
+#define LOOM_ROUNDING(Name, name, fn)                       \
+  struct Name {                                             \
+    static constexpr std::string_view kName = name;         \
+    static constexpr unsigned kCats = kInts | kFloats;      \
     static constexpr ResultRule kRule = ResultRule::Common; \
-    template <typename C>                                  \
-    C operator()(C x) const {                              \
-      if constexpr (std::is_floating_point_v<C>) {         \
-        return fn(x);                                      \
-      } else {                                             \
-        return x;                                          \
-      }                                                    \
-    }                                                      \
+    template <typename C>                                   \
+    C operator()(C x) const {                               \
+      if constexpr (std::is_floating_point_v<C>) {          \
+        return fn(x);                                       \
+      } else {                                              \
+        return x;                                           \
+      }                                                     \
+    }                                                       \
   }
 LOOM_ROUNDING(Floor, "floor", std::floor);
 LOOM_ROUNDING(Ceil, "ceil", std::ceil);
@@ -160,7 +160,8 @@ C clamp_value(C x, std::optional<C> lo, std::optional<C> hi) {
 }
 
 void check_clamp_bounds(std::string_view op, bool has_min, bool has_max) {
-  LOOM_CHECK(has_min || has_max, op, ": torch.clamp: At least one of 'min' or 'max' must not be None");
+  LOOM_CHECK(has_min || has_max, op,
+             ": torch.clamp: At least one of 'min' or 'max' must not be None");
 }
 
 Tensor clamp_impl(std::string_view op, const Tensor& self, const std::optional<Scalar>& min,
@@ -264,9 +265,10 @@ Tensor nan_to_num_impl(std::string_view op, const Tensor& self, std::optional<do
       const C p = static_cast<C>(posinf.value_or(max_finite<T>()));
       const C q = static_cast<C>(neginf.value_or(-max_finite<T>()));
       it.for_each<T, T>([n, p, q](C x) {
-        return x != x ? n : x == std::numeric_limits<C>::infinity()    ? p
-                        : x == -std::numeric_limits<C>::infinity() ? q
-                                                                   : x;
+        return x != x                                     ? n
+               : x == std::numeric_limits<C>::infinity()  ? p
+               : x == -std::numeric_limits<C>::infinity() ? q
+                                                          : x;
       });
     } else {
       it.for_each<T, T>([](C x) { return x; });

@@ -479,48 +479,75 @@ inline Tensor round_out(const Tensor& out, const Tensor& self, int64_t decimals)
   return op(self, decimals, out);
 }
 /// Clamps to [min, max] (either may be absent, not both).
-inline Tensor clamp(const Tensor& self, std::optional<Scalar> min = std::nullopt, std::optional<Scalar> max = std::nullopt) {
-  LOOM_TYPED_OP(op, "aten::clamp", Tensor(const Tensor&, std::optional<Scalar>, std::optional<Scalar>));
+inline Tensor clamp(const Tensor& self, std::optional<Scalar> min = std::nullopt,
+                    std::optional<Scalar> max = std::nullopt) {
+  LOOM_TYPED_OP(op, "aten::clamp",
+                Tensor(const Tensor&, std::optional<Scalar>, std::optional<Scalar>));
   return op(self, min, max);
 }
 /// In-place clamp.
-inline Tensor clamp_(const Tensor& self, std::optional<Scalar> min = std::nullopt, std::optional<Scalar> max = std::nullopt) {
-  LOOM_TYPED_OP(op, "aten::clamp_", Tensor(const Tensor&, std::optional<Scalar>, std::optional<Scalar>));
+inline Tensor clamp_(const Tensor& self, std::optional<Scalar> min = std::nullopt,
+                     std::optional<Scalar> max = std::nullopt) {
+  LOOM_TYPED_OP(op, "aten::clamp_",
+                Tensor(const Tensor&, std::optional<Scalar>, std::optional<Scalar>));
   return op(self, min, max);
 }
 /// clamp into out.
-inline Tensor clamp_out(const Tensor& out, const Tensor& self, std::optional<Scalar> min = std::nullopt, std::optional<Scalar> max = std::nullopt) {
-  LOOM_TYPED_OP(op, "aten::clamp.out", Tensor(const Tensor&, std::optional<Scalar>, std::optional<Scalar>, const Tensor&));
+inline Tensor clamp_out(const Tensor& out, const Tensor& self,
+                        std::optional<Scalar> min = std::nullopt,
+                        std::optional<Scalar> max = std::nullopt) {
+  LOOM_TYPED_OP(op, "aten::clamp.out",
+                Tensor(const Tensor&, std::optional<Scalar>, std::optional<Scalar>, const Tensor&));
   return op(self, min, max, out);
 }
 /// Clamps to tensor bounds (broadcast).
-inline Tensor clamp(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) {
-  LOOM_TYPED_OP(op, "aten::clamp.Tensor", Tensor(const Tensor&, const std::optional<Tensor>&, const std::optional<Tensor>&));
+inline Tensor clamp(const Tensor& self, const std::optional<Tensor>& min,
+                    const std::optional<Tensor>& max = std::nullopt) {
+  LOOM_TYPED_OP(op, "aten::clamp.Tensor",
+                Tensor(const Tensor&, const std::optional<Tensor>&, const std::optional<Tensor>&));
   return op(self, min, max);
 }
 /// In-place clamp with tensor bounds.
-inline Tensor clamp_(const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) {
-  LOOM_TYPED_OP(op, "aten::clamp_.Tensor", Tensor(const Tensor&, const std::optional<Tensor>&, const std::optional<Tensor>&));
+inline Tensor clamp_(const Tensor& self, const std::optional<Tensor>& min,
+                     const std::optional<Tensor>& max = std::nullopt) {
+  LOOM_TYPED_OP(op, "aten::clamp_.Tensor",
+                Tensor(const Tensor&, const std::optional<Tensor>&, const std::optional<Tensor>&));
   return op(self, min, max);
 }
 /// clamp with tensor bounds into out.
-inline Tensor clamp_out(const Tensor& out, const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max = std::nullopt) {
-  LOOM_TYPED_OP(op, "aten::clamp.Tensor_out", Tensor(const Tensor&, const std::optional<Tensor>&, const std::optional<Tensor>&, const Tensor&));
+inline Tensor clamp_out(const Tensor& out, const Tensor& self, const std::optional<Tensor>& min,
+                        const std::optional<Tensor>& max = std::nullopt) {
+  LOOM_TYPED_OP(op, "aten::clamp.Tensor_out",
+                Tensor(const Tensor&, const std::optional<Tensor>&, const std::optional<Tensor>&,
+                       const Tensor&));
   return op(self, min, max, out);
 }
 /// Replaces NaN (default 0), +inf and -inf (default: the dtype's largest/lowest finite).
-inline Tensor nan_to_num(const Tensor& self, std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt, std::optional<double> neginf = std::nullopt) {
-  LOOM_TYPED_OP(op, "aten::nan_to_num", Tensor(const Tensor&, std::optional<double>, std::optional<double>, std::optional<double>));
+inline Tensor nan_to_num(const Tensor& self, std::optional<double> nan = std::nullopt,
+                         std::optional<double> posinf = std::nullopt,
+                         std::optional<double> neginf = std::nullopt) {
+  LOOM_TYPED_OP(
+      op, "aten::nan_to_num",
+      Tensor(const Tensor&, std::optional<double>, std::optional<double>, std::optional<double>));
   return op(self, nan, posinf, neginf);
 }
 /// In-place nan_to_num.
-inline Tensor nan_to_num_(const Tensor& self, std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt, std::optional<double> neginf = std::nullopt) {
-  LOOM_TYPED_OP(op, "aten::nan_to_num_", Tensor(const Tensor&, std::optional<double>, std::optional<double>, std::optional<double>));
+inline Tensor nan_to_num_(const Tensor& self, std::optional<double> nan = std::nullopt,
+                          std::optional<double> posinf = std::nullopt,
+                          std::optional<double> neginf = std::nullopt) {
+  LOOM_TYPED_OP(
+      op, "aten::nan_to_num_",
+      Tensor(const Tensor&, std::optional<double>, std::optional<double>, std::optional<double>));
   return op(self, nan, posinf, neginf);
 }
 /// nan_to_num into out.
-inline Tensor nan_to_num_out(const Tensor& out, const Tensor& self, std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt, std::optional<double> neginf = std::nullopt) {
-  LOOM_TYPED_OP(op, "aten::nan_to_num.out", Tensor(const Tensor&, std::optional<double>, std::optional<double>, std::optional<double>, const Tensor&));
+inline Tensor nan_to_num_out(const Tensor& out, const Tensor& self,
+                             std::optional<double> nan = std::nullopt,
+                             std::optional<double> posinf = std::nullopt,
+                             std::optional<double> neginf = std::nullopt) {
+  LOOM_TYPED_OP(op, "aten::nan_to_num.out",
+                Tensor(const Tensor&, std::optional<double>, std::optional<double>,
+                       std::optional<double>, const Tensor&));
   return op(self, nan, posinf, neginf, out);
 }
 /// self if positive, else negative_slope * self.
@@ -534,23 +561,30 @@ inline Tensor leaky_relu_(const Tensor& self, const Scalar& negative_slope = 0.0
   return op(self, negative_slope);
 }
 /// leaky_relu into out.
-inline Tensor leaky_relu_out(const Tensor& out, const Tensor& self, const Scalar& negative_slope = 0.01) {
+inline Tensor leaky_relu_out(const Tensor& out, const Tensor& self,
+                             const Scalar& negative_slope = 0.01) {
   LOOM_TYPED_OP(op, "aten::leaky_relu.out", Tensor(const Tensor&, const Scalar&, const Tensor&));
   return op(self, negative_slope, out);
 }
 /// scale * (self if positive, else alpha * (exp(input_scale * self) - 1)).
-inline Tensor elu(const Tensor& self, const Scalar& alpha = 1, const Scalar& scale = 1, const Scalar& input_scale = 1) {
-  LOOM_TYPED_OP(op, "aten::elu", Tensor(const Tensor&, const Scalar&, const Scalar&, const Scalar&));
+inline Tensor elu(const Tensor& self, const Scalar& alpha = 1, const Scalar& scale = 1,
+                  const Scalar& input_scale = 1) {
+  LOOM_TYPED_OP(op, "aten::elu",
+                Tensor(const Tensor&, const Scalar&, const Scalar&, const Scalar&));
   return op(self, alpha, scale, input_scale);
 }
 /// In-place elu.
-inline Tensor elu_(const Tensor& self, const Scalar& alpha = 1, const Scalar& scale = 1, const Scalar& input_scale = 1) {
-  LOOM_TYPED_OP(op, "aten::elu_", Tensor(const Tensor&, const Scalar&, const Scalar&, const Scalar&));
+inline Tensor elu_(const Tensor& self, const Scalar& alpha = 1, const Scalar& scale = 1,
+                   const Scalar& input_scale = 1) {
+  LOOM_TYPED_OP(op, "aten::elu_",
+                Tensor(const Tensor&, const Scalar&, const Scalar&, const Scalar&));
   return op(self, alpha, scale, input_scale);
 }
 /// elu into out.
-inline Tensor elu_out(const Tensor& out, const Tensor& self, const Scalar& alpha = 1, const Scalar& scale = 1, const Scalar& input_scale = 1) {
-  LOOM_TYPED_OP(op, "aten::elu.out", Tensor(const Tensor&, const Scalar&, const Scalar&, const Scalar&, const Tensor&));
+inline Tensor elu_out(const Tensor& out, const Tensor& self, const Scalar& alpha = 1,
+                      const Scalar& scale = 1, const Scalar& input_scale = 1) {
+  LOOM_TYPED_OP(op, "aten::elu.out",
+                Tensor(const Tensor&, const Scalar&, const Scalar&, const Scalar&, const Tensor&));
   return op(self, alpha, scale, input_scale, out);
 }
 /// Gaussian error linear unit; approximate is "none" or "tanh".
@@ -564,7 +598,8 @@ inline Tensor gelu_(const Tensor& self, std::string_view approximate = "none") {
   return op(self, approximate);
 }
 /// gelu into out.
-inline Tensor gelu_out(const Tensor& out, const Tensor& self, std::string_view approximate = "none") {
+inline Tensor gelu_out(const Tensor& out, const Tensor& self,
+                       std::string_view approximate = "none") {
   LOOM_TYPED_OP(op, "aten::gelu.out", Tensor(const Tensor&, std::string_view, const Tensor&));
   return op(self, approximate, out);
 }
@@ -574,8 +609,10 @@ inline Tensor softplus(const Tensor& self, const Scalar& beta = 1, const Scalar&
   return op(self, beta, threshold);
 }
 /// softplus into out.
-inline Tensor softplus_out(const Tensor& out, const Tensor& self, const Scalar& beta = 1, const Scalar& threshold = 20) {
-  LOOM_TYPED_OP(op, "aten::softplus.out", Tensor(const Tensor&, const Scalar&, const Scalar&, const Tensor&));
+inline Tensor softplus_out(const Tensor& out, const Tensor& self, const Scalar& beta = 1,
+                           const Scalar& threshold = 20) {
+  LOOM_TYPED_OP(op, "aten::softplus.out",
+                Tensor(const Tensor&, const Scalar&, const Scalar&, const Tensor&));
   return op(self, beta, threshold, out);
 }
 /// Clamps to [min_val, max_val].
@@ -589,8 +626,10 @@ inline Tensor hardtanh_(const Tensor& self, const Scalar& min_val = -1, const Sc
   return op(self, min_val, max_val);
 }
 /// hardtanh into out.
-inline Tensor hardtanh_out(const Tensor& out, const Tensor& self, const Scalar& min_val = -1, const Scalar& max_val = 1) {
-  LOOM_TYPED_OP(op, "aten::hardtanh.out", Tensor(const Tensor&, const Scalar&, const Scalar&, const Tensor&));
+inline Tensor hardtanh_out(const Tensor& out, const Tensor& self, const Scalar& min_val = -1,
+                           const Scalar& max_val = 1) {
+  LOOM_TYPED_OP(op, "aten::hardtanh.out",
+                Tensor(const Tensor&, const Scalar&, const Scalar&, const Tensor&));
   return op(self, min_val, max_val, out);
 }
 /// self + alpha * other (broadcast, promoted).
@@ -604,8 +643,10 @@ inline Tensor add_(const Tensor& self, const Tensor& other, const Scalar& alpha 
   return op(self, other, alpha);
 }
 /// add into out; returns out.
-inline Tensor add_out(const Tensor& out, const Tensor& self, const Tensor& other, const Scalar& alpha = 1) {
-  LOOM_TYPED_OP(op, "aten::add.out", Tensor(const Tensor&, const Tensor&, const Scalar&, const Tensor&));
+inline Tensor add_out(const Tensor& out, const Tensor& self, const Tensor& other,
+                      const Scalar& alpha = 1) {
+  LOOM_TYPED_OP(op, "aten::add.out",
+                Tensor(const Tensor&, const Tensor&, const Scalar&, const Tensor&));
   return op(self, other, alpha, out);
 }
 /// add with a Scalar other (a wrapped number in type promotion).
@@ -619,8 +660,10 @@ inline Tensor add_(const Tensor& self, const Scalar& other, const Scalar& alpha 
   return op(self, other, alpha);
 }
 /// add with a Scalar into out.
-inline Tensor add_out(const Tensor& out, const Tensor& self, const Scalar& other, const Scalar& alpha = 1) {
-  LOOM_TYPED_OP(op, "aten::add.Scalar_out", Tensor(const Tensor&, const Scalar&, const Scalar&, const Tensor&));
+inline Tensor add_out(const Tensor& out, const Tensor& self, const Scalar& other,
+                      const Scalar& alpha = 1) {
+  LOOM_TYPED_OP(op, "aten::add.Scalar_out",
+                Tensor(const Tensor&, const Scalar&, const Scalar&, const Tensor&));
   return op(self, other, alpha, out);
 }
 /// self - alpha * other.
@@ -634,8 +677,10 @@ inline Tensor sub_(const Tensor& self, const Tensor& other, const Scalar& alpha 
   return op(self, other, alpha);
 }
 /// sub into out; returns out.
-inline Tensor sub_out(const Tensor& out, const Tensor& self, const Tensor& other, const Scalar& alpha = 1) {
-  LOOM_TYPED_OP(op, "aten::sub.out", Tensor(const Tensor&, const Tensor&, const Scalar&, const Tensor&));
+inline Tensor sub_out(const Tensor& out, const Tensor& self, const Tensor& other,
+                      const Scalar& alpha = 1) {
+  LOOM_TYPED_OP(op, "aten::sub.out",
+                Tensor(const Tensor&, const Tensor&, const Scalar&, const Tensor&));
   return op(self, other, alpha, out);
 }
 /// sub with a Scalar other (a wrapped number in type promotion).
@@ -649,8 +694,10 @@ inline Tensor sub_(const Tensor& self, const Scalar& other, const Scalar& alpha 
   return op(self, other, alpha);
 }
 /// sub with a Scalar into out.
-inline Tensor sub_out(const Tensor& out, const Tensor& self, const Scalar& other, const Scalar& alpha = 1) {
-  LOOM_TYPED_OP(op, "aten::sub.Scalar_out", Tensor(const Tensor&, const Scalar&, const Scalar&, const Tensor&));
+inline Tensor sub_out(const Tensor& out, const Tensor& self, const Scalar& other,
+                      const Scalar& alpha = 1) {
+  LOOM_TYPED_OP(op, "aten::sub.Scalar_out",
+                Tensor(const Tensor&, const Scalar&, const Scalar&, const Tensor&));
   return op(self, other, alpha, out);
 }
 /// Elementwise product.
@@ -709,28 +756,39 @@ inline Tensor div_(const Tensor& self, const Scalar& other) {
   return op(self, other);
 }
 /// Division with rounding_mode None, "trunc" or "floor".
-inline Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode) {
-  LOOM_TYPED_OP(op, "aten::div.Tensor_mode", Tensor(const Tensor&, const Tensor&, std::optional<std::string_view>));
+inline Tensor div(const Tensor& self, const Tensor& other,
+                  std::optional<std::string_view> rounding_mode) {
+  LOOM_TYPED_OP(op, "aten::div.Tensor_mode",
+                Tensor(const Tensor&, const Tensor&, std::optional<std::string_view>));
   return op(self, other, rounding_mode);
 }
 /// In-place div with rounding_mode.
-inline Tensor div_(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode) {
-  LOOM_TYPED_OP(op, "aten::div_.Tensor_mode", Tensor(const Tensor&, const Tensor&, std::optional<std::string_view>));
+inline Tensor div_(const Tensor& self, const Tensor& other,
+                   std::optional<std::string_view> rounding_mode) {
+  LOOM_TYPED_OP(op, "aten::div_.Tensor_mode",
+                Tensor(const Tensor&, const Tensor&, std::optional<std::string_view>));
   return op(self, other, rounding_mode);
 }
 /// div with rounding_mode into out.
-inline Tensor div_out(const Tensor& out, const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode) {
-  LOOM_TYPED_OP(op, "aten::div.out_mode", Tensor(const Tensor&, const Tensor&, std::optional<std::string_view>, const Tensor&));
+inline Tensor div_out(const Tensor& out, const Tensor& self, const Tensor& other,
+                      std::optional<std::string_view> rounding_mode) {
+  LOOM_TYPED_OP(
+      op, "aten::div.out_mode",
+      Tensor(const Tensor&, const Tensor&, std::optional<std::string_view>, const Tensor&));
   return op(self, other, rounding_mode, out);
 }
 /// Division by a Scalar with rounding_mode.
-inline Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode) {
-  LOOM_TYPED_OP(op, "aten::div.Scalar_mode", Tensor(const Tensor&, const Scalar&, std::optional<std::string_view>));
+inline Tensor div(const Tensor& self, const Scalar& other,
+                  std::optional<std::string_view> rounding_mode) {
+  LOOM_TYPED_OP(op, "aten::div.Scalar_mode",
+                Tensor(const Tensor&, const Scalar&, std::optional<std::string_view>));
   return op(self, other, rounding_mode);
 }
 /// In-place division by a Scalar with rounding_mode.
-inline Tensor div_(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode) {
-  LOOM_TYPED_OP(op, "aten::div_.Scalar_mode", Tensor(const Tensor&, const Scalar&, std::optional<std::string_view>));
+inline Tensor div_(const Tensor& self, const Scalar& other,
+                   std::optional<std::string_view> rounding_mode) {
+  LOOM_TYPED_OP(op, "aten::div_.Scalar_mode",
+                Tensor(const Tensor&, const Scalar&, std::optional<std::string_view>));
   return op(self, other, rounding_mode);
 }
 /// Python's %: the result has the sign of other.
@@ -745,7 +803,8 @@ inline Tensor remainder_(const Tensor& self, const Tensor& other) {
 }
 /// remainder into out; returns out.
 inline Tensor remainder_out(const Tensor& out, const Tensor& self, const Tensor& other) {
-  LOOM_TYPED_OP(op, "aten::remainder.Tensor_out", Tensor(const Tensor&, const Tensor&, const Tensor&));
+  LOOM_TYPED_OP(op, "aten::remainder.Tensor_out",
+                Tensor(const Tensor&, const Tensor&, const Tensor&));
   return op(self, other, out);
 }
 /// remainder with a Scalar other (a wrapped number in type promotion).
@@ -760,7 +819,8 @@ inline Tensor remainder_(const Tensor& self, const Scalar& other) {
 }
 /// remainder with a Scalar into out.
 inline Tensor remainder_out(const Tensor& out, const Tensor& self, const Scalar& other) {
-  LOOM_TYPED_OP(op, "aten::remainder.Scalar_out", Tensor(const Tensor&, const Scalar&, const Tensor&));
+  LOOM_TYPED_OP(op, "aten::remainder.Scalar_out",
+                Tensor(const Tensor&, const Scalar&, const Tensor&));
   return op(self, other, out);
 }
 /// C's fmod: the result has the sign of self.
@@ -805,7 +865,8 @@ inline Tensor pow(const Tensor& self, const Tensor& exponent) {
 }
 /// pow into out.
 inline Tensor pow_out(const Tensor& out, const Tensor& self, const Tensor& exponent) {
-  LOOM_TYPED_OP(op, "aten::pow.Tensor_Tensor_out", Tensor(const Tensor&, const Tensor&, const Tensor&));
+  LOOM_TYPED_OP(op, "aten::pow.Tensor_Tensor_out",
+                Tensor(const Tensor&, const Tensor&, const Tensor&));
   return op(self, exponent, out);
 }
 /// In-place pow.
@@ -820,7 +881,8 @@ inline Tensor pow(const Tensor& self, const Scalar& exponent) {
 }
 /// self ** Scalar into out.
 inline Tensor pow_out(const Tensor& out, const Tensor& self, const Scalar& exponent) {
-  LOOM_TYPED_OP(op, "aten::pow.Tensor_Scalar_out", Tensor(const Tensor&, const Scalar&, const Tensor&));
+  LOOM_TYPED_OP(op, "aten::pow.Tensor_Scalar_out",
+                Tensor(const Tensor&, const Scalar&, const Tensor&));
   return op(self, exponent, out);
 }
 /// In-place self ** Scalar.
@@ -1110,7 +1172,8 @@ inline Tensor bitwise_and_(const Tensor& self, const Tensor& other) {
 }
 /// bitwise_and into out; returns out.
 inline Tensor bitwise_and_out(const Tensor& out, const Tensor& self, const Tensor& other) {
-  LOOM_TYPED_OP(op, "aten::bitwise_and.Tensor_out", Tensor(const Tensor&, const Tensor&, const Tensor&));
+  LOOM_TYPED_OP(op, "aten::bitwise_and.Tensor_out",
+                Tensor(const Tensor&, const Tensor&, const Tensor&));
   return op(self, other, out);
 }
 /// bitwise_and with a Scalar other (a wrapped number in type promotion).
@@ -1125,7 +1188,8 @@ inline Tensor bitwise_and_(const Tensor& self, const Scalar& other) {
 }
 /// bitwise_and with a Scalar into out.
 inline Tensor bitwise_and_out(const Tensor& out, const Tensor& self, const Scalar& other) {
-  LOOM_TYPED_OP(op, "aten::bitwise_and.Scalar_out", Tensor(const Tensor&, const Scalar&, const Tensor&));
+  LOOM_TYPED_OP(op, "aten::bitwise_and.Scalar_out",
+                Tensor(const Tensor&, const Scalar&, const Tensor&));
   return op(self, other, out);
 }
 /// bitwise_or (integers and bool).
@@ -1140,7 +1204,8 @@ inline Tensor bitwise_or_(const Tensor& self, const Tensor& other) {
 }
 /// bitwise_or into out; returns out.
 inline Tensor bitwise_or_out(const Tensor& out, const Tensor& self, const Tensor& other) {
-  LOOM_TYPED_OP(op, "aten::bitwise_or.Tensor_out", Tensor(const Tensor&, const Tensor&, const Tensor&));
+  LOOM_TYPED_OP(op, "aten::bitwise_or.Tensor_out",
+                Tensor(const Tensor&, const Tensor&, const Tensor&));
   return op(self, other, out);
 }
 /// bitwise_or with a Scalar other (a wrapped number in type promotion).
@@ -1155,7 +1220,8 @@ inline Tensor bitwise_or_(const Tensor& self, const Scalar& other) {
 }
 /// bitwise_or with a Scalar into out.
 inline Tensor bitwise_or_out(const Tensor& out, const Tensor& self, const Scalar& other) {
-  LOOM_TYPED_OP(op, "aten::bitwise_or.Scalar_out", Tensor(const Tensor&, const Scalar&, const Tensor&));
+  LOOM_TYPED_OP(op, "aten::bitwise_or.Scalar_out",
+                Tensor(const Tensor&, const Scalar&, const Tensor&));
   return op(self, other, out);
 }
 /// bitwise_xor (integers and bool).
@@ -1170,7 +1236,8 @@ inline Tensor bitwise_xor_(const Tensor& self, const Tensor& other) {
 }
 /// bitwise_xor into out; returns out.
 inline Tensor bitwise_xor_out(const Tensor& out, const Tensor& self, const Tensor& other) {
-  LOOM_TYPED_OP(op, "aten::bitwise_xor.Tensor_out", Tensor(const Tensor&, const Tensor&, const Tensor&));
+  LOOM_TYPED_OP(op, "aten::bitwise_xor.Tensor_out",
+                Tensor(const Tensor&, const Tensor&, const Tensor&));
   return op(self, other, out);
 }
 /// bitwise_xor with a Scalar other (a wrapped number in type promotion).
@@ -1185,7 +1252,8 @@ inline Tensor bitwise_xor_(const Tensor& self, const Scalar& other) {
 }
 /// bitwise_xor with a Scalar into out.
 inline Tensor bitwise_xor_out(const Tensor& out, const Tensor& self, const Scalar& other) {
-  LOOM_TYPED_OP(op, "aten::bitwise_xor.Scalar_out", Tensor(const Tensor&, const Scalar&, const Tensor&));
+  LOOM_TYPED_OP(op, "aten::bitwise_xor.Scalar_out",
+                Tensor(const Tensor&, const Scalar&, const Tensor&));
   return op(self, other, out);
 }
 /// condition ? self : other (broadcast; condition must be bool).
@@ -1194,8 +1262,10 @@ inline Tensor where(const Tensor& condition, const Tensor& self, const Tensor& o
   return op(condition, self, other);
 }
 /// where into out.
-inline Tensor where_out(const Tensor& out, const Tensor& condition, const Tensor& self, const Tensor& other) {
-  LOOM_TYPED_OP(op, "aten::where.self_out", Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&));
+inline Tensor where_out(const Tensor& out, const Tensor& condition, const Tensor& self,
+                        const Tensor& other) {
+  LOOM_TYPED_OP(op, "aten::where.self_out",
+                Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&));
   return op(condition, self, other, out);
 }
 /// self + weight * (end - self).
@@ -1209,8 +1279,10 @@ inline Tensor lerp_(const Tensor& self, const Tensor& end, const Scalar& weight)
   return op(self, end, weight);
 }
 /// lerp into out.
-inline Tensor lerp_out(const Tensor& out, const Tensor& self, const Tensor& end, const Scalar& weight) {
-  LOOM_TYPED_OP(op, "aten::lerp.Scalar_out", Tensor(const Tensor&, const Tensor&, const Scalar&, const Tensor&));
+inline Tensor lerp_out(const Tensor& out, const Tensor& self, const Tensor& end,
+                       const Scalar& weight) {
+  LOOM_TYPED_OP(op, "aten::lerp.Scalar_out",
+                Tensor(const Tensor&, const Tensor&, const Scalar&, const Tensor&));
   return op(self, end, weight, out);
 }
 /// lerp with a tensor weight.
@@ -1224,38 +1296,52 @@ inline Tensor lerp_(const Tensor& self, const Tensor& end, const Tensor& weight)
   return op(self, end, weight);
 }
 /// lerp with a tensor weight into out.
-inline Tensor lerp_out(const Tensor& out, const Tensor& self, const Tensor& end, const Tensor& weight) {
-  LOOM_TYPED_OP(op, "aten::lerp.Tensor_out", Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&));
+inline Tensor lerp_out(const Tensor& out, const Tensor& self, const Tensor& end,
+                       const Tensor& weight) {
+  LOOM_TYPED_OP(op, "aten::lerp.Tensor_out",
+                Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&));
   return op(self, end, weight, out);
 }
 /// self + value * tensor1 * tensor2.
-inline Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1) {
-  LOOM_TYPED_OP(op, "aten::addcmul", Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&));
+inline Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
+                      const Scalar& value = 1) {
+  LOOM_TYPED_OP(op, "aten::addcmul",
+                Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&));
   return op(self, tensor1, tensor2, value);
 }
 /// In-place addcmul.
-inline Tensor addcmul_(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1) {
-  LOOM_TYPED_OP(op, "aten::addcmul_", Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&));
+inline Tensor addcmul_(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
+                       const Scalar& value = 1) {
+  LOOM_TYPED_OP(op, "aten::addcmul_",
+                Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&));
   return op(self, tensor1, tensor2, value);
 }
 /// addcmul into out.
-inline Tensor addcmul_out(const Tensor& out, const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1) {
-  LOOM_TYPED_OP(op, "aten::addcmul.out", Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Tensor&));
+inline Tensor addcmul_out(const Tensor& out, const Tensor& self, const Tensor& tensor1,
+                          const Tensor& tensor2, const Scalar& value = 1) {
+  LOOM_TYPED_OP(op, "aten::addcmul.out",
+                Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Tensor&));
   return op(self, tensor1, tensor2, value, out);
 }
 /// self + value * tensor1 / tensor2.
-inline Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1) {
-  LOOM_TYPED_OP(op, "aten::addcdiv", Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&));
+inline Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
+                      const Scalar& value = 1) {
+  LOOM_TYPED_OP(op, "aten::addcdiv",
+                Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&));
   return op(self, tensor1, tensor2, value);
 }
 /// In-place addcdiv.
-inline Tensor addcdiv_(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1) {
-  LOOM_TYPED_OP(op, "aten::addcdiv_", Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&));
+inline Tensor addcdiv_(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
+                       const Scalar& value = 1) {
+  LOOM_TYPED_OP(op, "aten::addcdiv_",
+                Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&));
   return op(self, tensor1, tensor2, value);
 }
 /// addcdiv into out.
-inline Tensor addcdiv_out(const Tensor& out, const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1) {
-  LOOM_TYPED_OP(op, "aten::addcdiv.out", Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Tensor&));
+inline Tensor addcdiv_out(const Tensor& out, const Tensor& self, const Tensor& tensor1,
+                          const Tensor& tensor2, const Scalar& value = 1) {
+  LOOM_TYPED_OP(op, "aten::addcdiv.out",
+                Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Tensor&));
   return op(self, tensor1, tensor2, value, out);
 }
 /// Copies src into self (broadcast, converting dtype); returns self.
@@ -1275,7 +1361,8 @@ inline Tensor contiguous(const Tensor& self) {
 }
 /// self converted to dtype (self itself if it has dtype already, unless copy).
 inline Tensor to(const Tensor& self, DType dtype, bool non_blocking = false, bool copy = false) {
-  LOOM_TYPED_OP(op, "aten::to.dtype", Tensor(const Tensor&, DType, bool, bool, std::optional<int64_t>));
+  LOOM_TYPED_OP(op, "aten::to.dtype",
+                Tensor(const Tensor&, DType, bool, bool, std::optional<int64_t>));
   return op(self, dtype, non_blocking, copy, std::nullopt);
 }
 /// Fills self with value in place; returns self.
@@ -1315,7 +1402,9 @@ inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
 /// a - s.
 inline Tensor operator-(const Tensor& a, const Scalar& s) { return sub(a, s); }
 /// s - a.
-inline Tensor operator-(const Scalar& s, const Tensor& a) { return sub(detail::scalar_tensor(s), a); }
+inline Tensor operator-(const Scalar& s, const Tensor& a) {
+  return sub(detail::scalar_tensor(s), a);
+}
 /// a * b.
 inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 /// a * s.
@@ -1327,7 +1416,9 @@ inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 /// a / s.
 inline Tensor operator/(const Tensor& a, const Scalar& s) { return div(a, s); }
 /// s / a.
-inline Tensor operator/(const Scalar& s, const Tensor& a) { return div(detail::scalar_tensor(s), a); }
+inline Tensor operator/(const Scalar& s, const Tensor& a) {
+  return div(detail::scalar_tensor(s), a);
+}
 /// a % b (Python remainder).
 inline Tensor operator%(const Tensor& a, const Tensor& b) { return remainder(a, b); }
 /// a % s.
