@@ -603,6 +603,14 @@ TEST_F(Pointwise, InPlaceVariantsBumpTheVersionAndRefuseBadDtypesAndShapes) {
                          add_(col, make_tensor({1, 2, 3, 4}, {1, 4}));
                        }),
                        "output with shape [3, 1] doesn't match the broadcast shape [3, 4]"));
+  // A self with a broadcast (stride 0) dimension cannot be written.
+  Tensor base = make_tensor({1, 2}, {2});
+  Tensor expanded = base.as_strided_view({3, 2}, {0, 1}, 0);
+  EXPECT_TRUE(contains(message_of([&] { add_(expanded, 1); }),
+                       "more than one element of the written-to tensor refers to a single memory "
+                       "location"));
+  fill_(expanded, 5);  // idempotent, allowed as in PyTorch
+  expect_close(base, {2}, {5, 5});
   // Comparison in place writes 0/1 in self's dtype.
   Tensor c = make_tensor({1, 5}, {2});
   gt_(c, 2);
@@ -862,7 +870,6 @@ TEST_F(Pointwise, EveryBinaryInPlaceAndOutVariantMatchesTheFunctionalOne) {
     if (!n.sfn.empty()) check(call<SigS>("aten::" + n.sfn, a, s), n.sout, n.sinplace, true);
   }
 }
-
 
 TEST_F(Pointwise, SmallIntegerDtypesWrapAndPromoteLikePyTorch) {
   Tensor u = make_tensor({250, 3}, {2}, DType::UInt8);

@@ -109,6 +109,15 @@ void TensorIterator::build() {
                    torch_type_name(result_), " can't be cast to the desired output type ",
                    torch_type_name(out_.dtype()));
     }
+    // A written-to tensor with a broadcast (stride 0) dim would have several results race
+    // for one element; PyTorch refuses it the same way. fill_ (no inputs) is idempotent, so
+    // there it is allowed, as in PyTorch.
+    for (int64_t d = 0; d < out_.dim() && !inputs_.empty(); ++d) {
+      LOOM_CHECK(out_.size(d) <= 1 || out_.stride(d) != 0, op_,
+                 ": unsupported operation: more than one element of the written-to tensor refers "
+                 "to a single memory location. Please clone() the tensor before performing the "
+                 "operation.");
+    }
     if (out_.sizes() != shape()) {
       // Loom cannot give a tensor new storage, so a mis-sized out= is resized only when its
       // storage already holds the result (PyTorch would reallocate an empty one).
