@@ -10,7 +10,7 @@
 // MR x NR register micro-kernel over the tile, written with GCC vector
 // extensions. The micro-kernel is compiled twice, for the baseline ISA and for AVX2+FMA,
 // and chosen at run time, so the plugin needs no -march flag and still runs everywhere.
-// 16-bit floats are packed as float32 and accumulated over the whole K in one pass (KC = K),
+// 16-bit floats are packed as float32 and accumulated over the whole K in a float32 tile,
 // so the output is rounded once, as PyTorch does. Integers accumulate in int64.
 // beta == 0 never reads C, so NaN or garbage there does not leak into the result.
 
@@ -284,10 +284,13 @@ void gemm(int64_t m, int64_t n, int64_t k, AccOf<S> alpha, Mat<const S> a, Mat<c
     return gemv<S>(n, k, alpha, Mat<const S>{b.data, b.cs, b.rs}, a.data, a.cs, beta, c.data, c.cs,
                    parallel);
   }
+  // 16-bit floats: the micro-kernel accumulates into a float32 tile over all of K, and C is
+  // rounded once at the end (CS is what the micro-kernel writes).
   constexpr bool kWide = sizeof(S) == 2 && std::is_floating_point_v<A>;
-  const int64_t kc_max = kWide ? k : std::min<int64_t>(k, Bl::KC);
+  using CS = std::conditional_t<kWide, A, S>;
+  const int64_t kc_max = std::min<int64_t>(k, Bl::KC);
   const bool par = parallel && m * n * k >= 64 * 64 * 64 && max_threads() > 1;
-  auto* macro = has_avx2_fma() ? &macro_kernel_avx2<S> : &macro_kernel_baseline<S>;
+  auto* macro = has_avx2_fma() ? &macro_kernel_avx2<CS> : &macro_kernel_baseline<CS>;
 
   // Tasks are (column block of NB, group of row blocks) tiles of C, each running the whole
   // K loop with its own packed panels: no barrier inside the parallel loop, so on a busy
@@ -305,12 +308,14 @@ void gemm(int64_t m, int64_t n, int64_t k, AccOf<S> alpha, Mat<const S> a, Mat<c
   {
     std::vector<A> pa(static_cast<size_t>(Bl::MC * kc_max));
     std::vector<A> pb(static_cast<size_t>(kc_max * nb_alloc));
+    std::vector<A> wide;  // kWide only: the task's float32 tile of C
 #pragma omp for schedule(dynamic)
     for (int64_t task = 0; task < n_jb * groups; ++task) {
       const int64_t jb = task / groups * Bl::NB, nc = std::min<int64_t>(Bl::NB, n - jb);
       const int64_t ic0 = task % groups * ic_per_group * Bl::MC;
       const int64_t ic1 = std::min<int64_t>(m, ic0 + ic_per_group * Bl::MC);
       const int64_t n_slivers = (nc + Bl::NR - 1) / Bl::NR;
+      if constexpr (kWide) wide.resize(static_cast<size_t>((ic1 - ic0) * nc));
       for (int64_t pc = 0; pc < k; pc += kc_max) {
         const int64_t kc = std::min(kc_max, k - pc);
         const bool first = pc == 0;
@@ -319,17 +324,23 @@ void gemm(int64_t m, int64_t n, int64_t k, AccOf<S> alpha, Mat<const S> a, Mat<c
         for (int64_t ic = ic0; ic < ic1; ic += Bl::MC) {
           const int64_t mc = std::min<int64_t>(Bl::MC, m - ic);
           pack_a<S>(Mat<const S>{a.data + ic * a.rs + pc * a.cs, a.rs, a.cs}, mc, kc, pa.data());
-          const MacroArgs<S> args{mc,
-                                  nc,
-                                  kc,
-                                  pa.data(),
-                                  pb.data(),
-                                  alpha,
-                                  first ? beta : A(1),
-                                  first && beta == A(0),
-                                  Mat<S>{c.data + ic * c.rs + jb * c.cs, c.rs, c.cs}};
-          macro(args);
+          if constexpr (kWide) {
+            macro(MacroArgs<CS>{mc, nc, kc, pa.data(), pb.data(), alpha, first ? A(0) : A(1), first,
+                                Mat<CS>{wide.data() + (ic - ic0) * nc, nc, 1}});
+          } else {
+            macro(MacroArgs<CS>{mc, nc, kc, pa.data(), pb.data(), alpha, first ? beta : A(1),
+                                first && beta == A(0),
+                                Mat<CS>{c.data + ic * c.rs + jb * c.cs, c.rs, c.cs}});
+          }
         }
+      }
+      if constexpr (kWide) {
+        for (int64_t i = ic0; i < ic1; ++i)
+          for (int64_t j = 0; j < nc; ++j) {
+            S& o = c.at(i, jb + j);
+            const A v = wide[static_cast<size_t>((i - ic0) * nc + j)];
+            o = beta == A(0) ? Elem<S>::store(v) : Elem<S>::store(beta * Elem<S>::load(o) + v);
+          }
       }
     }
   }
