@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "loom/core/error.h"
+#include "cpu/elementwise.h"
 #include "loom/core/half.h"
 #include "loom/core/tensor.h"
 
@@ -41,14 +42,7 @@ inline int64_t max_threads() {
 #endif
 }
 
-/// float16 storage (bits), distinct from bfloat16 for overload resolution.
-struct Half {
-  uint16_t bits;
-};
-/// bfloat16 storage (bits).
-struct BFloat16 {
-  uint16_t bits;
-};
+// Half and BFloat16 (the 16-bit storage structs) come from cpu/elementwise.h.
 
 /// How a storage type S is computed: its accumulator type and the conversions.
 template <typename S>
@@ -383,35 +377,8 @@ Mat<S> mat_of(const Tensor& t, int64_t d0, int64_t d1, int64_t off = 0) {
   return Mat<S>{static_cast<S*>(t.data_ptr()) + off, t.stride(d0), t.stride(d1)};
 }
 
-/// PyTorch's ScalarType name ("Float", "Double", "Long", "Half").
-inline std::string_view scalar_type_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "Bool";
-    case DType::UInt8:
-      return "Byte";
-    case DType::Int8:
-      return "Char";
-    case DType::Int16:
-      return "Short";
-    case DType::Int32:
-      return "Int";
-    case DType::Int64:
-      return "Long";
-    case DType::Float16:
-      return "Half";
-    case DType::BFloat16:
-      return "BFloat16";
-    case DType::Float32:
-      return "Float";
-    case DType::Float64:
-      return "Double";
-  }
-  return "?";
-}
-
 /// The C type name PyTorch prints for a dtype ("float", "double", "long int", "c10::Half").
-inline std::string_view torch_type_name(DType t) {
+inline std::string_view c_type_name(DType t) {
   switch (t) {
     case DType::Bool:
       return "bool";

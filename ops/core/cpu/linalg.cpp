@@ -14,7 +14,7 @@ using gemm::for_each_offset;
 using gemm::Mat;
 using gemm::mat_of;
 using gemm::row_major_strides;
-using gemm::torch_type_name;
+using gemm::c_type_name;
 
 namespace {
 
@@ -24,8 +24,8 @@ Tensor new_empty(IntArrayRef sizes, DType t) {
 
 void check_same_mm_dtype(std::string_view op, const Tensor& a, const Tensor& b) {
   LOOM_CHECK_T(TypeError, a.dtype() == b.dtype(), op,
-               ": expected m1 and m2 to have the same dtype, but got: ", torch_type_name(a.dtype()),
-               " != ", torch_type_name(b.dtype()));
+               ": expected m1 and m2 to have the same dtype, but got: ", c_type_name(a.dtype()),
+               " != ", c_type_name(b.dtype()));
 }
 
 /// A view of t broadcast to sizes (right-aligned, size-1 dims get stride 0), with
@@ -140,8 +140,8 @@ void check_addmm(std::string_view op, const Tensor& self, const Tensor& mat1, co
              mat1.size(0), "x", mat1.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
   check_same_mm_dtype(op, mat1, mat2);
   LOOM_CHECK_T(TypeError, self.dtype() == mat1.dtype(), op,
-               ": self and mat2 must have the same dtype, but got ", torch_type_name(self.dtype()),
-               " and ", torch_type_name(mat2.dtype()));
+               ": self and mat2 must have the same dtype, but got ", c_type_name(self.dtype()),
+               " and ", c_type_name(mat2.dtype()));
 }
 
 /// PyTorch refuses a floating beta or alpha for integer tensors rather than truncating it.
@@ -285,8 +285,8 @@ Tensor dot(const Tensor& self, const Tensor& tensor) {
              tensor.size(0), " elements respectively");
   LOOM_CHECK_T(TypeError, self.dtype() == tensor.dtype(),
                "dot : expected both vectors to have same dtype, but found ",
-               gemm::scalar_type_name(self.dtype()), " and ",
-               gemm::scalar_type_name(tensor.dtype()));
+               torch_type_name(self.dtype()), " and ",
+               torch_type_name(tensor.dtype()));
   Tensor out = new_empty({}, self.dtype());
   const Tensor a =
       self.as_strided_view({1, self.size(0)}, {0, self.stride(0)}, self.storage_offset());

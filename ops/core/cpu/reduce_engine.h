@@ -25,6 +25,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cpu/elementwise.h"
 #include "loom/core/half.h"
 #include "loom/core/tensor.h"
 #include "loom/core/tensor_checks.h"
@@ -35,23 +36,17 @@
 
 namespace loom::ops::cpu::reduction {
 
-/// float16 storage (the bits), loaded as float.
-struct Half16 {
-  uint16_t bits;
-};
-/// bfloat16 storage (the bits), loaded as float.
-struct BFloat16 {
-  uint16_t bits;
-};
+// Half and BFloat16 (the 16-bit storage structs) and dispatch_all come from
+// cpu/elementwise.h.
 
 template <typename T>
 inline constexpr bool is_float_v =
-    std::is_floating_point_v<T> || std::is_same_v<T, Half16> || std::is_same_v<T, BFloat16>;
+    std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 /// What an element computes as: float for the 16-bit floats, the type itself for float and
 /// double, int64 for integers and bool.
 template <typename T>
-using value_t = std::conditional_t<std::is_same_v<T, Half16> || std::is_same_v<T, BFloat16>, float,
+using value_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float,
                                    std::conditional_t<std::is_floating_point_v<T>, T, int64_t>>;
 
 /// The accumulator: double for floating types (PyTorch's CPU acc_type), int64 otherwise.
@@ -60,7 +55,7 @@ using acc_t = std::conditional_t<is_float_v<T>, double, int64_t>;
 
 template <typename T>
 inline value_t<T> load(const T* p) {
-  if constexpr (std::is_same_v<T, Half16>) {
+  if constexpr (std::is_same_v<T, Half>) {
     return half_to_float(p->bits);
   } else if constexpr (std::is_same_v<T, BFloat16>) {
     return bfloat16_to_float(p->bits);
@@ -73,7 +68,7 @@ inline value_t<T> load(const T* p) {
 
 template <typename T, typename V>
 inline void store(T* p, V v) {
-  if constexpr (std::is_same_v<T, Half16>) {
+  if constexpr (std::is_same_v<T, Half>) {
     p->bits = float_to_half(static_cast<float>(v));
   } else if constexpr (std::is_same_v<T, BFloat16>) {
     p->bits = float_to_bfloat16(static_cast<float>(v));
@@ -90,40 +85,12 @@ inline T* data_of(const Tensor& t) {
   return static_cast<T*>(t.data_ptr());
 }
 
-/// Calls f with a typed null pointer for t's dtype (every dtype).
-template <typename F>
-decltype(auto) dispatch_all(DType t, F&& f) {
-  switch (t) {
-    case DType::Bool:
-      return f(static_cast<bool*>(nullptr));
-    case DType::UInt8:
-      return f(static_cast<uint8_t*>(nullptr));
-    case DType::Int8:
-      return f(static_cast<int8_t*>(nullptr));
-    case DType::Int16:
-      return f(static_cast<int16_t*>(nullptr));
-    case DType::Int32:
-      return f(static_cast<int32_t*>(nullptr));
-    case DType::Int64:
-      return f(static_cast<int64_t*>(nullptr));
-    case DType::Float16:
-      return f(static_cast<Half16*>(nullptr));
-    case DType::BFloat16:
-      return f(static_cast<BFloat16*>(nullptr));
-    case DType::Float32:
-      return f(static_cast<float*>(nullptr));
-    case DType::Float64:
-      break;
-  }
-  return f(static_cast<double*>(nullptr));
-}
-
 /// Calls f with a typed null pointer for the floating dtypes; TypeError naming op otherwise.
 template <typename F>
 decltype(auto) dispatch_floats(std::string_view op, const Tensor& t, F&& f) {
   switch (t.dtype()) {
     case DType::Float16:
-      return f(static_cast<Half16*>(nullptr));
+      return f(static_cast<Half*>(nullptr));
     case DType::BFloat16:
       return f(static_cast<BFloat16*>(nullptr));
     case DType::Float32:
