@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the core, dispatcher and plugin suites under ASan+UBSan, and the
-# registration race under ThreadSanitizer. Called by scripts/run-tests.sh.
+# Runs the core, dispatcher, plugin and operator suites under ASan+UBSan, and the
+# registration race and dispatcher suites under ThreadSanitizer. Called by
+# scripts/run-tests.sh.
 # A suite joins by adding its target name to the lists below.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
@@ -14,6 +15,10 @@ existing() {
 
 asan_tests=($(existing dispatcher_test schema_parser_test registration_race_test \
   $(cd "$ROOT/tests" && ls core/*_test.cpp plugins/*_test.cpp 2>/dev/null | xargs -n1 basename 2>/dev/null | sed 's/\.cpp$//')))
+# The operator suites are globbed (tests/ops/<family>_test.cpp -> ops_<family>_test).
+for f in "$ROOT"/tests/ops/*_test.cpp; do
+  [ -e "$f" ] && asan_tests+=("ops_$(basename "${f%.cpp}")")
+done
 # The plugin suites load the test plugins and ops_core from the build tree: build them all.
 echo "== ASan+UBSan: ${asan_tests[*]}"
 loom_build "$ROOT/build-asan" -DLOOM_SANITIZE=address -DLOOM_BUILD_BENCH=OFF \
