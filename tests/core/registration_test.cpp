@@ -12,7 +12,7 @@
 namespace loom {
 namespace {
 
-// The repository root as this file was compiled, e.g. "/work/main/".
+// The repository root as this file was compiled, e.g. "/src/loom/".
 std::string source_root() {
   const std::string_view self = __FILE__;
   const std::string_view tail = "tests/core/registration_test.cpp";
