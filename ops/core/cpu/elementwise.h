@@ -107,18 +107,20 @@ decltype(auto) dispatch_all(DType d, F&& f) {
   return f(static_cast<double*>(nullptr));
 }
 
-/// Calls f with a typed null pointer for float32 and float64 (kept for kernels written
-/// before the 16-bit types had a storage struct; reduce.cpp uses it).
+/// Calls f with a typed null pointer for the floating dtypes; TypeError naming op otherwise.
 template <typename F>
-decltype(auto) dispatch_floating(std::string_view op, const Tensor& t, F&& f) {
+decltype(auto) dispatch_floats(std::string_view op, const Tensor& t, F&& f) {
   switch (t.dtype()) {
+    case DType::Float16:
+      return f(static_cast<Half*>(nullptr));
+    case DType::BFloat16:
+      return f(static_cast<BFloat16*>(nullptr));
     case DType::Float32:
       return f(static_cast<float*>(nullptr));
     case DType::Float64:
       return f(static_cast<double*>(nullptr));
     default:
-      LOOM_THROW(TypeError, op, ": dtype ", dtype_name(t.dtype()), " of tensor ", t.describe(),
-                 " is not supported by the reference kernel yet (float32, float64)");
+      LOOM_THROW(TypeError, op, ": expected a floating point input, got ", t.describe());
   }
 }
 

@@ -36,8 +36,8 @@
 
 namespace loom::ops::cpu::reduction {
 
-// Half and BFloat16 (the 16-bit storage structs) and dispatch_all come from
-// cpu/elementwise.h.
+// Half and BFloat16 (the 16-bit storage structs), dispatch_all and dispatch_floats come
+// from cpu/elementwise.h.
 
 template <typename T>
 inline constexpr bool is_float_v =
@@ -83,23 +83,6 @@ inline void store(T* p, V v) {
 template <typename T>
 inline T* data_of(const Tensor& t) {
   return static_cast<T*>(t.data_ptr());
-}
-
-/// Calls f with a typed null pointer for the floating dtypes; TypeError naming op otherwise.
-template <typename F>
-decltype(auto) dispatch_floats(std::string_view op, const Tensor& t, F&& f) {
-  switch (t.dtype()) {
-    case DType::Float16:
-      return f(static_cast<Half*>(nullptr));
-    case DType::BFloat16:
-      return f(static_cast<BFloat16*>(nullptr));
-    case DType::Float32:
-      return f(static_cast<float*>(nullptr));
-    case DType::Float64:
-      return f(static_cast<double*>(nullptr));
-    default:
-      LOOM_THROW(TypeError, op, ": expected a floating point input, got ", t.describe());
-  }
 }
 
 /// c ? a : b by bit masks: a float ternary is a branch under -ftrapping-math, which stops
