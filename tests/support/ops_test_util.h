@@ -20,6 +20,9 @@ namespace loom::testing {
 /// Loads the ops_core plugin (idempotent); call from SetUp or at the start of each test.
 inline void load_ops_core() { PluginLoader::instance().load("ops_core"); }
 
+/// Loads the ops_nn plugin (and, as its dependency, ops_core); idempotent.
+inline void load_ops_nn() { PluginLoader::instance().load("ops_nn"); }
+
 /// Writes v into the element at p, converted to dtype t.
 inline void write_as(void* p, DType t, double v) {
   switch (t) {
