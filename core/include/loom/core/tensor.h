@@ -2,12 +2,17 @@
 /// @file
 /// loom::Tensor, the user-facing handle on a TensorImpl.
 ///
-/// Ops are not members here: the core knows no op. They come from op packs
-/// (ops/) through the dispatcher. What lives here is what needs no kernel:
-/// geometry, allocation, metadata views, element access, description.
+/// The core knows no op: what is defined here is what needs no kernel (geometry,
+/// allocation, metadata views, element access, description). The op methods
+/// (`x.matmul(w).relu()`) are only declared here; their one-line definitions call the op
+/// packs' free functions through the dispatcher and live in "loom/ops/tensor_methods.h"
+/// (included by "loom/loom.h"). See Note [Tensor methods].
 
 #include <initializer_list>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "loom/core/error.h"
@@ -38,6 +43,7 @@ struct TensorOptions {
 /// @cond INTERNAL
 template <typename T>
 struct CppTypeToDType;
+class TensorIndex;
 #define LOOM_DTYPE_OF(T, D)                  \
   template <>                                \
   struct CppTypeToDType<T> {                 \
@@ -148,6 +154,153 @@ class Tensor {
   std::string describe() const;
   /// The values, PyTorch-style: "tensor([[1., 2.],\n        [3., 4.]])" (CPU only).
   std::string str() const;
+
+  // Note [Tensor methods]
+  // PyTorch's methods, declared in the core and defined (inline, one line each, forwarding
+  // to the free function of the same name) in loom/ops/tensor_methods.h, so the core
+  // stays free of ops and a method costs exactly what the free function costs. A program
+  // that calls one must include that header (or loom/loom.h) and load the op pack.
+
+  // Shape and views.
+  Tensor view(IntArrayRef size) const;
+  Tensor reshape(IntArrayRef shape) const;
+  Tensor view_as(const Tensor& other) const;
+  Tensor reshape_as(const Tensor& other) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor t() const;
+  Tensor expand(IntArrayRef size) const;
+  Tensor expand_as(const Tensor& other) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor contiguous() const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  Tensor repeat(IntArrayRef repeats) const;
+  Tensor flip(IntArrayRef dims) const;
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+
+  // Copy and conversion.
+  Tensor to(DType dtype) const;
+  Tensor to(Device device) const;
+  Tensor clone() const;
+  Tensor detach() const;
+  const Tensor& copy_(const Tensor& src) const;
+  const Tensor& fill_(const Scalar& value) const;
+  const Tensor& zero_() const;
+
+  // Pointwise.
+  Tensor neg() const;
+  Tensor abs() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  Tensor gelu(std::string_view approximate = "none") const;
+  Tensor silu() const;
+  Tensor reciprocal() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round() const;
+  Tensor sign() const;
+  Tensor logical_not() const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(const Scalar& exponent) const;
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(const Scalar& other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor div(const Scalar& other) const;
+  const Tensor& add_(const Tensor& other, const Scalar& alpha = 1) const;
+  const Tensor& add_(const Scalar& other, const Scalar& alpha = 1) const;
+  const Tensor& sub_(const Tensor& other, const Scalar& alpha = 1) const;
+  const Tensor& mul_(const Tensor& other) const;
+  const Tensor& mul_(const Scalar& other) const;
+  const Tensor& div_(const Tensor& other) const;
+  const Tensor& div_(const Scalar& other) const;
+  const Tensor& relu_() const;
+  const Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+  Tensor eq(const Tensor& other) const;
+  Tensor eq(const Scalar& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor ne(const Scalar& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor lt(const Scalar& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor le(const Scalar& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor gt(const Scalar& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor ge(const Scalar& other) const;
+  Tensor where(const Tensor& condition, const Tensor& other) const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  const Tensor& masked_fill_(const Tensor& mask, const Scalar& value) const;
+
+  // Reductions.
+  Tensor sum(std::optional<DType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor mean(std::optional<DType> dtype = std::nullopt) const;
+  Tensor mean(IntArrayRef dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor prod(std::optional<DType> dtype = std::nullopt) const;
+  Tensor max() const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor amax(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor amin(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor var(bool unbiased = true) const;
+  Tensor std(bool unbiased = true) const;
+  Tensor norm(const Scalar& p = 2) const;
+  Tensor logsumexp(IntArrayRef dim, bool keepdim = false) const;
+  Tensor all() const;
+  Tensor any() const;
+  Tensor cumsum(int64_t dim) const;
+  Tensor softmax(int64_t dim) const;
+  Tensor log_softmax(int64_t dim) const;
+
+  // Linear algebra.
+  Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& mat2) const;
+  Tensor bmm(const Tensor& mat2) const;
+  Tensor dot(const Tensor& other) const;
+
+  // Indexing and sorting.
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor masked_select(const Tensor& mask) const;
+  Tensor nonzero() const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true,
+                                  bool sorted = true) const;
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false) const;
+  /// PyTorch's x[...] in C++: `x.index({Slice(0, 10), 1, None, Ellipsis, mask})`.
+  Tensor index(ArrayRef<TensorIndex> indices) const;
+  /// x[...] = value.
+  const Tensor& index_put_(ArrayRef<TensorIndex> indices, const Tensor& value) const;
+  /// x[...] = value (a number).
+  const Tensor& index_put_(ArrayRef<TensorIndex> indices, const Scalar& value) const;
 
  private:
   TensorImpl* checked() const {
