@@ -35,9 +35,9 @@ at::Tensor inference_tensor() {
 }
 
 LOOM_BENCH_CONFIGURE("libtorch") {
-  at::set_num_threads(1);
+  at::set_num_threads(2);
   return "libtorch " TORCH_VERSION
-         ", at::set_num_threads(1), c10::InferenceMode on "
+         ", at::set_num_threads(2) (Loom's OpenMP loops use 2 too), c10::InferenceMode on "
          "(inference tensors: no autograd keys), no profiler callbacks; child processes get "
          "OMP_WAIT_POLICY=passive";
 }
