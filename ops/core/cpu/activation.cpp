@@ -107,14 +107,24 @@ struct Softplus {
 
 // ---- kernels with arguments --------------------------------------------------------------------
 
+/// PyTorch refuses negative limits on uint8, where they would wrap.
+void check_hardtanh_limits(const Tensor& self, const Scalar& lo, const Scalar& hi) {
+  LOOM_CHECK_T(ValueError,
+               self.dtype() != DType::UInt8 || (lo.to_double() >= 0 && hi.to_double() >= 0),
+               "cannot do hardtanh on an unsigned type with negative limits");
+}
+
 Tensor hardtanh(const Tensor& self, const Scalar& lo, const Scalar& hi) {
+  check_hardtanh_limits(self, lo, hi);
   return unary_run("hardtanh", self, nullptr, false, Hardtanh{lo.to_double(), hi.to_double()});
 }
 Tensor& hardtanh_(Tensor& self, const Scalar& lo, const Scalar& hi) {
+  check_hardtanh_limits(self, lo, hi);
   unary_run("hardtanh_", self, &self, true, Hardtanh{lo.to_double(), hi.to_double()});
   return self;
 }
 Tensor& hardtanh_out(const Tensor& self, const Scalar& lo, const Scalar& hi, Tensor& out) {
+  check_hardtanh_limits(self, lo, hi);
   unary_run("hardtanh.out", self, &out, false, Hardtanh{lo.to_double(), hi.to_double()});
   return out;
 }

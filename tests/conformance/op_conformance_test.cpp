@@ -1,0 +1,389 @@
+// The conformance harness's driver (docs/design/conformance.md). For every backend and
+// every op it provides, on every sample: the oracle is the reference kernel on contiguous
+// float64 (int64) inputs holding exactly the values the dtype under test holds; the backend
+// then runs float64, float32, float16, bfloat16 (and int64, int32, int16, int8, uint8),
+// contiguous and non-contiguous, and each result must match the oracle within the dtype's
+// tolerance (backends.cpp). In-place and out= forms are checked through the functional op
+// they mirror. One test per (backend, op).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "conformance.h"
+#include "loom/core/str_cat.h"
+#include "loom/dispatcher/boxing.h"
+#include "loom/dispatcher/plugin_loader.h"
+#include "loom/ops/pointwise.h"
+#include "ops_test_util.h"
+
+namespace loom::conformance {
+namespace {
+
+/// Loads the first-party packs and every backend's plugin, once.
+void load_plugins() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    PluginLoader::instance().load("ops_core");
+    PluginLoader::instance().load("ops_nn");
+    for (const Backend& b : backends()) {
+      if (b.plugin.empty()) continue;
+      try {
+        PluginLoader::instance().load(b.plugin);
+      } catch (const Error&) {
+        // Reported by the backend's tests as a skip.
+      }
+    }
+  });
+}
+
+bool provides(const OperatorHandle& op, const Backend& b) {
+  for (const KernelInfo& k : Dispatcher::instance().kernels(op)) {
+    if (k.key == b.key && k.provider == b.provider) return true;
+  }
+  return false;
+}
+
+/// Sets a provider override on op for the guard's lifetime.
+class ProviderGuard {
+ public:
+  ProviderGuard(const OperatorHandle& op, DispatchKey key, const std::string& provider)
+      : name_(op.name()), key_(key) {
+    Dispatcher::instance().set_provider_override(name_, key_, provider);
+  }
+  ~ProviderGuard() { Dispatcher::instance().set_provider_override(name_, key_, ""); }
+  ProviderGuard(const ProviderGuard&) = delete;
+  ProviderGuard& operator=(const ProviderGuard&) = delete;
+
+ private:
+  std::string name_;
+  DispatchKey key_;
+};
+
+/// t copied to device (the target backend's copy_).
+Tensor to_device(const Tensor& t, const Device& device) {
+  if (t.device() == device) return t;
+  Tensor out = Tensor::empty(t.sizes(), TensorOptions{}.with(t.dtype()).with(device));
+  copy_(out, t);
+  return out;
+}
+
+/// The two dtype families a sample runs in: floating dtypes against a float64 oracle, and
+/// integer dtypes (on small non-negative integers, which no integer op overflows) against an
+/// int64 oracle.
+struct Family {
+  DType oracle;
+  std::vector<DType> dtypes;
+};
+const Family kFloats{DType::Float64,
+                     {DType::Float64, DType::Float32, DType::Float16, DType::BFloat16}};
+const Family kInts{DType::Int64,
+                   {DType::Int64, DType::Int32, DType::Int16, DType::Int8, DType::UInt8}};
+
+/// t's values in dtype d and the given layout, on device. Float64 sample tensors become d
+/// (for an integer d: floor(v + 2), in [0, 4)); other tensors (indices) keep their dtype.
+Tensor convert(const Tensor& t, DType d, Layout layout, const Device& device) {
+  const bool sample_values = t.dtype() == DType::Float64;
+  const DType to = sample_values ? d : t.dtype();
+  std::vector<double> v = testing::to_doubles(t);
+  if (sample_values && !is_floating_point(d)) {
+    for (double& x : v) x = std::floor(x + 2);
+  }
+  const bool strided = layout == Layout::NonContiguous && t.dim() >= 1;
+  return to_device(testing::make_tensor(v, t.sizes(), to, strided), device);
+}
+
+/// The sample's arguments, converted.
+Stack convert_args(const Sample& s, DType d, Layout layout, const Device& device) {
+  Stack st;
+  for (const IValue& v : s.args) {
+    if (v.is_tensor()) {
+      st.emplace_back(convert(v.to_tensor(), d, layout, device));
+    } else if (v.tag() == IValue::Tag::TensorList) {
+      std::vector<Tensor> list;
+      for (const Tensor& t : v.to_tensor_list()) list.push_back(convert(t, d, layout, device));
+      st.emplace_back(std::move(list));
+    } else if (v.tag() == IValue::Tag::Double && !is_floating_point(d)) {
+      // Integer runs take integer scalars too (a float scalar would promote to float).
+      st.emplace_back(static_cast<int64_t>(std::floor(v.to_double() + 2)));
+    } else {
+      st.push_back(v);
+    }
+  }
+  return st;
+}
+
+/// t's values (exactly representable in dtype) as a contiguous CPU tensor of dtype.
+Tensor retype(const Tensor& t, DType dtype) {
+  return testing::make_tensor(testing::to_doubles(t), t.sizes(), dtype);
+}
+
+/// The oracle's arguments: the values dtype d holds, in the family's oracle dtype.
+Stack oracle_args(const Sample& s, DType d, const Family& f) {
+  Stack st = convert_args(s, d, Layout::Contiguous, kCPU);
+  for (IValue& v : st) {
+    if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().dtype() == d) {
+      v = retype(v.to_tensor(), f.oracle);
+    } else if (v.tag() == IValue::Tag::TensorList) {
+      std::vector<Tensor> list;
+      for (const Tensor& t : v.to_tensor_list()) {
+        list.push_back(t.dtype() == d ? retype(t, f.oracle) : t);
+      }
+      v = std::move(list);
+    }
+  }
+  return st;
+}
+
+Stack call(const OperatorHandle& op, Stack st, DispatchKey key, const std::string& provider) {
+  ProviderGuard guard(op, key, provider);
+  normalize_boxed_arguments(op, st);
+  op.call_boxed(st);
+  return st;
+}
+
+/// The tensors of a result stack, in order (lists flattened).
+std::vector<Tensor> tensors_of(const Stack& st) {
+  std::vector<Tensor> out;
+  for (const IValue& v : st) {
+    if (v.is_tensor()) out.push_back(v.to_tensor());
+    if (v.tag() == IValue::Tag::TensorList) {
+      for (const Tensor& t : v.to_tensor_list()) out.push_back(t);
+    }
+  }
+  return out;
+}
+
+/// Compares got (computed from dtype-d inputs) with the oracle's want; "" when they agree.
+/// values_only: an in-place result keeps self's dtype (eq_ writes 0/1 into a float self).
+std::string compare(const Tensor& got, const Tensor& want, DType d, const Family& f, double scale,
+                    bool values_only) {
+  if (!got.defined() || !want.defined()) {
+    return got.defined() == want.defined() ? "" : "one result is undefined";
+  }
+  if (sizes_str(got.sizes()) != sizes_str(want.sizes())) {
+    return str_cat("sizes ", sizes_str(got.sizes()), ", oracle ", sizes_str(want.sizes()));
+  }
+  // A result in the oracle's dtype follows the inputs: float64 -> d; int64 -> an integer
+  // dtype (sums widen to int64 as in PyTorch). Other results (bool, indices) match exactly.
+  if (!values_only && want.dtype() == DType::Float64 && f.oracle == DType::Float64 &&
+      got.dtype() != d) {
+    return str_cat("dtype ", dtype_name(got.dtype()), ", expected ", dtype_name(d));
+  }
+  // PyTorch's all/any keep uint8 for uint8 inputs.
+  const bool uint8_for_bool =
+      d == DType::UInt8 && got.dtype() == DType::UInt8 && want.dtype() == DType::Bool;
+  if (!values_only && !uint8_for_bool && want.dtype() != f.oracle && got.dtype() != want.dtype()) {
+    return str_cat("dtype ", dtype_name(got.dtype()), ", oracle ", dtype_name(want.dtype()));
+  }
+  const std::vector<double> g = testing::to_doubles(to_device(got, kCPU));
+  const std::vector<double> w = testing::to_doubles(want);
+  const bool exact = !is_floating_point(got.dtype());
+  const Tolerance tol = tolerance_for(is_floating_point(d) ? d : got.dtype());
+  // An integer result wraps as C++ conversion does (uint8 -1 is 255); a 16-bit float result
+  // beyond the dtype's range is an infinity of the same sign.
+  const int bits = exact ? static_cast<int>(8 * element_size(got.dtype())) : 0;
+  const double max_finite = d == DType::Float16 ? 65504.0 : d == DType::BFloat16 ? 3.39e38 : 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const bool wraps = exact && bits < 64 && got.dtype() != DType::Bool &&
+                       std::fmod(g[i] - w[i], std::ldexp(1.0, bits)) == 0;
+    const bool overflows = max_finite > 0 && std::isinf(g[i]) && std::fabs(w[i]) > max_finite &&
+                           std::signbit(g[i]) == std::signbit(w[i]);
+    const bool ok = (std::isnan(w[i]) && std::isnan(g[i])) || g[i] == w[i] || wraps || overflows ||
+                    (!exact && !std::isinf(w[i]) &&
+                     std::fabs(g[i] - w[i]) <= scale * (tol.atol + tol.rtol * std::fabs(w[i])));
+    if (!ok) {
+      return str_cat("element ", i, ": got ", g[i], ", oracle ", w[i], " (rtol ", scale * tol.rtol,
+                     ", atol ", scale * tol.atol, ")");
+    }
+  }
+  return "";
+}
+
+/// How an op is checked: called as it is, or (in-place and out= forms) through the
+/// functional op it mirrors, whose samples and oracle it shares.
+struct Plan {
+  OperatorHandle op;
+  std::optional<OperatorHandle> functional;  ///< set for in-place and out= forms
+  bool in_place = false;
+  std::string skip_reason;
+};
+
+bool writes(const Argument& a) { return a.alias && a.alias->is_write; }
+
+/// The functional op an in-place (`add_.Tensor`) or out= (`add.out`) form mirrors: same
+/// base name, no mutation, and exactly the form's non-written arguments.
+std::optional<OperatorHandle> functional_of(const OperatorHandle& op, bool* in_place) {
+  const FunctionSchema& s = op.schema();
+  std::vector<const Argument*> inputs;
+  for (const Argument& a : s.arguments()) {
+    if (!writes(a)) inputs.push_back(&a);
+  }
+  *in_place = !s.arguments().empty() && writes(s.arguments()[0]) && s.name().back() == '_';
+  std::string base = s.name();
+  if (*in_place) base.pop_back();
+  for (const OperatorHandle& f : Dispatcher::instance().ops()) {
+    if (!f.has_schema() || f.schema().is_mutable() || f.schema().name() != base ||
+        f.schema().ns() != s.ns()) {
+      continue;
+    }
+    const auto& fa = f.schema().arguments();
+    const size_t skip = *in_place ? 1 : 0;  // self is the written argument of an in-place form
+    if (fa.size() != inputs.size() + skip) continue;
+    bool same = *in_place ? fa[0].type == s.arguments()[0].type : true;
+    for (size_t i = 0; same && i < inputs.size(); ++i) {
+      same = fa[i + skip].name == inputs[i]->name && fa[i + skip].type == inputs[i]->type;
+    }
+    if (same) return f;
+  }
+  return std::nullopt;
+}
+
+Plan plan_for(const OperatorHandle& op) {
+  Plan p{op};
+  if (!op.schema().is_mutable()) return p;
+  p.functional = functional_of(op, &p.in_place);
+  if (!p.functional) p.skip_reason = "mutates its inputs and mirrors no functional op";
+  return p;
+}
+
+/// The out= form's stack: the functional's (normalized) arguments by name, plus fresh
+/// outputs shaped like the functional's results.
+Stack out_form_args(const OperatorHandle& out_op, const OperatorHandle& functional,
+                    const Stack& fargs, const std::vector<Tensor>& like) {
+  Stack st;
+  size_t k = 0;
+  for (const Argument& a : out_op.schema().arguments()) {
+    if (writes(a)) {
+      const Tensor& l = like.at(k++);
+      st.emplace_back(Tensor::empty(l.sizes(), TensorOptions{}.with(l.dtype()).with(l.device())));
+    } else {
+      st.push_back(fargs.at(*functional.schema().argument_index(a.name)));
+    }
+  }
+  return st;
+}
+
+struct Case {
+  Backend backend;
+  std::string op;
+};
+
+std::vector<Case> all_cases() {
+  load_plugins();
+  std::vector<Case> cases;
+  for (const Backend& b : backends()) {
+    for (const OperatorHandle& op : Dispatcher::instance().ops()) {
+      if (op.has_schema() && provides(op, b)) cases.push_back({b, op.name()});
+    }
+  }
+  std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) {
+    return std::tie(a.backend.name, a.op) < std::tie(b.backend.name, b.op);
+  });
+  return cases;
+}
+
+/// gtest's name for a case in its messages.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.backend.name << " " << c.op; }
+
+/// LOOM_CONFORMANCE_VERBOSE=1 lists every (op, sample, dtype, layout) checked.
+bool verbose() {
+  static const bool v = std::getenv("LOOM_CONFORMANCE_VERBOSE") != nullptr;
+  return v;
+}
+
+class OpConformance : public ::testing::TestWithParam<Case> {};
+
+TEST_P(OpConformance, MatchesOracle) {
+  const Case& c = GetParam();
+  const Plan plan = plan_for(*Dispatcher::instance().find_op(c.op));
+  if (!plan.skip_reason.empty()) GTEST_SKIP() << c.op << ": " << plan.skip_reason;
+  const OperatorHandle oracle_op = plan.functional.value_or(plan.op);
+  const Samples samples = samples_for(oracle_op);
+  if (samples.samples.empty()) GTEST_SKIP() << c.op << ": " << samples.skip_reason;
+  const Device device(c.backend.device);
+  int checked = 0;
+  std::string first_na;
+  for (const Sample& s : samples.samples) {
+    for (const Family* f : {&kFloats, &kInts}) {
+      for (DType d : f->dtypes) {
+        // The oracle: the reference kernel on the values dtype d holds, in the oracle dtype.
+        Stack want;
+        try {
+          want = call(oracle_op, oracle_args(s, d, *f), DispatchKey::CPU, "reference");
+        } catch (const Error& e) {
+          if (first_na.empty()) first_na = str_cat(s.label, ": ", e.what());
+          break;  // the op does not take this sample in this family
+        }
+        const std::vector<Tensor> w = tensors_of(want);
+        for (Layout layout : {Layout::Contiguous, Layout::NonContiguous}) {
+          const char* lname = layout == Layout::Contiguous ? "contiguous" : "non-contiguous";
+          std::vector<Tensor> g;
+          try {
+            Stack args = convert_args(s, d, layout, device);
+            if (plan.in_place) {
+              const Tensor self = args.at(0).to_tensor();
+              call(plan.op, std::move(args), c.backend.key, c.backend.provider);
+              g = {self};
+            } else if (plan.functional) {
+              normalize_boxed_arguments(*plan.functional, args);
+              const Stack fres = call(*plan.functional, args, c.backend.key, c.backend.provider);
+              Stack oargs = out_form_args(plan.op, *plan.functional, args, tensors_of(fres));
+              std::vector<Tensor> outs;
+              for (size_t i = 0; i < oargs.size(); ++i) {
+                if (writes(plan.op.schema().arguments()[i])) outs.push_back(oargs[i].to_tensor());
+              }
+              call(plan.op, std::move(oargs), c.backend.key, c.backend.provider);
+              g = outs;
+            } else {
+              g = tensors_of(call(plan.op, std::move(args), c.backend.key, c.backend.provider));
+            }
+          } catch (const Error& e) {
+            // PyTorch too refuses some dtypes (16-bit floats, some integer widths) and some
+            // in-place forms (a result type self cannot hold); a refusal of the oracle's own
+            // dtype by the plain op is a failure.
+            if (d != f->oracle || plan.functional) break;
+            ADD_FAILURE() << c.op << " on " << s.label << " " << dtype_name(d) << " " << lname
+                          << " threw, but the oracle did not: " << e.what();
+            continue;
+          }
+          if (plan.in_place && w.size() != 1) break;
+          ASSERT_EQ(g.size(), plan.in_place ? 1 : w.size()) << c.op << ": number of results";
+          for (size_t i = 0; i < g.size(); ++i) {
+            const std::string why =
+                compare(g[i], w[i], d, *f, c.backend.tolerance_scale, plan.in_place);
+            EXPECT_EQ(why, "") << c.op << " on " << s.label << ", " << dtype_name(d) << ", "
+                               << lname << ", result " << i;
+          }
+          if (verbose()) {
+            std::printf("  checked %s on %s, %s, %s: %s vs oracle %s\n", c.op.c_str(),
+                        s.label.c_str(), std::string(dtype_name(d)).c_str(), lname,
+                        g.empty() ? "-" : g[0].describe().c_str(),
+                        w.empty() ? "-" : w[0].describe().c_str());
+          }
+          ++checked;
+        }
+      }
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << c.op << ": no sample applies (" << first_na << ")";
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string n = info.param.backend.name + "_" + info.param.op;
+  for (char& ch : n) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, OpConformance, ::testing::ValuesIn(all_cases()), case_name);
+
+}  // namespace
+}  // namespace loom::conformance
