@@ -1,5 +1,7 @@
 #include "loom/core/allocator.h"
 
+#include <cstring>
+
 #include <mutex>
 #include <vector>
 
@@ -58,6 +60,8 @@ std::string human_bytes(int64_t b) {
   return absl::StrFormat("%d B", b);
 }
 }  // namespace
+
+void Allocator::copy_data(void* dst, const void* src, size_t n) const { std::memcpy(dst, src, n); }
 
 std::string Allocator::summary() const {
   const AllocatorStats s = stats();

@@ -1,5 +1,7 @@
 #include "loom/core/storage.h"
 
+#include <algorithm>
+
 #include "loom/core/error.h"
 
 namespace loom {
@@ -9,6 +11,17 @@ StorageImpl::StorageImpl(size_t nbytes, Allocator& allocator, int16_t device_ind
 
 StorageImpl::StorageImpl(DataPtr data, size_t nbytes, Allocator* allocator)
     : data_(std::move(data)), nbytes_(nbytes), allocator_(allocator) {}
+
+void StorageImpl::resize(size_t nbytes) {
+  LOOM_CHECK(allocator_ != nullptr, "Trying to resize storage that is not resizable (its memory ",
+             "was adopted from outside Loom, e.g. by from_blob)");
+  if (nbytes == nbytes_) return;
+  DataPtr fresh = allocator_->allocate(nbytes, data_.device().index() < 0 ? 0 : data_.device().index());
+  const size_t keep = std::min(nbytes, nbytes_);
+  if (keep > 0) allocator_->copy_data(fresh.get(), data_.get(), keep);
+  data_ = std::move(fresh);
+  nbytes_ = nbytes;
+}
 
 Storage Storage::allocate(size_t nbytes, Device device) {
   LOOM_CHECK_T(DeviceError, !device.is_cpu() || device.index() <= 0,

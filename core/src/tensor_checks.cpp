@@ -53,4 +53,12 @@ void check_dim(std::string_view op, TensorArg arg, int64_t ndim) {
              "-D, but got a ", arg.tensor.dim(), "-D tensor ", arg.tensor.describe());
 }
 
+bool resize_output(std::string_view op, const Tensor& out, IntArrayRef sizes) {
+  LOOM_CHECK(out.defined(), op, ": out is an undefined tensor");
+  if (out.sizes() == sizes) return false;
+  // PyTorch warns (deprecated) when a non-empty out is resized, then resizes all the same.
+  out.resize_(sizes);
+  return true;
+}
+
 }  // namespace loom

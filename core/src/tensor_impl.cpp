@@ -41,6 +41,26 @@ TensorImpl::TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, IntArray
   set_geometry(sizes, strides, storage_offset);
 }
 
+void TensorImpl::resize_contiguous(IntArrayRef sizes) {
+  DimVector strides(sizes.size());
+  int64_t numel = 1;
+  for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
+    LOOM_CHECK(sizes[i] >= 0, "Trying to create tensor with negative dimension ", sizes[i], ": ",
+               sizes_str(sizes));
+    strides[i] = numel;
+    numel *= std::max<int64_t>(sizes[i], 1);
+  }
+  bool empty = false;
+  for (int64_t s : sizes) empty |= s == 0;
+  const size_t need =
+      empty ? 0 : static_cast<size_t>(storage_offset_ + numel) * element_size(dtype_);
+  if (need > storage_.nbytes()) {
+    LOOM_CHECK(storage_.defined(), "resize_: the tensor has no storage");
+    storage_.impl()->resize(need);
+  }
+  set_geometry(sizes, {strides.data(), strides.size()}, storage_offset_);
+}
+
 void TensorImpl::set_geometry(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
   LOOM_CHECK(sizes.size() == strides.size(), "tensor geometry: sizes ", sizes_str(sizes),
              " and strides ", sizes_str(strides), " have different lengths");

@@ -659,3 +659,56 @@ TEST(TensorTest, AdoptedStorageUsesItsDeleter) {
 
 }  // namespace
 }  // namespace loom
+
+namespace loom {
+namespace {
+
+TEST(TensorResizeTest, GrowsStorageAndKeepsBytes) {
+  Tensor t = Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2});
+  Tensor view = t.as_strided_view({4}, {1}, 0);
+  t.resize_({3, 5});
+  EXPECT_EQ(sizes_str(t.sizes()), "[3, 5]");
+  EXPECT_EQ(sizes_str(t.strides()), "[5, 1]");
+  EXPECT_GE(t.storage().nbytes(), 15 * sizeof(float));
+  // The first bytes survive, and a view of the same storage sees the new memory.
+  EXPECT_EQ(t.data_ptr<float>()[3], 4.0f);
+  EXPECT_EQ(view.data_ptr<float>(), t.data_ptr<float>());
+}
+
+TEST(TensorResizeTest, ShrinkingKeepsStorage) {
+  Tensor t = Tensor::empty({4, 4});
+  const size_t nbytes = t.storage().nbytes();
+  t.resize_({2});
+  EXPECT_EQ(sizes_str(t.sizes()), "[2]");
+  EXPECT_EQ(t.storage().nbytes(), nbytes);
+  t.resize_({0, 3});
+  EXPECT_EQ(t.numel(), 0);
+}
+
+TEST(TensorResizeTest, RespectsStorageOffsetAndRefusesNegativeSizes) {
+  Tensor base = Tensor::empty({4});
+  Tensor tail = base.as_strided_view({2}, {1}, 2);
+  tail.resize_({5});
+  EXPECT_GE(tail.storage().nbytes(), 7 * sizeof(float));
+  EXPECT_EQ(tail.storage_offset(), 2);
+  EXPECT_THROW(tail.resize_({-1}), Error);
+}
+
+TEST(TensorResizeTest, AdoptedMemoryIsNotResizable) {
+  static float buffer[4];
+  Storage s(boost::intrusive_ptr<StorageImpl>(
+      new StorageImpl(DataPtr(buffer, nullptr, nullptr, Device()), sizeof(buffer), nullptr)));
+  Tensor t(boost::intrusive_ptr<TensorImpl>(new TensorImpl(s, DType::Float32, {4}, {1}, 0)));
+  t.resize_({2});  // fits: no reallocation needed
+  try {
+    t.resize_({8});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Trying to resize storage that is not resizable"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace loom

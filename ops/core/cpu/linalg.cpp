@@ -73,18 +73,11 @@ void gemm_into(std::string_view op, const Tensor& a, const Tensor& b, const Tens
   });
 }
 
-/// Makes out hold sizes and dtype: kept when it already does, else given contiguous geometry
-/// over its storage (as resize_ does when the storage is large enough).
+/// Makes out hold sizes and dtype: kept when it already does, else resized (resize_output).
 void prepare_out(std::string_view op, const Tensor& out, IntArrayRef sizes, DType dtype) {
   LOOM_CHECK_T(TypeError, out.dtype() == dtype, op, ": expected out to have dtype ",
                dtype_name(dtype), " but got ", dtype_name(out.dtype()));
-  if (out.sizes() == sizes) return;
-  int64_t numel = 1;
-  for (int64_t s : sizes) numel *= s;
-  const size_t need = static_cast<size_t>(out.storage_offset() + numel) * out.element_size();
-  LOOM_CHECK(need <= out.storage().nbytes(), op, ": out ", out.describe(), " cannot be resized to ",
-             sizes_str(sizes), " (its storage is too small; pass an out tensor of that size)");
-  out.impl()->set_geometry(sizes, row_major_strides(sizes), out.storage_offset());
+  resize_output(op, out, sizes);
 }
 
 /// Runs compute(dst) on out, or on a temporary copied into out if out overlaps an input.

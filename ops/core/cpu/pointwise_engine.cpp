@@ -2,6 +2,7 @@
 // promotion, output checks, dimension coalescing, and the dtype-converting copy.
 #include "cpu/tensor_iterator.h"
 #include "loom/core/str_cat.h"
+#include "loom/core/tensor_checks.h"
 
 namespace loom::ops::cpu {
 
@@ -118,20 +119,8 @@ void TensorIterator::build() {
                  "to a single memory location. Please clone() the tensor before performing the "
                  "operation.");
     }
-    if (out_.sizes() != shape()) {
-      // Loom cannot give a tensor new storage, so a mis-sized out= is resized only when its
-      // storage already holds the result (PyTorch would reallocate an empty one).
-      const size_t need = static_cast<size_t>(numel_) * element_size(out_.dtype());
-      LOOM_CHECK(out_.storage().nbytes() >= need + out_.storage_offset() * out_.element_size() &&
-                     out_.numel() == 0,
-                 op_, ": out has shape ", sizes_str(out_.sizes()),
-                 ", which does not match the required output shape ", sizes_str(shape()),
-                 " (an out= tensor is resized only when it is empty and its storage is large "
-                 "enough; pass one of shape ",
-                 sizes_str(shape()), ")");
-      const DimVector strides = contiguous_strides(shape());
-      out_.impl()->set_geometry(shape(), {strides.data(), strides.size()}, out_.storage_offset());
-    }
+    // A mis-sized out= is resized, as PyTorch's resize_output does.
+    resize_output(op_, out_, shape());
   }
   result_buf_ =
       out_.dtype() == result_ ? out_ : Tensor::empty(shape(), TensorOptions{}.with(result_));

@@ -113,6 +113,9 @@ class Allocator {
   virtual void reset_peak_stats() {}
   /// Returns cached, unused blocks to the system.
   virtual void empty_cache() {}
+  /// Copies n bytes between two blocks of this allocator (used when a storage grows);
+  /// memcpy by default, device allocators override it.
+  virtual void copy_data(void* dst, const void* src, size_t n) const;
   /// A human-readable table of stats() (PyTorch's memory_summary()).
   std::string summary() const;
 };

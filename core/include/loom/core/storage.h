@@ -24,6 +24,11 @@ class StorageImpl : public boost::intrusive_ref_counter<StorageImpl> {
   Device device() const { return data_.device(); }
   /// The allocator that made it (nullptr for adopted memory).
   Allocator* allocator() const { return allocator_; }
+  /// Gives the storage nbytes of new memory from its allocator, keeping the first
+  /// min(old, new) bytes; every tensor sharing it sees the new memory (PyTorch's storage
+  /// resize). Throws loom::Error for adopted memory ("Trying to resize storage that is not
+  /// resizable").
+  void resize(size_t nbytes);
 
  private:
   DataPtr data_;

@@ -145,6 +145,13 @@ class Tensor {
   /// A view sharing storage and version counter, with new geometry. Checked
   /// against the storage bounds.
   Tensor as_strided_view(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) const;
+  /// PyTorch's resize_ (a metadata change, so it lives in the core): contiguous geometry of
+  /// sizes at the same storage offset; the storage grows when too small (views of it see
+  /// the new memory), elements beyond the old size are uninitialised. Returns *this.
+  const Tensor& resize_(IntArrayRef sizes) const {
+    checked()->resize_contiguous(sizes);
+    return *this;
+  }
   /// True if both share one storage.
   bool is_alias_of(const Tensor& other) const { return storage().is_alias_of(other.storage()); }
   /// True if both are the same TensorImpl.

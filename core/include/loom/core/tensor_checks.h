@@ -35,4 +35,9 @@ void check_same_dtype(std::string_view op, std::initializer_list<TensorArg> args
 /// Throws ValueError unless arg has exactly ndim dimensions.
 void check_dim(std::string_view op, TensorArg arg, int64_t ndim);
 
+/// PyTorch's resize_output for out= arguments: leaves out alone if it already has sizes,
+/// else resizes it (contiguous; its storage grows if needed), so views of a shared storage
+/// see the new memory. Returns true if out was resized.
+bool resize_output(std::string_view op, const Tensor& out, IntArrayRef sizes);
+
 }  // namespace loom

@@ -112,6 +112,9 @@ class TensorImpl : public boost::intrusive_ref_counter<TensorImpl> {
 
   /// Replaces sizes/strides/offset (for in-place shape ops). Same checks as the constructor.
   void set_geometry(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
+  /// PyTorch's resize_: contiguous geometry of sizes at the same storage offset; the
+  /// storage grows (keeping its bytes) when it is too small, and never shrinks.
+  void resize_contiguous(IntArrayRef sizes);
 
  private:
   void refresh();
