@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages Loom builds and tests with; installs only what is
+# Installs the Debian 12 packages Loom builds and tests with (libonnx-testdata: the ONNX
+# node tests `loom conformance onnx` runs); installs only what is
 # missing, so running it twice is harmless. Pass extra package names as arguments
 # (run-bench.sh adds libtorch-dev).
 set -euo pipefail
@@ -9,6 +10,7 @@ packages=(
   libboost-dev libabsl-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev
   doxygen
+  libonnx-testdata
   "$@"
 )
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the core, dispatcher, plugin and operator suites under ASan+UBSan, and the
+# Runs the core, dispatcher, plugin and operator suites and the conformance harness under
+# ASan+UBSan, and the
 # registration race and dispatcher suites under ThreadSanitizer. Called by
 # scripts/run-tests.sh.
 # A suite joins by adding its target name to the lists below.
@@ -19,6 +20,12 @@ asan_tests=($(existing dispatcher_test schema_parser_test registration_race_test
 for f in "$ROOT"/tests/ops/*_test.cpp; do
   [ -e "$f" ] && asan_tests+=("ops_$(basename "${f%.cpp}")")
 done
+for f in "$ROOT"/tests/ops/nn/*_test.cpp; do
+  [ -e "$f" ] && asan_tests+=("ops_nn_$(basename "${f%.cpp}")")
+done
+# The conformance harness runs every op on every dtype and layout: the widest net for
+# out-of-bounds reads in kernels.
+asan_tests+=(op_conformance_test)
 # The plugin suites load the test plugins and ops_core from the build tree: build them all.
 echo "== ASan+UBSan: ${asan_tests[*]}"
 loom_build "$ROOT/build-asan" -DLOOM_SANITIZE=address -DLOOM_BUILD_BENCH=OFF \
