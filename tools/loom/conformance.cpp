@@ -1,0 +1,97 @@
+// `loom conformance onnx [DIR]`: runs ONNX's node tests on Loom's ops (tools/loom/onnx).
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "loom/core/error.h"
+#include "loom/core/str_cat.h"
+#include "loom/dispatcher/plugin_loader.h"
+#include "onnx/onnx_runner.h"
+
+namespace loom::cli {
+namespace {
+
+/// Loads ops_core (required) and ops_nn (optional: without it the nn tests skip).
+void load_op_packs() {
+  PluginLoader& loader = PluginLoader::instance();
+  try {
+    loader.load("ops_core");
+  } catch (const PluginError& e) {
+    throw Error(str_cat("cannot load the ops_core plugin: ", e.what()));
+  }
+  try {
+    loader.load("ops_nn");
+  } catch (const PluginError& e) {
+    std::cerr << "loom: warning: ops_nn was not loaded, so its tests skip: " << e.what() << "\n";
+  }
+}
+
+double parse_tolerance(std::string_view option, const std::string& value) {
+  size_t used = 0;
+  double v = -1;
+  try {
+    v = std::stod(value, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != value.size() || !(v >= 0)) {
+    throw UsageError(str_cat(option, " expects a non-negative number, got '", value, "'"));
+  }
+  return v;
+}
+
+void write_json(const std::string& path, const onnx::RunOptions& options,
+                const onnx::Summary& summary) {
+  using json = nlohmann::ordered_json;
+  static constexpr const char* kWord[] = {"pass", "fail", "skip"};
+  json tests = json::array();
+  for (const onnx::TestResult& r : summary.results) {
+    tests.push_back({{"name", r.name},
+                     {"outcome", kWord[static_cast<int>(r.outcome)]},
+                     {"reason", r.reason},
+                     {"ops", r.op_types}});
+  }
+  const json report = {{"dir", options.dir.string()},
+                       {"rtol", options.rtol},
+                       {"atol", options.atol},
+                       {"passed", summary.passed},
+                       {"failed", summary.failed},
+                       {"skipped", summary.skipped},
+                       {"tests", tests}};
+  std::ofstream out(path);
+  out << report.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  if (!out) throw Error(str_cat("cannot write ", path));
+}
+
+}  // namespace
+
+int run_conformance_onnx(Args& args) {
+  onnx::RunOptions options;
+  options.filter = args.take_option("--filter").value_or("");
+  options.verbose = args.take_flag("--verbose");
+  const std::optional<std::string> json_path = args.take_option("--json");
+  const bool list_ops = args.take_flag("--list-ops");
+  if (auto rtol = args.take_option("--rtol")) options.rtol = parse_tolerance("--rtol", *rtol);
+  if (auto atol = args.take_option("--atol")) options.atol = parse_tolerance("--atol", *atol);
+  const std::vector<std::string> dirs = args.positionals(0, 1);
+  if (!dirs.empty()) options.dir = dirs.front();
+
+  if (list_ops) {
+    for (const std::string& op : onnx::mapped_op_types()) std::cout << op << "\n";
+    return kExitOk;
+  }
+  if (!std::filesystem::is_directory(options.dir)) {
+    throw InvalidInput(str_cat(options.dir.string(), " is not a folder of ONNX node tests"));
+  }
+  load_op_packs();
+  const onnx::Summary summary = onnx::run_all(options, std::cout);
+  std::cout << onnx::summary_line(summary) << "\n";
+  if (json_path) write_json(*json_path, options, summary);
+  return summary.failed == 0 ? kExitOk : kExitFailure;
+}
+
+}  // namespace loom::cli
