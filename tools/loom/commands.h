@@ -17,5 +17,7 @@ int run_schema_check(Args& args);
 int run_plugin_check(Args& args);
 /// `loom bench [...]`: replaces this process with loom-bench.
 int run_bench(Args& args);
+/// `loom conformance onnx [DIR]`: runs ONNX's node tests on Loom's ops; exits 1 if one fails.
+int run_conformance_onnx(Args& args);
 
 }  // namespace loom::cli

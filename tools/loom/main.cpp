@@ -32,6 +32,10 @@ constexpr Command kCommands[] = {
      "load one plugin in a separate process and report what it registers", &run_plugin_check},
     {"bench", "[--json FILE] [--filter REGEX] [--rounds N] [--list]",
      "run the benchmarks against libtorch (runs loom-bench)", &run_bench},
+    {"conformance onnx",
+     "[--filter SUBSTR] [--verbose] [--json FILE] [--rtol R] [--atol A] [--list-ops] [DIR]",
+     "run ONNX's node tests (DIR: /usr/share/libonnx-testdata/data/node) on Loom's ops",
+     &run_conformance_onnx},
 };
 
 void print_usage(std::ostream& out) {
