@@ -1,0 +1,32 @@
+#pragma once
+/// @file
+/// Everything a C++ program needs to use Loom like libtorch: the core (Tensor, dtypes,
+/// devices, errors), the plugin loader, the op packs' free functions and operators,
+/// Tensor's op methods and `x.index({...})`.
+///
+/// Ops come from plugins: call loom::init() once (it loads ops_core and, when present,
+/// ops_nn) or load packs yourself with loom::PluginLoader.
+
+#include "loom/core/tensor.h"
+#include "loom/dispatcher/plugin_loader.h"
+#include "loom/ops/core.h"
+#include "loom/ops/tensor_index.h"
+#include "loom/ops/tensor_methods.h"
+#if __has_include("loom/ops/nn.h")
+#include "loom/ops/nn.h"
+#endif
+
+namespace loom {
+
+/// Loads the first-party op packs (ops_core, then ops_nn if it is installed); idempotent.
+/// Throws loom::Error if ops_core cannot be loaded.
+inline void init() {
+  PluginLoader::instance().load("ops_core");
+  try {
+    PluginLoader::instance().load("ops_nn");
+  } catch (const Error&) {
+    // ops_nn is optional: programs that use only the core pack run without it.
+  }
+}
+
+}  // namespace loom
