@@ -159,6 +159,11 @@ Tensor I(std::vector<int64_t> sizes, int64_t hi, uint64_t seed = 3) {  // int64 
   return t;
 }
 using IL = std::vector<int64_t>;
+Tensor full(std::vector<int64_t> sizes, double v) {  // a float64 constant
+  Tensor t = Tensor::empty(sizes, TensorOptions{}.with(DType::Float64));
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_ptr<double>()[i] = v;
+  return t;
+}
 
 /// Ops whose arguments the schema cannot fill.
 const std::map<std::string, Maker>& table() {
@@ -310,6 +315,26 @@ const std::map<std::string, Maker>& table() {
        [] {
          return std::vector{
              sample("[2, 5, 3, 2] by [2, 3, 2]", {R({2, 5, 3, 2}), I({2, 3, 2}, 5)})};
+       }},
+      {"aten::nll_loss_backward",
+       [] {
+         return std::vector{
+             sample("[] into [4, 5] by [4], mean", {R({}), R({4, 5}, 2), I({4}, 5), std::nullopt,
+                                                    int64_t{1}, int64_t{-100}, full({}, 4)}),
+             sample("[4] into [4, 5] by [4], none", {R({4}), R({4, 5}, 2), I({4}, 5), std::nullopt,
+                                                     int64_t{0}, int64_t{-100}, full({}, 4)})};
+       }},
+      {"aten::nll_loss2d_forward",
+       [] {
+         return std::vector{
+             sample("[2, 5, 3, 2] by [2, 3, 2]",
+                    {R({2, 5, 3, 2}), I({2, 3, 2}, 5), std::nullopt, int64_t{1}, int64_t{-100}})};
+       }},
+      {"aten::nll_loss2d_backward",
+       [] {
+         return std::vector{sample("[] into [2, 5, 3, 2] by [2, 3, 2], sum",
+                                   {R({}), R({2, 5, 3, 2}, 2), I({2, 3, 2}, 5), std::nullopt,
+                                    int64_t{2}, int64_t{-100}, full({}, 12)})};
        }},
       {"aten::mm",
        [] {
