@@ -165,6 +165,19 @@ Tensor full(std::vector<int64_t> sizes, double v) {  // a float64 constant
   return t;
 }
 
+Tensor B(std::vector<int64_t> sizes, uint64_t seed = 5) {  // a bool mask, about half true
+  Tensor t = Tensor::empty(sizes, TensorOptions{}.with(DType::Bool));
+  std::mt19937_64 gen(seed);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_ptr<bool>()[i] = (gen() & 1) != 0;
+  return t;
+}
+
+/// Runs an op (reference kernels) to make an input another op needs, e.g. pooling indices.
+Stack call_op(const char* name, Stack args) {
+  Dispatcher::instance().find_op_or_throw(name).call_boxed(args);
+  return args;
+}
+
 /// Ops whose arguments the schema cannot fill.
 const std::map<std::string, Maker>& table() {
   static const auto* t = new std::map<std::string, Maker>{
@@ -335,6 +348,166 @@ const std::map<std::string, Maker>& table() {
          return std::vector{sample("[] into [2, 5, 3, 2] by [2, 3, 2], sum",
                                    {R({}), R({2, 5, 3, 2}, 2), I({2, 3, 2}, 5), std::nullopt,
                                     int64_t{2}, int64_t{-100}, full({}, 12)})};
+       }},
+      {"aten::max_pool2d_with_indices",
+       [] {
+         return std::vector{
+             sample("[2, 3, 7, 6] k 3 s 2 p 1 ceil",
+                    {R({2, 3, 7, 6}), IL{3, 3}, IL{2, 2}, IL{1, 1}, IL{1, 1}, true})};
+       }},
+      {"aten::max_pool2d_with_indices_backward",
+       [] {
+         const Tensor x = R({2, 3, 7, 6}, 2);
+         const Tensor idx =
+             call_op("aten::max_pool2d_with_indices", {x, IL{3, 3}, IL{2, 2}}).at(1).to_tensor();
+         return std::vector{
+             sample("[2, 3, 3, 2] into [2, 3, 7, 6]",
+                    {R({2, 3, 3, 2}), x, IL{3, 3}, IL{2, 2}, IL{0, 0}, IL{1, 1}, false, idx})};
+       }},
+      {"aten::avg_pool2d_backward",
+       [] {
+         return std::vector{sample("[2, 3, 3, 2] into [2, 3, 7, 6]",
+                                   {R({2, 3, 3, 2}), R({2, 3, 7, 6}, 2), IL{3, 3}, IL{2, 2},
+                                    IL{0, 0}, false, true, std::nullopt})};
+       }},
+      {"aten::_adaptive_avg_pool2d",
+       [] {
+         return std::vector{sample("[2, 3, 7, 6] -> [3, 2]", {R({2, 3, 7, 6}), IL{3, 2}})};
+       }},
+      {"aten::adaptive_avg_pool1d",
+       [] {
+         return std::vector{sample("[2, 3, 7] -> [3]", {R({2, 3, 7}), IL{3}})};
+       }},
+      {"aten::adaptive_max_pool2d",
+       [] {
+         return std::vector{sample("[2, 3, 7, 6] -> [3, 2]", {R({2, 3, 7, 6}), IL{3, 2}})};
+       }},
+      {"aten::adaptive_max_pool1d",
+       [] {
+         return std::vector{sample("[2, 3, 7] -> [3]", {R({2, 3, 7}), IL{3}})};
+       }},
+      {"aten::avg_pool1d",
+       [] {
+         return std::vector{sample("[2, 3, 9] k 3 s 2", {R({2, 3, 9}), IL{3}, IL{2}})};
+       }},
+      {"aten::max_pool1d",
+       [] {
+         return std::vector{sample("[2, 3, 9] k 3 s 2", {R({2, 3, 9}), IL{3}, IL{2}})};
+       }},
+      {"aten::max_pool1d_with_indices",
+       [] {
+         return std::vector{sample("[2, 3, 9] k 3 s 2", {R({2, 3, 9}), IL{3}, IL{2}})};
+       }},
+      {"aten::conv_transpose2d.input",
+       [] {
+         return std::vector{sample("[2, 4, 5, 5] *T [4, 3, 3, 3] s 2",
+                                   {R({2, 4, 5, 5}), R({4, 3, 3, 3}, 2), R({3}, 3), IL{2, 2},
+                                    IL{1, 1}, IL{1, 1}, int64_t{1}, IL{1, 1}})};
+       }},
+      {"aten::conv_transpose1d",
+       [] {
+         return std::vector{sample("[2, 4, 5] *T [4, 3, 3]", {R({2, 4, 5}), R({4, 3, 3}, 2)})};
+       }},
+      {"aten::conv2d.padding",
+       [] {
+         return std::vector{sample(
+             "[2, 3, 7, 6] * [4, 3, 3, 3] same",
+             {R({2, 3, 7, 6}), R({4, 3, 3, 3}, 2), R({4}, 3), IL{1, 1}, std::string("same")})};
+       }},
+      {"aten::convolution_backward",
+       [] {
+         return std::vector{sample(
+             "[2, 4, 5, 4] through [4, 3, 3, 3]",
+             {R({2, 4, 5, 4}), R({2, 3, 7, 6}, 2), R({4, 3, 3, 3}, 3), IL{4}, IL{1, 1}, IL{0, 0},
+              IL{1, 1}, false, IL{0, 0}, int64_t{1}, std::vector<bool>{true, true, true}})};
+       }},
+      {"aten::native_batch_norm_backward",
+       [] {
+         return std::vector{
+             sample("[4, 3, 5] training",
+                    {R({4, 3, 5}), R({4, 3, 5}, 2), R({3}, 3), std::nullopt, std::nullopt,
+                     R({3}, 4), P({3}, 5), true, 1e-5, std::vector<bool>{true, true, true}})};
+       }},
+      {"aten::native_layer_norm_backward",
+       [] {
+         return std::vector{
+             sample("[2, 3, 5] over [5]",
+                    {R({2, 3, 5}), R({2, 3, 5}, 2), IL{5}, R({2, 3, 1}, 3), P({2, 3, 1}, 4),
+                     R({5}, 5), R({5}, 6), std::vector<bool>{true, true, true}})};
+       }},
+      {"aten::native_group_norm_backward",
+       [] {
+         return std::vector{sample(
+             "[2, 4, 3] in 2 groups",
+             {R({2, 4, 3}), R({2, 4, 3}, 2), R({2, 2}, 3), P({2, 2}, 4), R({4}, 5), int64_t{2},
+              int64_t{4}, int64_t{3}, int64_t{2}, std::vector<bool>{true, true, true}})};
+       }},
+      {"aten::batch_norm",
+       [] {
+         return std::vector{
+             sample("[4, 3, 5] training", {R({4, 3, 5}), R({3}, 2), R({3}, 3), std::nullopt,
+                                           std::nullopt, true, 0.1, 1e-5, false})};
+       }},
+      {"aten::topk",
+       [] {
+         return std::vector{
+             sample("[3, 5] top 2", {R({3, 5}), int64_t{2}}),
+             sample("[3, 5] bottom 3 of dim 0", {R({3, 5}), int64_t{3}, int64_t{0}, false})};
+       }},
+      {"aten::sort.stable",
+       [] {
+         return std::vector{sample("[3, 5] stable", {R({3, 5}), true})};
+       }},
+      {"aten::index.Tensor",
+       [] {
+         return std::vector{
+             sample("[3, 4][:, [2]]",
+                    {R({3, 4}), std::vector<std::optional<Tensor>>{std::nullopt, I({2}, 4)}}),
+             sample("[3, 4][mask]", {R({3, 4}), std::vector<std::optional<Tensor>>{B({3, 4})}})};
+       }},
+      {"aten::index_put",
+       [] {
+         return std::vector{sample(
+             "[3, 4][[5]] += [5, 4]",
+             {R({3, 4}), std::vector<std::optional<Tensor>>{I({5}, 3)}, R({5, 4}, 2), true})};
+       }},
+      {"aten::masked_fill.Scalar",
+       [] {
+         return std::vector{sample("[3, 4] where [3, 4]", {R({3, 4}), B({3, 4}), 0.5})};
+       }},
+      {"aten::masked_fill.Tensor",
+       [] {
+         return std::vector{sample("[3, 4] where [4]", {R({3, 4}), B({4}), full({}, 0.5)})};
+       }},
+      {"aten::masked_select",
+       [] {
+         return std::vector{sample("[3, 4] where [4]", {R({3, 4}), B({4})})};
+       }},
+      {"aten::masked_scatter",
+       [] {
+         return std::vector{
+             sample("[3, 4] where [3, 4] from [12]", {R({3, 4}), B({3, 4}), R({12}, 2)})};
+       }},
+      {"aten::scatter.reduce",
+       [] {
+         return std::vector{sample("[3, 4] dim 1 add", {R({3, 4}), int64_t{1}, I({3, 2}, 4),
+                                                        R({3, 2}, 2), std::string("add")})};
+       }},
+      {"aten::scatter_reduce.two",
+       [] {
+         return std::vector{sample("[3, 4] dim 1 amax", {R({3, 4}), int64_t{1}, I({3, 2}, 4),
+                                                         R({3, 2}, 2), std::string("amax")}),
+                            sample("[3, 4] dim 0 sum", {R({3, 4}), int64_t{0}, I({5, 4}, 3),
+                                                        R({5, 4}, 2), std::string("sum")})};
+       }},
+      {"aten::index_add",
+       [] {
+         return std::vector{
+             sample("[5, 4] dim 0 by [3]", {R({5, 4}), int64_t{0}, I({3}, 5), R({3, 4}, 2)})};
+       }},
+      {"aten::norm.ScalarOpt_dim",
+       [] {
+         return std::vector{sample("[3, 4] p 3 dim 1", {R({3, 4}), 3.0, IL{1}})};
        }},
       {"aten::mm",
        [] {
