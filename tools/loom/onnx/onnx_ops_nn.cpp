@@ -370,30 +370,34 @@ std::vector<int64_t> spatial_dims(const Tensor& x) {
 }
 
 /// MaxUnpool: x's values scattered to the flat positions MaxPool's indices name, in a zero
-/// tensor of the unpooled (or the given) shape.
+/// tensor of the unpooled shape. A larger output_shape keeps each value's coordinates and
+/// pads with zeros at the end of each spatial dim (as ONNX's expected values do).
 Outputs max_unpool_op(const NodeContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& indices = ctx.input(1);
-  std::vector<int64_t> shape;
-  if (ctx.has_input(2)) {
-    shape = int_values(ctx.input(2));
-    ctx.ignore_attr("kernel_shape");
-    ctx.ignore_attr("strides");
-    ctx.ignore_attr("pads");
-  } else {
-    const Window w = window_of(ctx, x, {});
-    shape = {x.size(0), x.size(1)};
-    for (size_t i = 0; i < w.kernel.size(); ++i) {
-      shape.push_back((x.size(static_cast<int64_t>(2 + i)) - 1) * w.strides[i] + w.kernel[i] -
-                      w.begin[i] - w.end[i]);
-    }
+  const Window w = window_of(ctx, x, {});
+  std::vector<int64_t> shape = {x.size(0), x.size(1)};
+  for (size_t i = 0; i < w.kernel.size(); ++i) {
+    shape.push_back((x.size(static_cast<int64_t>(2 + i)) - 1) * w.strides[i] + w.kernel[i] -
+                    w.begin[i] - w.end[i]);
   }
   int64_t numel = 1;
   for (int64_t s : shape) numel *= s;
-  const Tensor out = call_optional_tensor_op(
-      "aten::scatter.src", {zeros({numel}, x.dtype()), int64_t{0},
-                            reshape(cast_to(indices, DType::Int64), {-1}), reshape(x, {-1})});
-  return one(reshape(out, shape));
+  Tensor y = reshape(call_optional_tensor_op(
+                         "aten::scatter.src",
+                         {zeros({numel}, x.dtype()), int64_t{0},
+                          reshape(cast_to(indices, DType::Int64), {-1}), reshape(x, {-1})}),
+                     shape);
+  if (ctx.has_input(2)) {
+    const std::vector<int64_t> out = int_values(ctx.input(2));
+    if (out.size() != shape.size()) {
+      throw ValueError(str_cat(ctx.where(), ": output_shape of rank ", out.size()));
+    }
+    for (size_t d = 2; d < out.size(); ++d) {
+      y = pad_dim(y, static_cast<int64_t>(d), 0, out[d] - shape[d], Scalar(0.0));
+    }
+  }
+  return one(y);
 }
 
 // ---- Pad ----

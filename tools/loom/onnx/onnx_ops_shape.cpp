@@ -411,6 +411,43 @@ Outputs compress_op(const NodeContext& ctx) {
   return one(call_optional_tensor_op("aten::index_select", {x, axis, picked}));
 }
 
+/// Unique: aten::_unique2 (flattened) or aten::unique_dim gives the sorted values, inverse
+/// and counts; each value's first index is the least position whose inverse names it. With
+/// sorted=0 the values are reordered by first occurrence, and the inverse remapped.
+Outputs unique_op(const NodeContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const bool sorted = ctx.attr_int("sorted", 1) != 0;
+  Stack r;
+  int64_t dim = 0, n = 0;
+  if (ctx.has_attr("axis")) {
+    dim = wrap_axis(ctx, ctx.attr_int("axis", 0), x.dim());
+    n = x.size(dim);
+    r = call_optional_op("aten::unique_dim", {x, dim, true, true, true});
+  } else {
+    n = x.numel();
+    r = call_optional_op("aten::_unique2", {reshape(x, {-1}), true, true, true});
+  }
+  Tensor values = r.at(0).to_tensor();
+  Tensor inverse = reshape(r.at(1).to_tensor(), {-1});
+  Tensor counts = r.at(2).to_tensor();
+  const int64_t k = counts.numel();
+  Tensor first = call_optional_tensor_op(
+      "aten::scatter_reduce.two",
+      {full({k}, n, DType::Int64), int64_t{0}, inverse, arange(n), std::string("amin"), true});
+  if (!sorted) {
+    const Tensor order = call_optional_tensor_op("aten::argsort", {first});
+    auto pick = [&](const Tensor& t, int64_t d) {
+      return call_optional_tensor_op("aten::index_select", {t, d, order});
+    };
+    values = pick(values, dim);
+    first = pick(first, 0);
+    counts = pick(counts, 0);
+    const Tensor position = call_optional_tensor_op("aten::argsort", {order});
+    inverse = call_optional_tensor_op("aten::index_select", {position, int64_t{0}, inverse});
+  }
+  return {values, first, inverse, counts};
+}
+
 /// HannWindow, HammingWindow, BlackmanWindow: sum_k a_k cos(2 pi k n / N') over n < size,
 /// N' = size (periodic) or size - 1 (symmetric).
 Outputs window_op(const NodeContext& ctx, std::vector<double> coefficients) {
@@ -561,6 +598,7 @@ void add_shape_ops(OpTable& t) {
   t["NonZero"] = non_zero_op;
   t["Compress"] = compress_op;
   t["GatherND"] = gather_nd_op;
+  t["Unique"] = unique_op;
   t["ScatterND"] = scatter_nd_op;
   t["ReverseSequence"] = reverse_sequence_op;
   t["HannWindow"] = [](const NodeContext& c) { return window_op(c, {0.5, -0.5}); };
