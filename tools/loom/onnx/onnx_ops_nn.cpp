@@ -239,7 +239,7 @@ Outputs conv_transpose_op(const NodeContext& ctx) {
       pads[sp + i] = total - pads[i];
     }
   }
-  const std::vector<int64_t> zeros_list(sp, 0), ones_list(sp, 1);
+  const std::vector<int64_t> zeros_list(sp, 0);
   Tensor y = call_optional_tensor_op("aten::convolution",
                                      {x, weight, IValue(), strides, zeros_list, dilations, true,
                                       zeros_list, group});
