@@ -1,0 +1,880 @@
+// Reference CPU kernels of the pooling family: max_pool2d (with indices, with dilation),
+// avg_pool2d (ceil_mode, count_include_pad, divisor_override), adaptive average and max
+// pooling, their backward ops, and the 1-d forms, which run as 2-d with a unit height.
+// Inputs are [N, C, H, W] or unbatched [C, H, W], any strides; work is parallel over the
+// N*C planes. Window geometry, the ceil_mode rule (the last window must start inside the
+// input or its left padding), NaN propagation, index encoding (h * W + w within a plane),
+// checks and messages follow PyTorch's (aten/src/ATen/native/Pool.h, DilatedMaxPool2d.cpp,
+// AveragePool2d.cpp, AdaptiveAveragePooling.cpp, AdaptiveMaxPooling2d.cpp). 16-bit floats
+// compute in float.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "cpu/elementwise.h"
+#include "loom/core/tensor_checks.h"
+#include "loom/dispatcher/library.h"
+
+namespace loom::ops::cpu::pool {
+namespace {
+
+// ---- geometry ----
+
+/// The planes of a [N, C, H, W] or [C, H, W] tensor (N = 1 for the latter).
+struct Planes {
+  int64_t N, C, H, W;
+  int64_t sn, sc, sh, sw;
+  int64_t count() const { return N * C; }
+  /// Element offset of plane p = n*C + c.
+  int64_t offset(int64_t p) const { return p / C * sn + p % C * sc; }
+};
+
+Planes planes_of(const Tensor& t) {
+  if (t.dim() == 3)
+    return {1, t.size(0), t.size(1), t.size(2), 0, t.stride(0), t.stride(1), t.stride(2)};
+  return {t.size(0),   t.size(1),   t.size(2),   t.size(3),
+          t.stride(0), t.stride(1), t.stride(2), t.stride(3)};
+}
+
+/// The sizes of a pooled tensor: t's leading dims, then oH, oW.
+std::vector<int64_t> pooled_sizes(const Tensor& t, int64_t oH, int64_t oW) {
+  std::vector<int64_t> s(t.sizes().begin(), t.sizes().end() - 2);
+  s.push_back(oH);
+  s.push_back(oW);
+  return s;
+}
+
+Tensor new_tensor(IntArrayRef sizes, DType d) {
+  return Tensor::empty(sizes, TensorOptions{}.with(d));
+}
+
+/// A view of t with a size-1 dim inserted before its last dim (unsqueeze(-2)).
+Tensor unsqueeze_h(const Tensor& t) {
+  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
+  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
+  const int64_t d = t.dim() - 1;
+  sizes.insert(sizes.begin() + d, 1);
+  strides.insert(strides.begin() + d, t.stride(d) * std::max<int64_t>(t.size(d), 1));
+  return t.as_strided_view(sizes, strides, t.storage_offset());
+}
+
+/// A view of t without its size-1 dim -2 (squeeze(-2)).
+Tensor squeeze_h(const Tensor& t) {
+  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
+  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
+  const int64_t d = t.dim() - 2;
+  sizes.erase(sizes.begin() + d);
+  strides.erase(strides.begin() + d);
+  return t.as_strided_view(sizes, strides, t.storage_offset());
+}
+
+/// Rounds x / y towards negative infinity (PyTorch's div_rtn).
+int64_t div_rtn(int64_t x, int64_t y) {
+  int64_t q = x / y;
+  const int64_t r = x % y;
+  if (r != 0 && ((r < 0) != (y < 0))) --q;
+  return q;
+}
+
+/// PyTorch's pooling_output_shape, with its checks.
+int64_t pooling_output_shape(std::string_view op, int64_t in, int64_t k, int64_t pad,
+                             int64_t stride, int64_t dilation, bool ceil_mode) {
+  LOOM_CHECK(stride != 0, op, ": stride should not be zero");
+  LOOM_CHECK(pad >= 0, op, ": pad must be non-negative, but got pad: ", pad);
+  LOOM_CHECK(pad <= ((k - 1) * dilation + 1) / 2, op,
+             ": pad should be at most half of effective kernel size, but got pad=", pad,
+             ", kernel_size=", k, " and dilation=", dilation);
+  int64_t out =
+      div_rtn(in + 2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0), stride) + 1;
+  // The last window must start inside the input or its left padding.
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+/// Parameters of a 2-d max or average pooling.
+struct Pool2d {
+  int64_t kH, kW, sH, sW, pH, pW, dH = 1, dW = 1;
+  bool ceil_mode = false;
+};
+
+/// Reads kernel_size, stride (empty: the kernel), padding and, for max pooling, dilation,
+/// each one int or two, with PyTorch's messages.
+Pool2d parse_pool2d(std::string_view op, IntArrayRef kernel, IntArrayRef stride,
+                    IntArrayRef padding, const IntArrayRef* dilation, bool ceil_mode) {
+  Pool2d p;
+  LOOM_CHECK(kernel.size() == 1 || kernel.size() == 2, op,
+             ": kernel_size must either be a single int, or a tuple of two ints");
+  p.kH = kernel[0];
+  p.kW = kernel.size() == 1 ? p.kH : kernel[1];
+  LOOM_CHECK(stride.empty() || stride.size() == 1 || stride.size() == 2, op,
+             ": stride must either be omitted, a single int, or a tuple of two ints");
+  p.sH = stride.empty() ? p.kH : stride[0];
+  p.sW = stride.empty() ? p.kW : (stride.size() == 1 ? p.sH : stride[1]);
+  LOOM_CHECK(padding.size() == 1 || padding.size() == 2, op,
+             ": padding must either be a single int, or a tuple of two ints");
+  p.pH = padding[0];
+  p.pW = padding.size() == 1 ? p.pH : padding[1];
+  if (dilation) {
+    LOOM_CHECK(dilation->size() == 1 || dilation->size() == 2, op,
+               ": dilation must be either a single int, or a tuple of two ints");
+    p.dH = (*dilation)[0];
+    p.dW = dilation->size() == 1 ? p.dH : (*dilation)[1];
+  }
+  p.ceil_mode = ceil_mode;
+  return p;
+}
+
+/// PyTorch's pool2d_shape_check.
+void pool2d_shape_check(std::string_view op, const Tensor& input, const Pool2d& p, int64_t C,
+                        int64_t H, int64_t W, int64_t oH, int64_t oW) {
+  const int64_t ndim = input.dim();
+  LOOM_CHECK(p.kW > 0 && p.kH > 0, op,
+             ": kernel size should be greater than zero, but got kH: ", p.kH, " kW: ", p.kW);
+  LOOM_CHECK(p.sW > 0 && p.sH > 0, op, ": stride should be greater than zero, but got dH: ", p.sH,
+             " dW: ", p.sW);
+  LOOM_CHECK(p.dH > 0 && p.dW > 0, op,
+             ": dilation should be greater than zero, but got dilationH: ", p.dH,
+             " dilationW: ", p.dW);
+  const bool valid_dims = input.size(1) != 0 && input.size(2) != 0;
+  LOOM_CHECK((ndim == 3 && input.size(0) != 0 && valid_dims) ||
+                 (ndim == 4 && valid_dims && input.size(3) != 0),
+             op,
+             ": Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+             "but got:",
+             sizes_str(input.sizes()));
+  LOOM_CHECK(p.kW / 2 >= p.pW && p.kH / 2 >= p.pH, op,
+             ": pad should be smaller than or equal to half of kernel size, but got padW = ", p.pW,
+             ", padH = ", p.pH, ", kW = ", p.kW, ", kH = ", p.kH);
+  LOOM_CHECK(oW >= 1 && oH >= 1, op, ": Given input size: (", C, "x", H, "x", W,
+             "). Calculated output size: (", C, "x", oH, "x", oW, "). Output size is too small");
+}
+
+/// PyTorch's check_dim_size.
+void check_dim_size(std::string_view op, const Tensor& t, std::string_view name, int64_t dim,
+                    int64_t d, int64_t size) {
+  LOOM_CHECK(t.dim() == dim && t.size(d) == size, op, ": Expected a tensor of dimension ", dim,
+             " and tensor.size[", d, "] == ", size, " but got: dimension ", t.dim(),
+             " and tensor.size[", d, "] = ", t.dim() > d ? t.size(d) : -1, " (", name, ")");
+}
+
+/// The leading (batch) dim of grad_output must match the input's, so no plane is read
+/// outside the tensors (PyTorch leaves it unchecked).
+void check_same_batch(std::string_view op, const Tensor& input, const Tensor& t,
+                      std::string_view name) {
+  if (input.dim() != 4 || t.dim() != 4) return;
+  LOOM_CHECK(t.size(0) == input.size(0), op, ": expected ", name, " to have batch size ",
+             input.size(0), " as the input ", input.describe(), " has, but got ", t.describe());
+}
+
+// ---- dtype dispatch ----
+
+/// Calls f for dtype d among the floating types and, if `ints`, the integer types (not bool);
+/// otherwise throws PyTorch's "not implemented for" naming kernel.
+template <typename F>
+void dispatch_pool(std::string_view kernel, DType d, bool ints, bool long_only, F&& f) {
+  const bool ok =
+      d != DType::Bool && (is_floating_point(d) || (ints && (!long_only || d == DType::Int64)));
+  if (!ok) throw_dtype_unsupported(kernel, d);
+  dispatch_all(d, [&]<typename S>(S*) {
+    if constexpr (!std::is_same_v<S, bool>) f(static_cast<S*>(nullptr));
+  });
+}
+
+template <typename A>
+constexpr A lowest() {
+  if constexpr (std::is_floating_point_v<A>) {
+    return -std::numeric_limits<A>::infinity();
+  } else {
+    return std::numeric_limits<A>::lowest();
+  }
+}
+
+template <typename A>
+bool is_nan(A v) {
+  if constexpr (std::is_floating_point_v<A>) {
+    return std::isnan(v);
+  } else {
+    return false;
+  }
+}
+
+bool worth_parallel(int64_t planes, int64_t work) { return planes > 1 && work >= 32768; }
+
+// ---- max pooling ----
+
+/// out (contiguous [.., oH, oW]) and, if idx, the flat index h*W + w of each maximum.
+template <typename S>
+void max_pool_forward(const S* in, const Planes& ip, const Pool2d& p, int64_t oH, int64_t oW,
+                      S* out, int64_t* idx) {
+  using A = compute_t<S>;
+  const int64_t P = ip.count(), L = oH * oW;
+#pragma omp parallel for if (worth_parallel(P, P * L * p.kH * p.kW)) schedule(static)
+  for (int64_t pl = 0; pl < P; ++pl) {
+    const S* plane = in + ip.offset(pl);
+    S* o = out + pl * L;
+    int64_t* ix = idx ? idx + pl * L : nullptr;
+    for (int64_t oh = 0; oh < oH; ++oh) {
+      int64_t ih0 = oh * p.sH - p.pH;
+      const int64_t ih1 = std::min(ih0 + (p.kH - 1) * p.dH + 1, ip.H);
+      if (ih0 < 0) ih0 += (-ih0 + p.dH - 1) / p.dH * p.dH;
+      for (int64_t ow = 0; ow < oW; ++ow) {
+        int64_t iw0 = ow * p.sW - p.pW;
+        const int64_t iw1 = std::min(iw0 + (p.kW - 1) * p.dW + 1, ip.W);
+        if (iw0 < 0) iw0 += (-iw0 + p.dW - 1) / p.dW * p.dW;
+        int64_t best = ih0 * ip.W + iw0;
+        A maxval = lowest<A>();
+        for (int64_t ih = ih0; ih < ih1; ih += p.dH) {
+          const S* row = plane + ih * ip.sh;
+          for (int64_t iw = iw0; iw < iw1; iw += p.dW) {
+            const A v = convert<A>(row[iw * ip.sw]);
+            if (v > maxval || is_nan(v)) {
+              maxval = v;
+              best = ih * ip.W + iw;
+            }
+          }
+        }
+        o[oh * oW + ow] = convert<S>(maxval);
+        if (ix) ix[oh * oW + ow] = best;
+      }
+    }
+  }
+}
+
+/// grad_input (contiguous, written) from grad_output and indices (any strides): each
+/// output's gradient is added at its index. Returns false if an index is out of its plane.
+template <typename S>
+bool max_pool_backward(const S* go, const Planes& gp, const int64_t* idx, const Planes& xp,
+                       const Planes& ip, S* gi) {
+  using A = compute_t<S>;
+  const int64_t P = ip.count(), HW = ip.H * ip.W;
+  std::atomic<bool> ok{true};
+#pragma omp parallel if (worth_parallel(P, P * (HW + gp.H * gp.W)))
+  {
+    std::vector<A> acc(static_cast<size_t>(HW));
+#pragma omp for schedule(static)
+    for (int64_t pl = 0; pl < P; ++pl) {
+      std::fill(acc.begin(), acc.end(), A(0));
+      const S* g = go + gp.offset(pl);
+      const int64_t* x = idx + xp.offset(pl);
+      for (int64_t oh = 0; oh < gp.H; ++oh)
+        for (int64_t ow = 0; ow < gp.W; ++ow) {
+          const int64_t i = x[oh * xp.sh + ow * xp.sw];
+          if (i == -1) continue;
+          if (i < 0 || i >= HW) {
+            ok.store(false, std::memory_order_relaxed);
+            continue;
+          }
+          acc[static_cast<size_t>(i)] += convert<A>(g[oh * gp.sh + ow * gp.sw]);
+        }
+      S* o = gi + pl * HW;
+      for (int64_t i = 0; i < HW; ++i) o[i] = convert<S>(acc[static_cast<size_t>(i)]);
+    }
+  }
+  return ok.load();
+}
+
+/// max_pool2d's checks; returns the output size.
+std::pair<int64_t, int64_t> check_max_pool2d(std::string_view op, const Tensor& input,
+                                             const Pool2d& p) {
+  LOOM_CHECK(input.dim() == 3 || input.dim() == 4, op,
+             ": non-empty 3D or 4D (batch mode) tensor expected for input, but got ",
+             input.describe());
+  const int64_t C = input.size(-3), H = input.size(-2), W = input.size(-1);
+  const int64_t oH = pooling_output_shape(op, H, p.kH, p.pH, p.sH, p.dH, p.ceil_mode);
+  const int64_t oW = pooling_output_shape(op, W, p.kW, p.pW, p.sW, p.dW, p.ceil_mode);
+  pool2d_shape_check(op, input, p, C, H, W, oH, oW);
+  return {oH, oW};
+}
+
+std::tuple<Tensor, Tensor> max_pool2d_impl(std::string_view op, const Tensor& self, const Pool2d& p,
+                                           bool with_indices) {
+  check_defined(op, {{"self", self}});
+  const auto [oH, oW] = check_max_pool2d(op, self, p);
+  const std::vector<int64_t> sizes = pooled_sizes(self, oH, oW);
+  Tensor out = new_tensor(sizes, self.dtype());
+  Tensor idx = with_indices ? new_tensor(sizes, DType::Int64) : Tensor();
+  if (out.numel() == 0) return {out, idx};
+  dispatch_pool("max_pool2d", self.dtype(), /*ints=*/true, false, [&]<typename S>(S*) {
+    max_pool_forward<S>(static_cast<const S*>(self.data_ptr()), planes_of(self), p, oH, oW,
+                        static_cast<S*>(out.data_ptr()),
+                        with_indices ? static_cast<int64_t*>(idx.data_ptr()) : nullptr);
+  });
+  return {out, idx};
+}
+
+Tensor max_pool2d_backward_impl(std::string_view op, const Tensor& grad_output, const Tensor& self,
+                                const Pool2d& p, const Tensor& indices) {
+  check_defined(op, {{"grad_output", grad_output}, {"self", self}, {"indices", indices}});
+  check_same_device(op, {{"grad_output", grad_output}, {"self", self}, {"indices", indices}});
+  LOOM_CHECK_T(TypeError, self.dtype() == grad_output.dtype(), op, ": expected dtype ",
+               dtype_name(self.dtype()), " for `gradOutput` but got dtype ",
+               dtype_name(grad_output.dtype()));
+  LOOM_CHECK_T(TypeError, indices.dtype() == DType::Int64, op,
+               ": expected indices of dtype int64, but got ", indices.describe());
+  const auto [oH, oW] = check_max_pool2d(op, self, p);
+  const int64_t nd = self.dim(), C = self.size(-3);
+  check_dim_size(op, grad_output, "grad_output", nd, nd - 3, C);
+  check_dim_size(op, grad_output, "grad_output", nd, nd - 2, oH);
+  check_dim_size(op, grad_output, "grad_output", nd, nd - 1, oW);
+  check_dim_size(op, indices, "indices", nd, nd - 3, C);
+  check_dim_size(op, indices, "indices", nd, nd - 2, oH);
+  check_dim_size(op, indices, "indices", nd, nd - 1, oW);
+  check_same_batch(op, self, grad_output, "grad_output");
+  check_same_batch(op, self, indices, "indices");
+  Tensor gi = new_tensor(self.sizes(), self.dtype());
+  if (gi.numel() == 0) return gi;
+  bool ok = true;
+  dispatch_pool("max_pool2d_backward", self.dtype(), false, false, [&]<typename S>(S*) {
+    ok = max_pool_backward<S>(static_cast<const S*>(grad_output.data_ptr()), planes_of(grad_output),
+                              static_cast<const int64_t*>(indices.data_ptr()), planes_of(indices),
+                              planes_of(self), static_cast<S*>(gi.data_ptr()));
+  });
+  LOOM_CHECK_T(IndexError, ok, op, ": an index in indices ", indices.describe(),
+               " is outside its input plane of ", self.size(-2), " x ", self.size(-1), " elements");
+  return gi;
+}
+
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size,
+                                                   IntArrayRef stride, IntArrayRef padding,
+                                                   IntArrayRef dilation, bool ceil_mode) {
+  const Pool2d p = parse_pool2d("max_pool2d", kernel_size, stride, padding, &dilation, ceil_mode);
+  return max_pool2d_impl("max_pool2d_with_indices", self, p, true);
+}
+
+Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                  IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  const Pool2d p = parse_pool2d("max_pool2d", kernel_size, stride, padding, &dilation, ceil_mode);
+  return std::get<0>(max_pool2d_impl("max_pool2d", self, p, false));
+}
+
+Tensor max_pool2d_with_indices_backward(const Tensor& grad_output, const Tensor& self,
+                                        IntArrayRef kernel_size, IntArrayRef stride,
+                                        IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                        const Tensor& indices) {
+  constexpr std::string_view op = "max_pool2d_with_indices_backward";
+  const Pool2d p = parse_pool2d(op, kernel_size, stride, padding, &dilation, ceil_mode);
+  return max_pool2d_backward_impl(op, grad_output, self, p, indices);
+}
+
+Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                           IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                           bool ceil_mode) {
+  constexpr std::string_view op = "max_pool2d_backward";
+  const Pool2d p = parse_pool2d(op, kernel_size, stride, padding, &dilation, ceil_mode);
+  const Tensor indices = std::get<1>(max_pool2d_impl(op, self, p, true));
+  return max_pool2d_backward_impl(op, grad_output, self, p, indices);
+}
+
+/// PyTorch's checkDimRange for the 1-d ops: 2-d or 3-d input.
+void check_1d_input(std::string_view op, const Tensor& self) {
+  check_defined(op, {{"self", self}});
+  LOOM_CHECK(self.dim() >= 2 && self.dim() < 4, op, ": Expected 2 to 3 dimensions, but got ",
+             self.dim(),
+             "-dimensional tensor for argument #1 'self' (while checking arguments for ", op, ")");
+}
+
+/// PyTorch's check1d: "max_pool1d() argument 'stride' should contain one int (got 2)".
+void check1d(std::string_view op, std::string_view arg, IntArrayRef v) {
+  LOOM_CHECK(v.size() == 1, op, "() argument '", arg, "' should contain one int (got ", v.size(),
+             ")");
+}
+
+/// The 2-d parameters of a 1-d pooling: a 1 x k window over [.., 1, L].
+Pool2d lift_1d(IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, int64_t dilation,
+               bool ceil_mode) {
+  Pool2d p;
+  p.kH = 1;
+  p.kW = kernel[0];
+  p.sH = 1;
+  p.sW = stride.empty() ? kernel[0] : stride[0];
+  p.pH = 0;
+  p.pW = padding[0];
+  p.dH = 1;
+  p.dW = dilation;
+  p.ceil_mode = ceil_mode;
+  return p;
+}
+
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& self, IntArrayRef kernel_size,
+                                                   IntArrayRef stride, IntArrayRef padding,
+                                                   IntArrayRef dilation, bool ceil_mode) {
+  constexpr std::string_view op = "max_pool1d";
+  if (stride.empty()) stride = kernel_size;
+  check_1d_input(op, self);
+  check1d(op, "kernel_size", kernel_size);
+  check1d(op, "stride", stride);
+  check1d(op, "padding", padding);
+  check1d(op, "dilation", dilation);
+  const Pool2d p = lift_1d(kernel_size, stride, padding, dilation[0], ceil_mode);
+  auto [out, idx] = max_pool2d_impl("max_pool1d_with_indices", unsqueeze_h(self), p, true);
+  return {squeeze_h(out), squeeze_h(idx)};
+}
+
+/// PyTorch's check_max_pool1d (its path without indices).
+Tensor max_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                  IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  check_defined("max_pool1d", {{"self", self}});
+  LOOM_CHECK(self.dim() == 2 || self.dim() == 3,
+             "max_pool1d() Expected 2D or 3D input tensor, but got ", sizes_str(self.sizes()));
+  LOOM_CHECK(kernel_size.size() == 1,
+             "max_pool1d() kernel_size must be an int, list of ints or tuple of ints of size 1 but "
+             "got size ",
+             kernel_size.size());
+  LOOM_CHECK(stride.empty() || stride.size() == 1,
+             "max_pool1d() stride must be None, an int, list of ints, or tuple of ints of size 1 "
+             "but got size ",
+             stride.size());
+  LOOM_CHECK(padding.size() == 1,
+             "max_pool1d() padding must be an int, list of ints, or tuple of ints of size 1 but "
+             "got size ",
+             padding.size());
+  LOOM_CHECK(dilation.size() == 1,
+             "max_pool1d() dilation must be an int, list of ints or tuple of ints of size 1 but "
+             "got size ",
+             dilation.size());
+  if (stride.empty()) stride = kernel_size;
+  LOOM_CHECK(kernel_size[0] > 0, "max_pool1d() kernel_size must be greater than zero, but got ",
+             kernel_size[0]);
+  LOOM_CHECK(stride[0] > 0, "max_pool1d() stride must be greater than zero, but got ", stride[0]);
+  LOOM_CHECK(padding[0] >= 0, "max_pool1d() padding must be non-negative, but got ", padding[0]);
+  LOOM_CHECK(padding[0] <= kernel_size[0] / 2,
+             "max_pool1d() padding should be at most half of kernel size, but got padding=",
+             padding[0], " and kernel_size=", kernel_size[0]);
+  LOOM_CHECK(dilation[0] > 0, "max_pool1d() dilation must be greater than zero, but got ",
+             dilation[0]);
+  const int64_t OW = pooling_output_shape("max_pool1d", self.size(-1), kernel_size[0], padding[0],
+                                          stride[0], dilation[0], ceil_mode);
+  LOOM_CHECK(OW > 0, "max_pool1d() Invalid computed output size: ", OW);
+  const Pool2d p = lift_1d(kernel_size, stride, padding, dilation[0], ceil_mode);
+  return squeeze_h(std::get<0>(max_pool2d_impl("max_pool1d", unsqueeze_h(self), p, false)));
+}
+
+// ---- average pooling ----
+
+/// The window of output (oh, ow) clipped to the input, and its divisor.
+struct AvgWindow {
+  int64_t h0, h1, w0, w1, divisor;
+};
+
+inline AvgWindow avg_window(const Pool2d& p, int64_t H, int64_t W, int64_t oh, int64_t ow,
+                            bool count_include_pad, std::optional<int64_t> divisor_override) {
+  int64_t h0 = oh * p.sH - p.pH, w0 = ow * p.sW - p.pW;
+  int64_t h1 = std::min(h0 + p.kH, H + p.pH), w1 = std::min(w0 + p.kW, W + p.pW);
+  const int64_t pool_size = (h1 - h0) * (w1 - w0);
+  h0 = std::max<int64_t>(h0, 0);
+  w0 = std::max<int64_t>(w0, 0);
+  h1 = std::min(h1, H);
+  w1 = std::min(w1, W);
+  const int64_t divisor = divisor_override    ? *divisor_override
+                          : count_include_pad ? pool_size
+                                              : (h1 - h0) * (w1 - w0);
+  return {h0, h1, w0, w1, divisor};
+}
+
+template <typename S>
+void avg_pool_forward(const S* in, const Planes& ip, const Pool2d& p, int64_t oH, int64_t oW,
+                      bool count_include_pad, std::optional<int64_t> divisor_override, S* out) {
+  using A = compute_t<S>;
+  const int64_t P = ip.count(), L = oH * oW;
+#pragma omp parallel for if (worth_parallel(P, P * L * p.kH * p.kW)) schedule(static)
+  for (int64_t pl = 0; pl < P; ++pl) {
+    const S* plane = in + ip.offset(pl);
+    S* o = out + pl * L;
+    for (int64_t oh = 0; oh < oH; ++oh)
+      for (int64_t ow = 0; ow < oW; ++ow) {
+        const AvgWindow w = avg_window(p, ip.H, ip.W, oh, ow, count_include_pad, divisor_override);
+        if (w.h0 >= w.h1 || w.w0 >= w.w1) {
+          o[oh * oW + ow] = convert<S>(A(0));
+          continue;
+        }
+        A sum = 0;
+        for (int64_t ih = w.h0; ih < w.h1; ++ih)
+          for (int64_t iw = w.w0; iw < w.w1; ++iw)
+            sum += convert<A>(plane[ih * ip.sh + iw * ip.sw]);
+        o[oh * oW + ow] = convert<S>(static_cast<A>(sum / static_cast<A>(w.divisor)));
+      }
+  }
+}
+
+template <typename S>
+void avg_pool_backward(const S* go, const Planes& gp, const Planes& ip, const Pool2d& p,
+                       bool count_include_pad, std::optional<int64_t> divisor_override, S* gi) {
+  using A = compute_t<S>;
+  const int64_t P = ip.count(), HW = ip.H * ip.W;
+#pragma omp parallel if (worth_parallel(P, P * gp.H * gp.W * p.kH * p.kW))
+  {
+    std::vector<A> acc(static_cast<size_t>(HW));
+#pragma omp for schedule(static)
+    for (int64_t pl = 0; pl < P; ++pl) {
+      std::fill(acc.begin(), acc.end(), A(0));
+      const S* g = go + gp.offset(pl);
+      for (int64_t oh = 0; oh < gp.H; ++oh)
+        for (int64_t ow = 0; ow < gp.W; ++ow) {
+          const AvgWindow w =
+              avg_window(p, ip.H, ip.W, oh, ow, count_include_pad, divisor_override);
+          if (w.h0 >= w.h1 || w.w0 >= w.w1) continue;
+          const A delta =
+              static_cast<A>(convert<A>(g[oh * gp.sh + ow * gp.sw]) / static_cast<A>(w.divisor));
+          for (int64_t ih = w.h0; ih < w.h1; ++ih)
+            for (int64_t iw = w.w0; iw < w.w1; ++iw)
+              acc[static_cast<size_t>(ih * ip.W + iw)] += delta;
+        }
+      S* o = gi + pl * HW;
+      for (int64_t i = 0; i < HW; ++i) o[i] = convert<S>(acc[static_cast<size_t>(i)]);
+    }
+  }
+}
+
+/// avg_pool2d's parameter checks; returns the output size.
+std::pair<int64_t, int64_t> check_avg_pool2d(std::string_view op, const Tensor& input,
+                                             const Pool2d& p,
+                                             std::optional<int64_t> divisor_override) {
+  LOOM_CHECK(!divisor_override || *divisor_override != 0, op, ": divisor must be not zero");
+  const int64_t C = input.size(-3), H = input.size(-2), W = input.size(-1);
+  const int64_t oH = pooling_output_shape(op, H, p.kH, p.pH, p.sH, 1, p.ceil_mode);
+  const int64_t oW = pooling_output_shape(op, W, p.kW, p.pW, p.sW, 1, p.ceil_mode);
+  pool2d_shape_check(op, input, p, C, H, W, oH, oW);
+  return {oH, oW};
+}
+
+Tensor avg_pool2d_impl(std::string_view op, const Tensor& self, const Pool2d& p,
+                       bool count_include_pad, std::optional<int64_t> divisor_override) {
+  check_defined(op, {{"self", self}});
+  const auto [oH, oW] = check_avg_pool2d(op, self, p, divisor_override);
+  Tensor out = new_tensor(pooled_sizes(self, oH, oW), self.dtype());
+  if (out.numel() == 0) return out;
+  dispatch_pool("avg_pool2d", self.dtype(), true, /*long_only=*/true, [&]<typename S>(S*) {
+    avg_pool_forward<S>(static_cast<const S*>(self.data_ptr()), planes_of(self), p, oH, oW,
+                        count_include_pad, divisor_override, static_cast<S*>(out.data_ptr()));
+  });
+  return out;
+}
+
+Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                  IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                  std::optional<int64_t> divisor_override) {
+  const Pool2d p = parse_pool2d("avg_pool2d", kernel_size, stride, padding, nullptr, ceil_mode);
+  return avg_pool2d_impl("avg_pool2d", self, p, count_include_pad, divisor_override);
+}
+
+Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                           IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                           bool count_include_pad, std::optional<int64_t> divisor_override) {
+  constexpr std::string_view op = "avg_pool2d_backward";
+  check_defined(op, {{"grad_output", grad_output}, {"self", self}});
+  check_same_device(op, {{"grad_output", grad_output}, {"self", self}});
+  const Pool2d p = parse_pool2d(op, kernel_size, stride, padding, nullptr, ceil_mode);
+  const auto [oH, oW] = check_avg_pool2d(op, self, p, divisor_override);
+  LOOM_CHECK_T(TypeError, self.dtype() == grad_output.dtype(), op, ": expected dtype ",
+               dtype_name(self.dtype()), " for `gradOutput` but got dtype ",
+               dtype_name(grad_output.dtype()));
+  const int64_t nd = self.dim();
+  check_dim_size(op, grad_output, "grad_output", nd, nd - 3, self.size(-3));
+  check_dim_size(op, grad_output, "grad_output", nd, nd - 2, oH);
+  check_dim_size(op, grad_output, "grad_output", nd, nd - 1, oW);
+  check_same_batch(op, self, grad_output, "grad_output");
+  Tensor gi = new_tensor(self.sizes(), self.dtype());
+  if (gi.numel() == 0) return gi;
+  dispatch_pool("avg_pool2d_backward", self.dtype(), true, true, [&]<typename S>(S*) {
+    avg_pool_backward<S>(static_cast<const S*>(grad_output.data_ptr()), planes_of(grad_output),
+                         planes_of(self), p, count_include_pad, divisor_override,
+                         static_cast<S*>(gi.data_ptr()));
+  });
+  return gi;
+}
+
+Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                  IntArrayRef padding, bool ceil_mode, bool count_include_pad) {
+  constexpr std::string_view op = "avg_pool1d";
+  if (stride.empty()) stride = kernel_size;
+  check_1d_input(op, self);
+  check1d(op, "kernel_size", kernel_size);
+  check1d(op, "stride", stride);
+  check1d(op, "padding", padding);
+  const Pool2d p = lift_1d(kernel_size, stride, padding, 1, ceil_mode);
+  return squeeze_h(avg_pool2d_impl(op, unsqueeze_h(self), p, count_include_pad, std::nullopt));
+}
+
+// ---- adaptive pooling ----
+
+/// The first and one-past-last input index of adaptive bin a of b over c inputs.
+inline int64_t start_index(int64_t a, int64_t b, int64_t c) {
+  return (a / b) * c + ((a % b) * c) / b;
+}
+inline int64_t end_index(int64_t a, int64_t b, int64_t c) { return 1 + ((a + 1) * c - 1) / b; }
+
+template <typename S>
+void adaptive_avg_forward(const S* in, const Planes& ip, int64_t oH, int64_t oW, S* out) {
+  using A = compute_t<S>;
+  const int64_t P = ip.count(), L = oH * oW;
+#pragma omp parallel for if (worth_parallel(P, P * ip.H * ip.W)) schedule(static)
+  for (int64_t pl = 0; pl < P; ++pl) {
+    const S* plane = in + ip.offset(pl);
+    S* o = out + pl * L;
+    for (int64_t oh = 0; oh < oH; ++oh) {
+      const int64_t h0 = start_index(oh, oH, ip.H), h1 = end_index(oh, oH, ip.H);
+      for (int64_t ow = 0; ow < oW; ++ow) {
+        const int64_t w0 = start_index(ow, oW, ip.W), w1 = end_index(ow, oW, ip.W);
+        A sum = 0;
+        for (int64_t ih = h0; ih < h1; ++ih)
+          for (int64_t iw = w0; iw < w1; ++iw) sum += convert<A>(plane[ih * ip.sh + iw * ip.sw]);
+        o[oh * oW + ow] = convert<S>(sum / static_cast<A>(h1 - h0) / static_cast<A>(w1 - w0));
+      }
+    }
+  }
+}
+
+template <typename S>
+void adaptive_avg_backward(const S* go, const Planes& gp, const Planes& ip, S* gi) {
+  using A = compute_t<S>;
+  const int64_t P = ip.count(), HW = ip.H * ip.W;
+#pragma omp parallel if (worth_parallel(P, P * (HW + gp.H * gp.W)))
+  {
+    std::vector<A> acc(static_cast<size_t>(HW));
+#pragma omp for schedule(static)
+    for (int64_t pl = 0; pl < P; ++pl) {
+      std::fill(acc.begin(), acc.end(), A(0));
+      const S* g = go + gp.offset(pl);
+      for (int64_t oh = 0; oh < gp.H; ++oh) {
+        const int64_t h0 = start_index(oh, gp.H, ip.H), h1 = end_index(oh, gp.H, ip.H);
+        for (int64_t ow = 0; ow < gp.W; ++ow) {
+          const int64_t w0 = start_index(ow, gp.W, ip.W), w1 = end_index(ow, gp.W, ip.W);
+          const A delta = convert<A>(g[oh * gp.sh + ow * gp.sw]) / static_cast<A>(h1 - h0) /
+                          static_cast<A>(w1 - w0);
+          for (int64_t ih = h0; ih < h1; ++ih)
+            for (int64_t iw = w0; iw < w1; ++iw) acc[static_cast<size_t>(ih * ip.W + iw)] += delta;
+        }
+      }
+      S* o = gi + pl * HW;
+      for (int64_t i = 0; i < HW; ++i) o[i] = convert<S>(acc[static_cast<size_t>(i)]);
+    }
+  }
+}
+
+template <typename S>
+void adaptive_max_forward(const S* in, const Planes& ip, int64_t oH, int64_t oW, S* out,
+                          int64_t* idx) {
+  using A = compute_t<S>;
+  const int64_t P = ip.count(), L = oH * oW;
+#pragma omp parallel for if (worth_parallel(P, P * ip.H * ip.W)) schedule(static)
+  for (int64_t pl = 0; pl < P; ++pl) {
+    const S* plane = in + ip.offset(pl);
+    S* o = out + pl * L;
+    int64_t* ix = idx + pl * L;
+    for (int64_t oh = 0; oh < oH; ++oh) {
+      const int64_t h0 = start_index(oh, oH, ip.H), h1 = end_index(oh, oH, ip.H);
+      for (int64_t ow = 0; ow < oW; ++ow) {
+        const int64_t w0 = start_index(ow, oW, ip.W), w1 = end_index(ow, oW, ip.W);
+        int64_t best = h0 * ip.W + w0;
+        A maxval = lowest<A>();
+        for (int64_t ih = h0; ih < h1; ++ih)
+          for (int64_t iw = w0; iw < w1; ++iw) {
+            const A v = convert<A>(plane[ih * ip.sh + iw * ip.sw]);
+            if (v > maxval || is_nan(v)) {
+              maxval = v;
+              best = ih * ip.W + iw;
+            }
+          }
+        o[oh * oW + ow] = convert<S>(maxval);
+        ix[oh * oW + ow] = best;
+      }
+    }
+  }
+}
+
+/// _adaptive_avg_pool2d's checks (adaptive_avg_pool2d_out_cpu_template); PyTorch's
+/// messages name the function already.
+void check_adaptive_avg(const Tensor& input, IntArrayRef output_size) {
+  LOOM_CHECK(output_size.size() == 2, "adaptive_avg_pool2d: output_size must be 2");
+  LOOM_CHECK(output_size[0] >= 0 && output_size[1] >= 0,
+             "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 "
+             "but received {",
+             output_size[0], ", ", output_size[1], "}");
+  const int64_t ndim = input.dim();
+  LOOM_CHECK(ndim == 3 || ndim == 4, "adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got ",
+             sizes_str(input.sizes()));
+  for (int64_t i : {-2, -1}) {
+    LOOM_CHECK(input.size(i) > 0,
+               "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
+               "dimensions, but input has sizes ",
+               sizes_str(input.sizes()), " with dimension ", i + ndim, " being empty");
+  }
+}
+
+Tensor adaptive_avg_impl(std::string_view op, const Tensor& self, IntArrayRef output_size) {
+  check_defined(op, {{"self", self}});
+  check_adaptive_avg(self, output_size);
+  const int64_t oH = output_size[0], oW = output_size[1];
+  Tensor out = new_tensor(pooled_sizes(self, oH, oW), self.dtype());
+  if (out.numel() == 0) return out;
+  dispatch_pool("adaptive_avg_pool2d", self.dtype(), false, false, [&]<typename S>(S*) {
+    adaptive_avg_forward<S>(static_cast<const S*>(self.data_ptr()), planes_of(self), oH, oW,
+                            static_cast<S*>(out.data_ptr()));
+  });
+  return out;
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
+  return adaptive_avg_impl("adaptive_avg_pool2d", self, output_size);
+}
+
+Tensor adaptive_avg_pool2d_internal(const Tensor& self, IntArrayRef output_size) {
+  return adaptive_avg_impl("_adaptive_avg_pool2d", self, output_size);
+}
+
+Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& self) {
+  constexpr std::string_view op = "_adaptive_avg_pool2d_backward";
+  check_defined(op, {{"grad_output", grad_output}, {"self", self}});
+  check_same_device(op, {{"grad_output", grad_output}, {"self", self}});
+  const int64_t ndim = grad_output.dim();
+  for (int64_t i = 1; i < ndim; ++i) {
+    LOOM_CHECK(grad_output.size(i) > 0,
+               "adaptive_avg_pool2d_backward(): Expected grad_output to have non-zero size for "
+               "non-batch dimensions, but grad_output has sizes ",
+               sizes_str(grad_output.sizes()), " with dimension ", i, " being empty");
+  }
+  LOOM_CHECK(ndim == 3 || ndim == 4,
+             "adaptive_avg_pool2d_backward(): Expected 3D or 4D tensor, but got ",
+             sizes_str(self.sizes()));
+  LOOM_CHECK_T(TypeError, self.dtype() == grad_output.dtype(), op, ": expected dtype ",
+               dtype_name(self.dtype()), " for `grad_output` but got dtype ",
+               dtype_name(grad_output.dtype()));
+  LOOM_CHECK(self.dim() == ndim && self.size(-3) == grad_output.size(-3) &&
+                 (ndim == 3 || self.size(0) == grad_output.size(0)),
+             op, ": expected grad_output ", grad_output.describe(),
+             " to have the batch and channel sizes of the input ", self.describe());
+  Tensor gi = new_tensor(self.sizes(), self.dtype());
+  if (gi.numel() == 0) return gi;
+  dispatch_pool("adaptive_avg_pool2d_backward_cpu", self.dtype(), false, false,
+                [&]<typename S>(S*) {
+                  adaptive_avg_backward<S>(static_cast<const S*>(grad_output.data_ptr()),
+                                           planes_of(grad_output), planes_of(self),
+                                           static_cast<S*>(gi.data_ptr()));
+                });
+  return gi;
+}
+
+Tensor adaptive_avg_pool1d(const Tensor& self, IntArrayRef output_size) {
+  constexpr std::string_view op = "adaptive_avg_pool1d";
+  check_1d_input(op, self);
+  check1d(op, "output_size", output_size);
+  const int64_t out2[2] = {1, output_size[0]};
+  return squeeze_h(adaptive_avg_pool2d(unsqueeze_h(self), IntArrayRef(out2, 2)));
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_impl(std::string_view op, const Tensor& self,
+                                             IntArrayRef output_size) {
+  check_defined(op, {{"self", self}});
+  const int64_t ndim = self.dim();
+  LOOM_CHECK(ndim == 3 || ndim == 4,
+             "adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: ", sizes_str(self.sizes()));
+  for (int64_t i = 1; i < ndim; ++i) {
+    LOOM_CHECK(self.size(i) > 0,
+               "adaptive_max_pool2d(): Expected input to have non-zero size for non-batch "
+               "dimensions, but input has sizes ",
+               sizes_str(self.sizes()), " with dimension ", i, " being empty");
+  }
+  LOOM_CHECK(output_size.size() == 2,
+             "adaptive_max_pool2d(): internal error: output_size.size() must be 2");
+  LOOM_CHECK(output_size[0] >= 0 && output_size[1] >= 0, op,
+             ": elements of output_size must be greater than or equal to 0 but received {",
+             output_size[0], ", ", output_size[1], "}");
+  const int64_t oH = output_size[0], oW = output_size[1];
+  const std::vector<int64_t> sizes = pooled_sizes(self, oH, oW);
+  Tensor out = new_tensor(sizes, self.dtype());
+  Tensor idx = new_tensor(sizes, DType::Int64);
+  if (out.numel() == 0) return {out, idx};
+  dispatch_pool("adaptive_max_pool2d", self.dtype(), false, false, [&]<typename S>(S*) {
+    adaptive_max_forward<S>(static_cast<const S*>(self.data_ptr()), planes_of(self), oH, oW,
+                            static_cast<S*>(out.data_ptr()), static_cast<int64_t*>(idx.data_ptr()));
+  });
+  return {out, idx};
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef output_size) {
+  return adaptive_max_impl("adaptive_max_pool2d", self, output_size);
+}
+
+Tensor adaptive_max_pool2d_backward(const Tensor& grad_output, const Tensor& self,
+                                    const Tensor& indices) {
+  constexpr std::string_view op = "adaptive_max_pool2d_backward";
+  check_defined(op, {{"grad_output", grad_output}, {"self", self}, {"indices", indices}});
+  check_same_device(op, {{"grad_output", grad_output}, {"self", self}, {"indices", indices}});
+  const int64_t ndim = grad_output.dim();
+  LOOM_CHECK(ndim == 3 || ndim == 4,
+             "adaptive_max_pooling2d_backward(): Expected 3D or 4D grad_output, but got: ",
+             sizes_str(grad_output.sizes()));
+  for (int64_t i = 1; i < ndim; ++i) {
+    LOOM_CHECK(grad_output.size(i) > 0,
+               "adaptive_max_pool2d_backward(): Expected grad_output to have non-zero size for "
+               "non-batch dimensions, but grad_output has sizes ",
+               sizes_str(grad_output.sizes()), " with dimension ", i, " being empty");
+  }
+  LOOM_CHECK_T(TypeError, self.dtype() == grad_output.dtype(), op, ": expected dtype ",
+               dtype_name(self.dtype()), " for `grad_output` but got dtype ",
+               dtype_name(grad_output.dtype()));
+  LOOM_CHECK_T(TypeError, indices.dtype() == DType::Int64, op,
+               ": expected indices of dtype int64, but got ", indices.describe());
+  LOOM_CHECK(indices.sizes() == grad_output.sizes(), op, ": expected indices ", indices.describe(),
+             " to have the sizes of grad_output ", grad_output.describe());
+  LOOM_CHECK(self.dim() == ndim && self.size(-3) == grad_output.size(-3) &&
+                 (ndim == 3 || self.size(0) == grad_output.size(0)),
+             op, ": expected grad_output ", grad_output.describe(),
+             " to have the batch and channel sizes of the input ", self.describe());
+  Tensor gi = new_tensor(self.sizes(), self.dtype());
+  if (gi.numel() == 0) return gi;
+  bool ok = true;
+  dispatch_pool("adaptive_max_pool2d_backward", self.dtype(), false, false, [&]<typename S>(S*) {
+    ok = max_pool_backward<S>(static_cast<const S*>(grad_output.data_ptr()), planes_of(grad_output),
+                              static_cast<const int64_t*>(indices.data_ptr()), planes_of(indices),
+                              planes_of(self), static_cast<S*>(gi.data_ptr()));
+  });
+  LOOM_CHECK_T(IndexError, ok, op, ": an index in indices ", indices.describe(),
+               " is outside its input plane of ", self.size(-2), " x ", self.size(-1), " elements");
+  return gi;
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& self, IntArrayRef output_size) {
+  constexpr std::string_view op = "adaptive_max_pool1d";
+  check_1d_input(op, self);
+  check1d(op, "output_size", output_size);
+  for (int64_t i = 1; i < self.dim(); ++i) {
+    LOOM_CHECK(self.size(i) > 0, op,
+               "(): Expected input to have non-zero size for non-batch dimensions, but input has "
+               "sizes ",
+               sizes_str(self.sizes()), " with dimension ", i, " being empty");
+  }
+  const int64_t out2[2] = {1, output_size[0]};
+  auto [out, idx] = adaptive_max_impl(op, unsqueeze_h(self), IntArrayRef(out2, 2));
+  return {squeeze_h(out), squeeze_h(idx)};
+}
+
+}  // namespace
+
+LOOM_LIBRARY_IMPL(aten, CPU, m) {
+  m.set_provider("reference");
+  m.impl("max_pool2d", &max_pool2d);
+  m.impl("max_pool2d_with_indices", &max_pool2d_with_indices);
+  m.impl("max_pool2d_with_indices_backward", &max_pool2d_with_indices_backward);
+  m.impl("max_pool2d_backward", &max_pool2d_backward);
+  m.impl("max_pool1d", &max_pool1d);
+  m.impl("max_pool1d_with_indices", &max_pool1d_with_indices);
+  m.impl("avg_pool2d", &avg_pool2d);
+  m.impl("avg_pool2d_backward", &avg_pool2d_backward);
+  m.impl("avg_pool1d", &avg_pool1d);
+  m.impl("adaptive_avg_pool2d", &adaptive_avg_pool2d);
+  m.impl("_adaptive_avg_pool2d", &adaptive_avg_pool2d_internal);
+  m.impl("_adaptive_avg_pool2d_backward", &adaptive_avg_pool2d_backward);
+  m.impl("adaptive_avg_pool1d", &adaptive_avg_pool1d);
+  m.impl("adaptive_max_pool2d", &adaptive_max_pool2d);
+  m.impl("adaptive_max_pool2d_backward", &adaptive_max_pool2d_backward);
+  m.impl("adaptive_max_pool1d", &adaptive_max_pool1d);
+}
+
+}  // namespace loom::ops::cpu::pool
