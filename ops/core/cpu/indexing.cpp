@@ -1,0 +1,371 @@
+// Reference CPU kernels of the indexing ops along one dim: index_select (and .out, and its
+// backward), gather, index_add, index_fill, take and one_hot. The pure copies move elements
+// as words of their width (any dtype); the arithmetic ones dispatch on the dtype and compute
+// in compute_t<T> (float for the 16-bit floats), one rounding per update as PyTorch's CPU
+// kernels do. Checks and messages follow PyTorch's (TensorAdvancedIndexing.cpp,
+// ScatterGatherChecks.h); an index value out of range is an IndexError.
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
+#include "cpu/indexing_common.h"
+#include "loom/dispatcher/library.h"
+
+namespace loom::ops::cpu::indexing {
+namespace {
+
+bool is_index_dtype(DType d) { return d == DType::Int64 || d == DType::Int32; }
+
+/// The sizes and strides of t without dim (a slice t.select(dim, i)).
+struct Slice {
+  Dims sizes, strides;
+};
+Slice slice_without(const NonEmptyGeometry& g, int64_t dim) {
+  Slice s;
+  for (size_t d = 0; d < g.sizes.size(); ++d) {
+    if (static_cast<int64_t>(d) == dim) continue;
+    s.sizes.push_back(g.sizes[d]);
+    s.strides.push_back(g.strides[d]);
+  }
+  return s;
+}
+
+// ---- index_select ----------------------------------------------------------------------------
+
+Tensor index_select_compute(const Tensor& self, int64_t dim, const Tensor& index) {
+  check_cpu("index_select", {{"self", self}, {"index", index}});
+  dim = wrap_dim(dim, self.dim());
+  const int64_t n = index.numel();
+  LOOM_CHECK_T(IndexError, index.dim() <= 1, "index_select(): Index is supposed to be a vector");
+  LOOM_CHECK(!(self.dim() == 0 && n != 1),
+             "index_select(): Index to scalar can have only 1 value, got ", n, " value(s)");
+  LOOM_CHECK_T(TypeError, is_index_dtype(index.dtype()),
+               "index_select(): Expected dtype int32 or int64 for index");
+  Dims out_sizes = dims_of(self.sizes());
+  if (self.dim() > 0) out_sizes[dim] = n;
+  Tensor out = new_empty(aref(out_sizes), self.dtype());
+  if (self.dim() > 1 && n > 0 && self.numel() == 0) {
+    LOOM_CHECK(self.size(dim) > 0, "index_select(): self indexing axis dim should be positive");
+  }
+  const std::vector<int64_t> idx = index_values(index);
+  const NonEmptyGeometry gs = nonempty_geometry(self);
+  const int64_t bound = gs.sizes[dim];
+  for (int64_t v : idx) LOOM_CHECK_T(IndexError, v >= 0 && v < bound, "index out of range in self");
+  if (out.numel() == 0) return out;
+
+  const NonEmptyGeometry go = nonempty_geometry(out);
+  const Slice ss = slice_without(gs, dim), os = slice_without(go, dim);
+  const int64_t s_step = gs.strides[dim], o_step = go.strides[dim];
+  const int64_t slice_numel = out.numel() / n;
+  const size_t es = self.element_size();
+  if (slice_numel >= 64) {
+    // Large slices: one strided block copy each (memcpy when both are contiguous).
+    for (int64_t i = 0; i < n; ++i) {
+      copy_strided(static_cast<char*>(out.data_ptr()) + i * o_step * static_cast<int64_t>(es),
+                   aref(os.strides),
+                   static_cast<const char*>(self.data_ptr()) +
+                       idx[static_cast<size_t>(i)] * s_step * static_cast<int64_t>(es),
+                   aref(ss.strides), aref(ss.sizes), es);
+    }
+    return out;
+  }
+  // Small slices: walk the slice positions, and the selected indices innermost.
+  dispatch_word(es, [&]<typename W>(W*) {
+    W* o = data_as<W>(out);
+    const W* s = data_as<const W>(self);
+    for_each_offset<2>(aref(ss.sizes), {aref(os.strides), aref(ss.strides)},
+                       [&](const std::array<int64_t, 2>& off) {
+                         for (int64_t i = 0; i < n; ++i) {
+                           o[off[0] + i * o_step] =
+                               s[off[1] + idx[static_cast<size_t>(i)] * s_step];
+                         }
+                       });
+  });
+  return out;
+}
+
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  return index_select_compute(self, dim, index);
+}
+
+Tensor& index_select_out(const Tensor& self, int64_t dim, const Tensor& index, Tensor& out) {
+  LOOM_CHECK_T(TypeError, out.dtype() == self.dtype(),
+               "index_select(): self and result must have the same scalar type");
+  // Computed apart and then copied, so out may alias self or index.
+  write_out("index_select.out", out, index_select_compute(self, dim, index));
+  return out;
+}
+
+// ---- index_add -------------------------------------------------------------------------------
+
+/// PyTorch's index_func_meta_impl checks for index_add (dim already wrapped).
+void check_index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
+  const int64_t numel = index.numel();
+  LOOM_CHECK_T(IndexError, index.dim() <= 1,
+               "index_add_(): Index is supposed to be a vector, but got dim: ", index.dim(),
+               " with type: ", torch_type_name(index.dtype()),
+               " and size: ", sizes_str(index.sizes()));
+  LOOM_CHECK_T(TypeError, is_index_dtype(index.dtype()),
+               "index_add_(): Expected dtype int32/int64 for index but got: ",
+               torch_type_name(index.dtype()));
+  LOOM_CHECK_T(TypeError, self.dtype() == source.dtype(), "index_add_(): self (",
+               torch_type_name(self.dtype()), ") and source (", torch_type_name(source.dtype()),
+               ") must have the same scalar type");
+  LOOM_CHECK_T(IndexError, dim == 0 || dim < source.dim(), "index_add_(): Indexing dim ", dim,
+               " is out of bounds of the source tensor with dim ", source.dim());
+  const int64_t source_len = source.dim() == 0 ? 1 : source.size(dim);
+  LOOM_CHECK(numel == source_len, "index_add_(): Number of indices (", numel,
+             ") should be equal to source.size(dim): (", source_len, "), for dim: ", dim);
+  Dims self_sizes = dims_of(self.sizes()), source_sizes = dims_of(source.sizes());
+  if (source.dim() != 0 && self.dim() != 0) {
+    self_sizes.erase(self_sizes.begin() + dim);
+    source_sizes.erase(source_sizes.begin() + dim);
+  }
+  LOOM_CHECK(self_sizes == source_sizes,
+             "source tensor shape must match self tensor shape, excluding the specified "
+             "dimension. Got self.shape = ",
+             sizes_str(self.sizes()), " source.shape = ", sizes_str(source.sizes()));
+}
+
+/// result.select(dim, index[i]) += alpha * source.select(dim, i), in order of i.
+void index_add_into(const Tensor& result, int64_t dim, const Tensor& index, const Tensor& source,
+                    const Scalar& alpha) {
+  const std::vector<int64_t> idx = index_values(index);
+  const NonEmptyGeometry gr = nonempty_geometry(result);
+  const int64_t bound = gr.sizes[dim];
+  for (int64_t v : idx) LOOM_CHECK_T(IndexError, v >= 0 && v < bound, "index out of range in self");
+  if (idx.empty() || result.numel() == 0) return;
+  // A source sharing memory with result is read from a copy.
+  const Tensor src = source.is_alias_of(result) ? contiguous_copy(source) : source;
+  const NonEmptyGeometry gsrc = nonempty_geometry(src);
+  const Slice rs = slice_without(gr, dim), ss = slice_without(gsrc, dim);
+  const int64_t r_step = gr.strides[dim], s_step = gsrc.strides[dim];
+  dispatch_all(result.dtype(), [&]<typename T>(T*) {
+    using C = compute_t<T>;
+    const C a = alpha.to<C>();
+    T* r = data_as<T>(result);
+    const T* s = data_as<const T>(src);
+    for (size_t i = 0; i < idx.size(); ++i) {
+      T* rp = r + idx[i] * r_step;
+      const T* sp = s + static_cast<int64_t>(i) * s_step;
+      for_each_offset<2>(
+          aref(rs.sizes), {aref(rs.strides), aref(ss.strides)},
+          [&](const std::array<int64_t, 2>& o) {
+            rp[o[0]] = convert<T>(static_cast<C>(convert<C>(rp[o[0]]) + a * convert<C>(sp[o[1]])));
+          });
+    }
+  });
+}
+
+Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                   const Scalar& alpha) {
+  check_cpu("index_add_", {{"self", self}, {"index", index}, {"source", source}});
+  dim = wrap_dim(dim, self.dim());
+  check_index_add(self, dim, index, source);
+  index_add_into(self, dim, index, source, alpha);
+  self.bump_version();
+  return self;
+}
+
+Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                 const Scalar& alpha) {
+  check_cpu("index_add", {{"self", self}, {"index", index}, {"source", source}});
+  dim = wrap_dim(dim, self.dim());
+  check_index_add(self, dim, index, source);
+  Tensor result = contiguous_copy(self);
+  index_add_into(result, dim, index, source, alpha);
+  return result;
+}
+
+Tensor index_select_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t dim,
+                             const Tensor& index) {
+  Tensor result = new_zeros(self_sizes, grad.dtype());
+  dim = wrap_dim(dim, result.dim());
+  check_index_add(result, dim, index, grad);
+  index_add_into(result, dim, index, grad, Scalar(1));
+  return result;
+}
+
+// ---- gather ----------------------------------------------------------------------------------
+
+/// PyTorch's gather_shape_check (dim already wrapped).
+void check_gather_shape(const Tensor& self, int64_t dim, const Tensor& index) {
+  const int64_t self_dims = std::max<int64_t>(self.dim(), 1);
+  LOOM_CHECK(self_dims == std::max<int64_t>(index.dim(), 1),
+             "Index tensor must have the same number of dimensions as input tensor");
+  const NonEmptyGeometry gs = nonempty_geometry(self), gi = nonempty_geometry(index);
+  for (int64_t i = 0; i < self_dims; ++i) {
+    if (i == dim) continue;
+    LOOM_CHECK(gi.sizes[i] <= gs.sizes[i], "Size does not match at dimension ", i,
+               " expected index ", sizes_str(index.sizes()), " to be no larger than self ",
+               sizes_str(self.sizes()), " apart from dimension ", dim);
+  }
+}
+
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*sparse_grad*/) {
+  check_cpu("gather", {{"self", self}, {"index", index}});
+  dim = wrap_dim(dim, self.dim());
+  Tensor out = new_empty(index.sizes(), self.dtype());
+  if (index.numel() == 0) return out;
+  LOOM_CHECK_T(TypeError, index.dtype() == DType::Int64,
+               "gather(): Expected dtype int64 for index");
+  check_gather_shape(self, dim, index);
+  const NonEmptyGeometry gs = nonempty_geometry(self), gi = nonempty_geometry(index),
+                         go = nonempty_geometry(out);
+  Dims s_strides = gs.strides;
+  const int64_t bound = gs.sizes[dim], step = gs.strides[dim];
+  s_strides[dim] = 0;
+  const int64_t* ip = data_as<const int64_t>(index);
+  dispatch_word(self.element_size(), [&]<typename W>(W*) {
+    W* o = data_as<W>(out);
+    const W* s = data_as<const W>(self);
+    for_each_offset<3>(aref(gi.sizes), {aref(go.strides), aref(gi.strides), aref(s_strides)},
+                       [&](const std::array<int64_t, 3>& off) {
+                         const int64_t v = ip[off[1]];
+                         LOOM_CHECK_T(IndexError, v >= 0 && v < bound, "index ", v,
+                                      " is out of bounds for dimension ", dim, " with size ",
+                                      bound);
+                         o[off[0]] = s[off[2] + v * step];
+                       });
+  });
+  return out;
+}
+
+// ---- index_fill ------------------------------------------------------------------------------
+
+Tensor& index_fill_impl(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  check_cpu("index_fill_", {{"self", self}, {"index", index}});
+  LOOM_CHECK_T(IndexError, index.dtype() == DType::Int64,
+               "index_fill_(): Expected dtype int64 for index.");
+  dim = wrap_dim(dim, self.dim());
+  LOOM_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
+  std::vector<int64_t> idx = index_values(index);
+  const NonEmptyGeometry g = nonempty_geometry(self);
+  const int64_t size = g.sizes[dim];
+  for (int64_t& v : idx) {
+    LOOM_CHECK_T(IndexError, v >= -size && v < size, "index ", v,
+                 " is out of bounds for dimension ", dim, " with size ", size);
+    if (v < 0) v += size;
+  }
+  const Slice s = slice_without(g, dim);
+  const int64_t step = g.strides[dim];
+  dispatch_all(self.dtype(), [&]<typename T>(T*) {
+    const T v = convert<T>(value.to<compute_t<T>>());
+    T* p = data_as<T>(self);
+    for (int64_t i : idx) {
+      T* row = p + i * step;
+      for_each_offset<1>(aref(s.sizes), {aref(s.strides)},
+                         [&](const std::array<int64_t, 1>& o) { row[o[0]] = v; });
+    }
+  });
+  self.bump_version();
+  return self;
+}
+
+Scalar index_fill_value(const Tensor& value) {
+  LOOM_CHECK(value.dim() == 0,
+             "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+             value.dim(), " dimension(s).");
+  return value.item();
+}
+
+Tensor& index_fill_scalar_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  return index_fill_impl(self, dim, index, value);
+}
+Tensor& index_fill_tensor_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& value) {
+  return index_fill_impl(self, dim, index, index_fill_value(value));
+}
+Tensor index_fill_scalar(const Tensor& self, int64_t dim, const Tensor& index,
+                         const Scalar& value) {
+  Tensor result = contiguous_copy(self);
+  return index_fill_impl(result, dim, index, value);
+}
+Tensor index_fill_tensor(const Tensor& self, int64_t dim, const Tensor& index,
+                         const Tensor& value) {
+  Tensor result = contiguous_copy(self);
+  return index_fill_impl(result, dim, index, index_fill_value(value));
+}
+
+// ---- take ------------------------------------------------------------------------------------
+
+Tensor take(const Tensor& self, const Tensor& index) {
+  check_cpu("take", {{"self", self}, {"index", index}});
+  LOOM_CHECK_T(TypeError, index.dtype() == DType::Int64,
+               "take(): Expected a long tensor for index, but got ",
+               torch_type_name(index.dtype()));
+  const int64_t numel = self.numel();
+  LOOM_CHECK_T(IndexError, !(numel == 0 && index.numel() != 0),
+               "take(): tried to take from an empty tensor");
+  Tensor out = new_empty(index.sizes(), self.dtype());
+  if (out.numel() == 0) return out;
+  const std::vector<int64_t> idx = index_values(index);
+  for (int64_t v : idx) {
+    LOOM_CHECK_T(IndexError, v >= -numel && v < numel, "out of range: tried to access index ", v,
+                 " on a tensor of ", numel, " elements.");
+  }
+  // The element offset of row-major position v of self.
+  const bool contiguous = self.is_contiguous();
+  auto offset_of = [&](int64_t v) {
+    if (contiguous) return v;
+    int64_t off = 0;
+    for (int64_t d = self.dim() - 1; d >= 0; --d) {
+      off += (v % self.sizes()[d]) * self.strides()[d];
+      v /= self.sizes()[d];
+    }
+    return off;
+  };
+  dispatch_word(self.element_size(), [&]<typename W>(W*) {
+    W* o = data_as<W>(out);
+    const W* s = data_as<const W>(self);
+    for (size_t i = 0; i < idx.size(); ++i)
+      o[i] = s[offset_of(idx[i] < 0 ? idx[i] + numel : idx[i])];
+  });
+  return out;
+}
+
+// ---- one_hot ---------------------------------------------------------------------------------
+
+Tensor one_hot(const Tensor& self, int64_t num_classes) {
+  check_cpu("one_hot", {{"self", self}});
+  LOOM_CHECK_T(TypeError, self.dtype() == DType::Int64,
+               "one_hot is only applicable to index tensor of type LongTensor.");
+  Dims shape = dims_of(self.sizes());
+  if (self.numel() == 0) {
+    LOOM_CHECK(num_classes > 0, "Can not infer total number of classes from empty tensor.");
+    shape.push_back(num_classes);
+    return new_zeros(aref(shape), DType::Int64);
+  }
+  const std::vector<int64_t> v = index_values(self);
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  LOOM_CHECK(*lo >= 0, "Class values must be non-negative.");
+  if (num_classes == -1) {
+    num_classes = *hi + 1;
+  } else {
+    LOOM_CHECK(num_classes > *hi, "Class values must be smaller than num_classes.");
+  }
+  shape.push_back(num_classes);
+  Tensor out = new_zeros(aref(shape), DType::Int64);
+  int64_t* o = data_as<int64_t>(out);
+  for (size_t i = 0; i < v.size(); ++i) o[static_cast<int64_t>(i) * num_classes + v[i]] = 1;
+  return out;
+}
+
+}  // namespace
+
+LOOM_LIBRARY_IMPL(aten, CPU, m) {
+  m.set_provider("reference");
+  m.impl("index_select", &index_select);
+  m.impl("index_select.out", &index_select_out);
+  m.impl("index_select_backward", &index_select_backward);
+  m.impl("index_add", &index_add);
+  m.impl("index_add_", &index_add_);
+  m.impl("gather", &gather);
+  m.impl("index_fill.int_Scalar", &index_fill_scalar);
+  m.impl("index_fill.int_Tensor", &index_fill_tensor);
+  m.impl("index_fill_.int_Scalar", &index_fill_scalar_);
+  m.impl("index_fill_.int_Tensor", &index_fill_tensor_);
+  m.impl("take", &take);
+  m.impl("one_hot", &one_hot);
+}
+
+}  // namespace loom::ops::cpu::indexing
