@@ -1,7 +1,6 @@
 #include "loom/core/allocator.h"
 
 #include <cstring>
-
 #include <mutex>
 #include <vector>
 
@@ -13,23 +12,23 @@ namespace loom {
 void AllocatorCounters::on_alloc(int64_t nbytes, bool from_cache) {
   const int64_t now = allocated_.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
   int64_t peak = peak_allocated_.load(std::memory_order_relaxed);
-  while (now > peak && !peak_allocated_.compare_exchange_weak(peak, now)) {
+  while (now > peak &&
+         !peak_allocated_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
   allocs_.fetch_add(1, std::memory_order_relaxed);
-  live_.fetch_add(1, std::memory_order_relaxed);
   if (from_cache) hits_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void AllocatorCounters::on_free(int64_t nbytes) {
   allocated_.fetch_sub(nbytes, std::memory_order_relaxed);
   frees_.fetch_add(1, std::memory_order_relaxed);
-  live_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void AllocatorCounters::on_reserve(int64_t nbytes) {
   const int64_t now = reserved_.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
   int64_t peak = peak_reserved_.load(std::memory_order_relaxed);
-  while (now > peak && !peak_reserved_.compare_exchange_weak(peak, now)) {
+  while (now > peak &&
+         !peak_reserved_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
 }
 
@@ -42,7 +41,7 @@ AllocatorStats AllocatorCounters::snapshot() const {
   s.num_allocs = allocs_.load();
   s.num_frees = frees_.load();
   s.num_cache_hits = hits_.load();
-  s.live_blocks = live_.load();
+  s.live_blocks = s.num_allocs - s.num_frees;
   return s;
 }
 

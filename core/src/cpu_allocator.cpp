@@ -6,6 +6,13 @@
 // has no such cache). Blocks of at least kLargeBlock bytes are rounded up to a
 // size class and kept on free lists per class after their tensor dies, up to
 // a cap (LOOM_CPU_CACHE_LIMIT_MB, default 2048); empty_cache() returns them.
+//
+// Note [Small-block cache]
+// Blocks of up to kSmallMax bytes (scalars, shapes, optimizer state of small parameters)
+// are kept per thread, kPerClass per 64-byte size class, so the common tiny tensor costs
+// no malloc/free and no lock. A block freed on another thread goes to that thread's
+// cache. Each thread's blocks return to the system when it exits; empty_cache() empties
+// the calling thread's cache. Cached small blocks count as reserved, not allocated.
 
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +35,39 @@ constexpr size_t kLargeBlock = size_t{1} << 20;  // 1 MiB
 constexpr size_t kMaxRequest = size_t{1} << 62;
 
 size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+constexpr size_t kSmallMax = 4096;
+constexpr size_t kSmallClasses = kSmallMax / kAlignment;
+constexpr int kPerClass = 16;
+
+/// Counters of the CPU allocator (set once; see the_cpu_allocator()).
+AllocatorCounters* g_counters = nullptr;
+
+/// This thread's small blocks per size class (Note [Small-block cache]).
+struct ThreadCache {
+  void* blocks[kSmallClasses][kPerClass];
+  int count[kSmallClasses] = {};
+  ~ThreadCache();
+};
+thread_local bool t_cache_alive = false;  // false before first use and after thread exit
+thread_local ThreadCache t_cache;
+
+ThreadCache& thread_cache() {
+  ThreadCache& c = t_cache;  // constructed on first use in this thread
+  t_cache_alive = true;
+  return c;
+}
+
+ThreadCache::~ThreadCache() {
+  t_cache_alive = false;
+  for (size_t k = 0; k < kSmallClasses; ++k) {
+    for (int i = 0; i < count[k]; ++i) std::free(blocks[k][i]);
+    if (g_counters && count[k] > 0) {
+      g_counters->on_reserve(-static_cast<int64_t>((k + 1) * kAlignment) * count[k]);
+    }
+    count[k] = 0;
+  }
+}
 
 // Size classes for large blocks: four steps per power of two, so at most 25% waste.
 size_t size_class(size_t n) {
@@ -54,6 +94,23 @@ class CPUCachingAllocator final : public Allocator {
       return DataPtr(nullptr, this, &CPUCachingAllocator::free_small, Device());
     }
     if (nbytes > kMaxRequest) throw_oom(nbytes);
+    if (nbytes <= kSmallMax) {
+      const size_t size = round_up(nbytes, kAlignment);
+      ThreadCache& c = thread_cache();
+      const size_t k = size / kAlignment - 1;
+      void* p = nullptr;
+      const bool hit = c.count[k] > 0;
+      if (hit) {
+        p = c.blocks[k][--c.count[k]];
+      } else {
+        p = std::aligned_alloc(kAlignment, size);
+        if (!p) throw_oom(nbytes);
+        counters_.on_reserve(static_cast<int64_t>(size));
+      }
+      counters_.on_alloc(static_cast<int64_t>(size), hit);
+      return DataPtr(p, reinterpret_cast<void*>(size | 1), &CPUCachingAllocator::free_small_sized,
+                     Device());
+    }
     if (nbytes < kLargeBlock) {
       const size_t size = round_up(nbytes, kAlignment);
       void* p = std::aligned_alloc(kAlignment, size);
@@ -96,6 +153,8 @@ class CPUCachingAllocator final : public Allocator {
   AllocatorStats stats() const override { return counters_.snapshot(); }
   void reset_peak_stats() override { counters_.reset_peaks(); }
   void empty_cache() override { release_cache(); }
+  /// The counters (the thread caches report to them).
+  AllocatorCounters& counters() { return counters_; }
 
  private:
   struct LargeBlock {
@@ -130,6 +189,14 @@ class CPUCachingAllocator final : public Allocator {
   }
 
   void release_cache() {
+    if (t_cache_alive) {
+      ThreadCache& c = t_cache;
+      for (size_t k = 0; k < kSmallClasses; ++k) {
+        for (int i = 0; i < c.count[k]; ++i) std::free(c.blocks[k][i]);
+        counters_.on_reserve(-static_cast<int64_t>((k + 1) * kAlignment) * c.count[k]);
+        c.count[k] = 0;
+      }
+    }
     std::vector<std::pair<size_t, void*>> blocks;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -154,15 +221,27 @@ class CPUCachingAllocator final : public Allocator {
 
 CPUCachingAllocator& the_cpu_allocator() {
   // Leaked on purpose: tensors in static objects may die after any destructor would run.
-  static auto* a = new CPUCachingAllocator();
+  static auto* a = [] {
+    auto* x = new CPUCachingAllocator();
+    g_counters = &x->counters();
+    return x;
+  }();
   return *a;
 }
 
 void CPUCachingAllocator::free_small_sized(void* ctx, void* data) {
   const auto size = static_cast<int64_t>(reinterpret_cast<uintptr_t>(ctx) & ~uintptr_t{1});
-  std::free(data);
   auto& self = the_cpu_allocator();
   self.counters_.on_free(size);
+  if (size <= static_cast<int64_t>(kSmallMax) && t_cache_alive) {
+    ThreadCache& c = t_cache;
+    const size_t k = static_cast<size_t>(size) / kAlignment - 1;
+    if (c.count[k] < kPerClass) {
+      c.blocks[k][c.count[k]++] = data;
+      return;
+    }
+  }
+  std::free(data);
   self.counters_.on_reserve(-size);
 }
 

@@ -28,6 +28,44 @@ void check_sub_bool(std::string_view op, DType a, std::optional<DType> b) {
                "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
 }
 
+// Note [Small-tensor fast path]
+// For a handful of elements the engine's set-up (broadcast, promotion, coalescing) costs
+// more than the arithmetic, and scalar-sized adds are what optimizer loops and index
+// arithmetic do all day. Two contiguous CPU tensors of one floating or int64 dtype and
+// one shape, no out=, take a direct loop; everything else goes through TensorIterator.
+constexpr int64_t kSmallNumel = 16;
+
+template <typename T>
+Tensor small_add(const Tensor& self, const Tensor& other, T alpha) {
+  Tensor r = Tensor::empty(self.sizes(), TensorOptions{}.with(self.dtype()));
+  const T* a = static_cast<const T*>(self.data_ptr());
+  const T* b = static_cast<const T*>(other.data_ptr());
+  T* y = static_cast<T*>(r.data_ptr());
+  for (int64_t i = 0; i < self.numel(); ++i) y[i] = a[i] + alpha * b[i];
+  return r;
+}
+
+std::optional<Tensor> try_small_add(const Tensor& self, const Tensor& other, const Scalar& alpha,
+                                    int sign) {
+  if (!self.defined() || !other.defined() || self.dtype() != other.dtype() ||
+      self.numel() > kSmallNumel || !self.device().is_cpu() || !other.device().is_cpu() ||
+      self.sizes() != other.sizes() || !self.is_contiguous() || !other.is_contiguous() ||
+      alpha.is_bool()) {
+    return std::nullopt;
+  }
+  switch (self.dtype()) {
+    case DType::Float32:
+      return small_add<float>(self, other, static_cast<float>(sign * alpha.to_double()));
+    case DType::Float64:
+      return small_add<double>(self, other, sign * alpha.to_double());
+    case DType::Int64:
+      if (!alpha.is_integral()) return std::nullopt;  // the engine reports PyTorch's error
+      return small_add<int64_t>(self, other, sign * alpha.to<int64_t>());
+    default:
+      return std::nullopt;
+  }
+}
+
 // self + sign * alpha * other, for add (sign 1) and sub (sign -1).
 Tensor add_impl(std::string_view op, const Tensor& self, const Tensor& other, const Scalar& alpha,
                 const Tensor* out, bool inplace, int sign) {
@@ -75,6 +113,7 @@ Tensor add_scalar_impl(std::string_view op, const Tensor& self, const Scalar& ot
 }
 
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  if (auto r = try_small_add(self, other, alpha, 1)) return *std::move(r);
   return add_impl("add.Tensor", self, other, alpha, nullptr, false, 1);
 }
 Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
@@ -99,6 +138,7 @@ Tensor& add_scalar_out(const Tensor& self, const Scalar& other, const Scalar& al
 
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   check_sub_bool("sub.Tensor", self.dtype(), other.dtype());
+  if (auto r = try_small_add(self, other, alpha, -1)) return *std::move(r);
   return add_impl("sub.Tensor", self, other, alpha, nullptr, false, -1);
 }
 Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {

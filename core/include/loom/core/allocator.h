@@ -89,7 +89,7 @@ class AllocatorCounters {
 
  private:
   std::atomic<int64_t> allocated_{0}, reserved_{0}, peak_allocated_{0}, peak_reserved_{0};
-  std::atomic<int64_t> allocs_{0}, frees_{0}, hits_{0}, live_{0};
+  std::atomic<int64_t> allocs_{0}, frees_{0}, hits_{0};
 };
 
 /// Memory for one device type. Implementations must be thread-safe.
