@@ -7,9 +7,10 @@
 namespace loom::ops::cpu::reduction {
 namespace {
 
-/// The contiguous float line: vectorised max, exp and scale.
+/// The contiguous float line: vectorised max, exp and scale. Compiled twice: for the
+/// baseline ISA and, picked at run time, for AVX2+FMA (8 lanes; the same arithmetic).
 template <bool kLog>
-void float_line(const float* x, float* y, int64_t n) {
+[[gnu::always_inline]] inline void float_line_body(const float* x, float* y, int64_t n) {
   float m = -std::numeric_limits<float>::infinity();
 #pragma omp simd reduction(max : m)
   for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
@@ -30,6 +31,30 @@ void float_line(const float* x, float* y, int64_t n) {
     const float inv = static_cast<float>(1.0 / sum);
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+  }
+}
+
+template <bool kLog>
+[[gnu::target("avx2,fma")]] void float_line_avx2(const float* x, float* y, int64_t n) {
+  float_line_body<kLog>(x, y, n);
+}
+
+template <bool kLog>
+void float_line_baseline(const float* x, float* y, int64_t n) {
+  float_line_body<kLog>(x, y, n);
+}
+
+inline bool has_avx2_fma() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
+}
+
+template <bool kLog>
+void float_line(const float* x, float* y, int64_t n) {
+  if (has_avx2_fma()) {
+    float_line_avx2<kLog>(x, y, n);
+  } else {
+    float_line_baseline<kLog>(x, y, n);
   }
 }
 
