@@ -1,0 +1,146 @@
+// Reference CPU kernels: native_dropout and its backward op, and the composites dropout,
+// feature_dropout, alpha_dropout and feature_alpha_dropout (PyTorch's _dropout_impl: random
+// and pointwise ops through the dispatcher, so they serve every backend that has those).
+//
+// native_dropout draws one uniform double per element from the CPU default generator, in
+// row-major order on one thread, so loom::manual_seed(s) reproduces a mask exactly.
+#include "loom/ops/nn/dropout.h"
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "cpu/reduce_engine.h"
+#include "cpu/strided_copy.h"
+#include "loom/core/generator.h"
+#include "loom/dispatcher/library.h"
+#include "loom/ops/creation.h"
+#include "loom/ops/pointwise.h"
+
+namespace loom::ops::cpu::nn {
+namespace {
+
+using reduction::cast_contiguous;
+using reduction::data_of;
+using reduction::load;
+using reduction::store;
+
+void check_probability(double p) {
+  LOOM_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+}
+
+std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p,
+                                          std::optional<bool> train) {
+  constexpr const char* op = "native_dropout";
+  check_defined(op, {{"input", input}});
+  LOOM_CHECK_T(TypeError, is_floating_point(input.dtype()), op,
+               ": expected a floating point input, got ", input.describe());
+  Tensor mask = Tensor::empty(input.sizes(), TensorOptions{}.with(DType::Bool));
+  if (!train.value_or(true)) {
+    if (mask.numel() > 0) std::memset(mask.data_ptr(), 1, static_cast<size_t>(mask.numel()));
+    return {contiguous_copy(input), mask};
+  }
+  check_probability(p);
+  Tensor out = Tensor::empty(input.sizes(), TensorOptions{}.with(input.dtype()));
+  if (input.numel() == 0) return {out, mask};
+  const double keep = 1.0 - p;
+  // p == 1 keeps nothing; scale 0 rather than inf, so kept-nothing outputs are x * 0.
+  const double scale = keep == 0 ? 0.0 : 1.0 / keep;
+  const Tensor x = cast_contiguous(input, input.dtype());
+  Generator& gen = default_generator(Device());
+  bool* pm = data_of<bool>(mask);
+  dispatch_floats(op, input, [&]<typename T>(T*) {
+    using C = reduction::value_t<T>;
+    const T* px = data_of<T>(x);
+    T* po = data_of<T>(out);
+    const auto s = static_cast<C>(scale);
+    for (int64_t i = 0; i < input.numel(); ++i) {
+      const bool k = gen.next_double() < keep;
+      pm[i] = k;
+      // (x * mask) * scale, as PyTorch: a dropped inf or NaN gives NaN.
+      store(po + i, load(px + i) * static_cast<C>(k) * s);
+    }
+  });
+  return {out, mask};
+}
+
+Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, double scale) {
+  constexpr const char* op = "native_dropout_backward";
+  check_defined(op, {{"grad_output", grad_output}, {"mask", mask}});
+  LOOM_CHECK_T(TypeError, mask.dtype() == DType::Bool, op,
+               ": Mask should be Bool Scalar Type, but got mask ", mask.describe());
+  LOOM_CHECK(grad_output.sizes() == mask.sizes(), op, ": grad_output of size ",
+             sizes_str(grad_output.sizes()), " does not match mask of size ",
+             sizes_str(mask.sizes()));
+  Tensor out = Tensor::empty(grad_output.sizes(), TensorOptions{}.with(grad_output.dtype()));
+  if (out.numel() == 0) {
+    LOOM_CHECK_T(TypeError, is_floating_point(grad_output.dtype()), op,
+                 ": expected a floating point grad_output, got ", grad_output.describe());
+    return out;
+  }
+  const Tensor g = cast_contiguous(grad_output, grad_output.dtype());
+  const Tensor m = cast_contiguous(mask, DType::Bool);
+  const bool* pm = data_of<bool>(m);
+  dispatch_floats(op, grad_output, [&]<typename T>(T*) {
+    using C = reduction::value_t<T>;
+    const T* pg = data_of<T>(g);
+    T* po = data_of<T>(out);
+    const auto s = static_cast<C>(scale);
+#pragma omp parallel for schedule(static) if (out.numel() >= reduction::kGrain)
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      store(po + i, load(pg + i) * static_cast<C>(pm[i]) * s);
+    }
+  });
+  return out;
+}
+
+/// PyTorch's _dropout_impl: the composite behind dropout, feature_dropout and the alpha forms.
+Tensor dropout_impl(const Tensor& input, double p, bool train, bool feature, bool alpha) {
+  check_defined(feature ? "feature_dropout" : "dropout", {{"input", input}});
+  check_probability(p);
+  if (p == 0 || !train || input.numel() == 0) return input;
+  if (p == 1) return loom::mul(input, loom::zeros({}, input.dtype(), input.device()));
+  if (!feature && !alpha) return std::get<0>(loom::native_dropout(input, p, train));
+  std::vector<int64_t> noise_sizes(input.sizes().begin(), input.sizes().end());
+  if (feature) {
+    LOOM_CHECK(input.dim() >= 2, "Feature dropout requires at least 2 dimensions in the input");
+    for (size_t d = 2; d < noise_sizes.size(); ++d) noise_sizes[d] = 1;
+  }
+  Tensor noise = loom::bernoulli(loom::empty(noise_sizes, input.dtype(), input.device()), 1.0 - p);
+  if (!alpha) return loom::mul(input, loom::div(noise, 1.0 - p));
+  // Dropped elements become SELU's saturation value -alpha * scale, and the affine a * x + b
+  // keeps zero mean and unit variance.
+  constexpr double kAlpha = 1.7580993408473766;
+  const double a = 1.0 / std::sqrt((kAlpha * kAlpha * p + 1) * (1 - p));
+  const Tensor b = loom::add(loom::mul(loom::sub(noise, 1), kAlpha * a), kAlpha * a * p);
+  return loom::add(loom::mul(input, loom::mul(noise, a)), b);
+}
+
+Tensor dropout(const Tensor& input, double p, bool train) {
+  return dropout_impl(input, p, train, false, false);
+}
+Tensor feature_dropout(const Tensor& input, double p, bool train) {
+  return dropout_impl(input, p, train, true, false);
+}
+Tensor alpha_dropout(const Tensor& input, double p, bool train) {
+  return dropout_impl(input, p, train, false, true);
+}
+Tensor feature_alpha_dropout(const Tensor& input, double p, bool train) {
+  return dropout_impl(input, p, train, true, true);
+}
+
+}  // namespace
+
+LOOM_LIBRARY_IMPL(aten, CPU, m) {
+  m.set_provider("reference");
+  m.impl("native_dropout", &native_dropout);
+  m.impl("native_dropout_backward", &native_dropout_backward);
+  m.impl("dropout", &dropout);
+  m.impl("feature_dropout", &feature_dropout);
+  m.impl("alpha_dropout", &alpha_dropout);
+  m.impl("feature_alpha_dropout", &feature_alpha_dropout);
+}
+
+}  // namespace loom::ops::cpu::nn
