@@ -1,6 +1,7 @@
 // Reference CPU kernels: softmax, log_softmax, their _-prefixed forms and backward ops.
 // Stable: each line subtracts its max before exp. float and the 16-bit floats compute in
-// float with the line's sum in double; double computes in double.
+// float with the line's sum in double (contiguous float lines: float within blocks of 512,
+// double across them); double computes in double.
 #include "cpu/reduce_engine.h"
 #include "loom/dispatcher/library.h"
 
@@ -14,19 +15,32 @@ template <bool kLog>
   float m = -std::numeric_limits<float>::infinity();
 #pragma omp simd reduction(max : m)
   for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+  // The sum runs in float lanes over blocks of kBlock (every term is at most 1, so a lane
+  // adds at most kBlock / lanes of them) and in double across blocks.
+  constexpr int64_t kBlock = 512;
   double sum = 0;
   if constexpr (kLog) {
-#pragma omp simd reduction(+ : sum)
-    for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(vec_expf(x[i] - m));
+    for (int64_t b = 0; b < n; b += kBlock) {
+      const int64_t end = std::min(n, b + kBlock);
+      float bs = 0;
+#pragma omp simd reduction(+ : bs)
+      for (int64_t i = b; i < end; ++i) bs += vec_expf(x[i] - m);
+      sum += bs;
+    }
     const float log_sum = static_cast<float>(std::log(sum));
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - log_sum;
   } else {
-#pragma omp simd reduction(+ : sum)
-    for (int64_t i = 0; i < n; ++i) {
-      const float e = vec_expf(x[i] - m);
-      y[i] = e;
-      sum += static_cast<double>(e);
+    for (int64_t b = 0; b < n; b += kBlock) {
+      const int64_t end = std::min(n, b + kBlock);
+      float bs = 0;
+#pragma omp simd reduction(+ : bs)
+      for (int64_t i = b; i < end; ++i) {
+        const float e = vec_expf(x[i] - m);
+        y[i] = e;
+        bs += e;
+      }
+      sum += bs;
     }
     const float inv = static_cast<float>(1.0 / sum);
 #pragma omp simd
