@@ -151,6 +151,33 @@ inline std::string_view torch_type_name(DType d) {
   return "Double";
 }
 
+/// The C type name PyTorch prints for a dtype ("float", "double", "long int", "c10::Half").
+inline std::string_view c_type_name(DType t) {
+  switch (t) {
+    case DType::Bool:
+      return "bool";
+    case DType::UInt8:
+      return "unsigned char";
+    case DType::Int8:
+      return "signed char";
+    case DType::Int16:
+      return "short int";
+    case DType::Int32:
+      return "int";
+    case DType::Int64:
+      return "long int";
+    case DType::Float16:
+      return "c10::Half";
+    case DType::BFloat16:
+      return "c10::BFloat16";
+    case DType::Float32:
+      return "float";
+    case DType::Float64:
+      return "double";
+  }
+  return "?";
+}
+
 /// Throws PyTorch's "not implemented for" TypeError: `"silu" not implemented for 'Long'`.
 [[noreturn]] inline void throw_dtype_unsupported(std::string_view op, DType d) {
   LOOM_THROW(TypeError, "\"", op, "\" not implemented for '", torch_type_name(d), "'");

@@ -377,32 +377,8 @@ Mat<S> mat_of(const Tensor& t, int64_t d0, int64_t d1, int64_t off = 0) {
   return Mat<S>{static_cast<S*>(t.data_ptr()) + off, t.stride(d0), t.stride(d1)};
 }
 
-/// The C type name PyTorch prints for a dtype ("float", "double", "long int", "c10::Half").
-inline std::string_view c_type_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "bool";
-    case DType::UInt8:
-      return "unsigned char";
-    case DType::Int8:
-      return "signed char";
-    case DType::Int16:
-      return "short int";
-    case DType::Int32:
-      return "int";
-    case DType::Int64:
-      return "long int";
-    case DType::Float16:
-      return "c10::Half";
-    case DType::BFloat16:
-      return "c10::BFloat16";
-    case DType::Float32:
-      return "float";
-    case DType::Float64:
-      return "double";
-  }
-  return "?";
-}
+/// The C type names of PyTorch's messages live with the other dtype helpers.
+using cpu::c_type_name;
 
 /// Calls f(offset of operand 0, offset of operand 1, ...) for every index of sizes, in
 /// row-major order, with one stride list per operand.

@@ -96,7 +96,7 @@ bool scalar_truth(const Tensor& t) { return *data_as<const bool>(nonzero_mask(t)
 void check_fill_mask(const Tensor& mask) {
   LOOM_CHECK_T(TypeError, mask.dtype() == DType::Bool,
                "masked_fill_ only supports boolean masks, but got mask with dtype ",
-               type_meta_name(mask.dtype()));
+               c_type_name(mask.dtype()));
 }
 
 Scalar fill_value(const Tensor& value) {

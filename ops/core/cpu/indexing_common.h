@@ -121,34 +121,6 @@ inline NonEmptyGeometry nonempty_geometry(const Tensor& t) {
   return {dims_of(t.sizes()), dims_of(t.strides())};
 }
 
-/// The name PyTorch prints for a dtype through caffe2::TypeMeta, as some of its messages do
-/// ("masked_fill_ only supports boolean masks, but got mask with dtype long int").
-inline std::string_view type_meta_name(DType d) {
-  switch (d) {
-    case DType::Bool:
-      return "bool";
-    case DType::UInt8:
-      return "unsigned char";
-    case DType::Int8:
-      return "signed char";
-    case DType::Int16:
-      return "short int";
-    case DType::Int32:
-      return "int";
-    case DType::Int64:
-      return "long int";
-    case DType::Float16:
-      return "c10::Half";
-    case DType::BFloat16:
-      return "c10::BFloat16";
-    case DType::Float32:
-      return "float";
-    case DType::Float64:
-      break;
-  }
-  return "double";
-}
-
 /// Throws DeviceError unless every defined tensor is on the CPU (these are CPU kernels; an
 /// index tensor on another device would be read through a host pointer).
 inline void check_cpu(std::string_view op, std::initializer_list<TensorArg> args) {
