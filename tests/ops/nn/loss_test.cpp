@@ -944,5 +944,14 @@ TEST_F(Loss, PointwiseErrors) {
   EXPECT_TRUE(contains(msg, "undefined Tensor for argument 'target'")) << msg;
 }
 
+TEST_F(Loss, CrossEntropyIsFunctionalsName) {
+  // log_softmax([0, ln 3]) = [-ln 4, ln 3 - ln 4]; target 1 -> ln 4 - ln 3.
+  const Tensor logits = make_tensor({0, std::log(3.0)}, {1, 2}, DType::Float64);
+  const Tensor target = Tensor::from_vector<int64_t>({1}, {1});
+  expect_close(cross_entropy(logits, target), {}, {std::log(4.0) - std::log(3.0)}, 1e-12, 1e-12);
+  expect_close(cross_entropy(logits, target, std::nullopt, Reduction::None), {1},
+               to_doubles(cross_entropy_loss(logits, target, std::nullopt, Reduction::None)));
+}
+
 }  // namespace
 }  // namespace loom

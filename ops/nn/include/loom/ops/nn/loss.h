@@ -141,6 +141,14 @@ inline Tensor cross_entropy_loss(const Tensor& self, const Tensor& target,
   return op(self, target, weight, detail::reduction_int(reduction), ignore_index, label_smoothing);
 }
 
+/// torch.nn.functional.cross_entropy's name for cross_entropy_loss.
+inline Tensor cross_entropy(const Tensor& input, const Tensor& target,
+                            const std::optional<Tensor>& weight = std::nullopt,
+                            Reduction reduction = Reduction::Mean, int64_t ignore_index = -100,
+                            double label_smoothing = 0.0) {
+  return cross_entropy_loss(input, target, weight, reduction, ignore_index, label_smoothing);
+}
+
 // ---- regression losses ------------------------------------------------------------------------
 
 /// Squared error (self - target)^2, reduced.
