@@ -246,7 +246,7 @@ std::optional<OperatorHandle> functional_of(const OperatorHandle& op, bool* in_p
 }
 
 Plan plan_for(const OperatorHandle& op) {
-  Plan p{op};
+  Plan p{op, std::nullopt, false, ""};
   if (!op.schema().is_mutable()) return p;
   p.functional = functional_of(op, &p.in_place);
   if (!p.functional) p.skip_reason = "mutates its inputs and mirrors no functional op";

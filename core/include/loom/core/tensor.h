@@ -169,138 +169,260 @@ class Tensor {
   // that calls one must include that header (or loom/loom.h) and load the op pack.
 
   // Shape and views.
+  /// Method form of loom::view (self is *this); see loom/ops/tensor_methods.h.
   Tensor view(IntArrayRef size) const;
+  /// Method form of loom::reshape (self is *this); see loom/ops/tensor_methods.h.
   Tensor reshape(IntArrayRef shape) const;
+  /// Method form of loom::view_as (self is *this); see loom/ops/tensor_methods.h.
   Tensor view_as(const Tensor& other) const;
+  /// Method form of loom::reshape_as (self is *this); see loom/ops/tensor_methods.h.
   Tensor reshape_as(const Tensor& other) const;
+  /// Method form of loom::flatten (self is *this); see loom/ops/tensor_methods.h.
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  /// Method form of loom::unflatten (self is *this); see loom/ops/tensor_methods.h.
   Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
+  /// Method form of loom::squeeze (self is *this); see loom/ops/tensor_methods.h.
   Tensor squeeze() const;
+  /// Method form of loom::squeeze (self is *this); see loom/ops/tensor_methods.h.
   Tensor squeeze(int64_t dim) const;
+  /// Method form of loom::unsqueeze (self is *this); see loom/ops/tensor_methods.h.
   Tensor unsqueeze(int64_t dim) const;
+  /// Method form of loom::transpose (self is *this); see loom/ops/tensor_methods.h.
   Tensor transpose(int64_t dim0, int64_t dim1) const;
+  /// Method form of loom::permute (self is *this); see loom/ops/tensor_methods.h.
   Tensor permute(IntArrayRef dims) const;
+  /// Method form of loom::t (self is *this); see loom/ops/tensor_methods.h.
   Tensor t() const;
+  /// Method form of loom::expand (self is *this); see loom/ops/tensor_methods.h.
   Tensor expand(IntArrayRef size) const;
+  /// Method form of loom::expand_as (self is *this); see loom/ops/tensor_methods.h.
   Tensor expand_as(const Tensor& other) const;
+  /// Method form of loom::narrow (self is *this); see loom/ops/tensor_methods.h.
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  /// Method form of loom::select (self is *this); see loom/ops/tensor_methods.h.
   Tensor select(int64_t dim, int64_t index) const;
+  /// Method form of loom::contiguous (self is *this); see loom/ops/tensor_methods.h.
   Tensor contiguous() const;
+  /// Method form of loom::split (self is *this); see loom/ops/tensor_methods.h.
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  /// Method form of loom::chunk (self is *this); see loom/ops/tensor_methods.h.
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  /// Method form of loom::unbind (self is *this); see loom/ops/tensor_methods.h.
   std::vector<Tensor> unbind(int64_t dim = 0) const;
+  /// Method form of loom::repeat (self is *this); see loom/ops/tensor_methods.h.
   Tensor repeat(IntArrayRef repeats) const;
+  /// Method form of loom::flip (self is *this); see loom/ops/tensor_methods.h.
   Tensor flip(IntArrayRef dims) const;
+  /// Method form of loom::tril (self is *this); see loom/ops/tensor_methods.h.
   Tensor tril(int64_t diagonal = 0) const;
+  /// Method form of loom::triu (self is *this); see loom/ops/tensor_methods.h.
   Tensor triu(int64_t diagonal = 0) const;
 
   // Copy and conversion.
+  /// Method form of loom::to (self is *this); see loom/ops/tensor_methods.h.
   Tensor to(DType dtype) const;
+  /// This tensor on device: *this if already there, else a copy through the target backend.
   Tensor to(Device device) const;
+  /// Method form of loom::clone (self is *this); see loom/ops/tensor_methods.h.
   Tensor clone() const;
+  /// A new tensor sharing storage and version counter, without autograd history.
   Tensor detach() const;
+  /// Method form of loom::copy_ (self is *this); see loom/ops/tensor_methods.h.
   const Tensor& copy_(const Tensor& src) const;
+  /// Method form of loom::fill_ (self is *this); see loom/ops/tensor_methods.h.
   const Tensor& fill_(const Scalar& value) const;
+  /// Method form of loom::zero_ (self is *this); see loom/ops/tensor_methods.h.
   const Tensor& zero_() const;
 
   // Pointwise.
+  /// Method form of loom::neg (self is *this); see loom/ops/tensor_methods.h.
   Tensor neg() const;
+  /// Method form of loom::abs (self is *this); see loom/ops/tensor_methods.h.
   Tensor abs() const;
+  /// Method form of loom::exp (self is *this); see loom/ops/tensor_methods.h.
   Tensor exp() const;
+  /// Method form of loom::log (self is *this); see loom/ops/tensor_methods.h.
   Tensor log() const;
+  /// Method form of loom::sqrt (self is *this); see loom/ops/tensor_methods.h.
   Tensor sqrt() const;
+  /// Method form of loom::rsqrt (self is *this); see loom/ops/tensor_methods.h.
   Tensor rsqrt() const;
+  /// Method form of loom::sin (self is *this); see loom/ops/tensor_methods.h.
   Tensor sin() const;
+  /// Method form of loom::cos (self is *this); see loom/ops/tensor_methods.h.
   Tensor cos() const;
+  /// Method form of loom::tanh (self is *this); see loom/ops/tensor_methods.h.
   Tensor tanh() const;
+  /// Method form of loom::sigmoid (self is *this); see loom/ops/tensor_methods.h.
   Tensor sigmoid() const;
+  /// Method form of loom::relu (self is *this); see loom/ops/tensor_methods.h.
   Tensor relu() const;
+  /// Method form of loom::gelu (self is *this); see loom/ops/tensor_methods.h.
   Tensor gelu(std::string_view approximate = "none") const;
+  /// Method form of loom::silu (self is *this); see loom/ops/tensor_methods.h.
   Tensor silu() const;
+  /// Method form of loom::reciprocal (self is *this); see loom/ops/tensor_methods.h.
   Tensor reciprocal() const;
+  /// Method form of loom::floor (self is *this); see loom/ops/tensor_methods.h.
   Tensor floor() const;
+  /// Method form of loom::ceil (self is *this); see loom/ops/tensor_methods.h.
   Tensor ceil() const;
+  /// Method form of loom::round (self is *this); see loom/ops/tensor_methods.h.
   Tensor round() const;
+  /// Method form of loom::sign (self is *this); see loom/ops/tensor_methods.h.
   Tensor sign() const;
+  /// Method form of loom::logical_not (self is *this); see loom/ops/tensor_methods.h.
   Tensor logical_not() const;
+  /// Method form of loom::clamp (self is *this); see loom/ops/tensor_methods.h.
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  /// Method form of loom::pow (self is *this); see loom/ops/tensor_methods.h.
   Tensor pow(const Tensor& exponent) const;
+  /// Method form of loom::pow (self is *this); see loom/ops/tensor_methods.h.
   Tensor pow(const Scalar& exponent) const;
+  /// Method form of loom::add (self is *this); see loom/ops/tensor_methods.h.
   Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  /// Method form of loom::add (self is *this); see loom/ops/tensor_methods.h.
   Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
+  /// Method form of loom::sub (self is *this); see loom/ops/tensor_methods.h.
   Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  /// Method form of loom::sub (self is *this); see loom/ops/tensor_methods.h.
   Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
+  /// Method form of loom::mul (self is *this); see loom/ops/tensor_methods.h.
   Tensor mul(const Tensor& other) const;
+  /// Method form of loom::mul (self is *this); see loom/ops/tensor_methods.h.
   Tensor mul(const Scalar& other) const;
+  /// Method form of loom::div (self is *this); see loom/ops/tensor_methods.h.
   Tensor div(const Tensor& other) const;
+  /// Method form of loom::div (self is *this); see loom/ops/tensor_methods.h.
   Tensor div(const Scalar& other) const;
+  /// Method form of loom::add_ (self is *this); see loom/ops/tensor_methods.h.
   const Tensor& add_(const Tensor& other, const Scalar& alpha = 1) const;
+  /// Method form of loom::add_ (self is *this); see loom/ops/tensor_methods.h.
   const Tensor& add_(const Scalar& other, const Scalar& alpha = 1) const;
+  /// Method form of loom::sub_ (self is *this); see loom/ops/tensor_methods.h.
   const Tensor& sub_(const Tensor& other, const Scalar& alpha = 1) const;
+  /// Method form of loom::mul_ (self is *this); see loom/ops/tensor_methods.h.
   const Tensor& mul_(const Tensor& other) const;
+  /// Method form of loom::mul_ (self is *this); see loom/ops/tensor_methods.h.
   const Tensor& mul_(const Scalar& other) const;
+  /// Method form of loom::div_ (self is *this); see loom/ops/tensor_methods.h.
   const Tensor& div_(const Tensor& other) const;
+  /// Method form of loom::div_ (self is *this); see loom/ops/tensor_methods.h.
   const Tensor& div_(const Scalar& other) const;
+  /// Method form of loom::relu_ (self is *this); see loom/ops/tensor_methods.h.
   const Tensor& relu_() const;
+  /// Method form of loom::clamp_ (self is *this); see loom/ops/tensor_methods.h.
   const Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  /// Method form of loom::maximum (self is *this); see loom/ops/tensor_methods.h.
   Tensor maximum(const Tensor& other) const;
+  /// Method form of loom::minimum (self is *this); see loom/ops/tensor_methods.h.
   Tensor minimum(const Tensor& other) const;
+  /// Method form of loom::eq (self is *this); see loom/ops/tensor_methods.h.
   Tensor eq(const Tensor& other) const;
+  /// Method form of loom::eq (self is *this); see loom/ops/tensor_methods.h.
   Tensor eq(const Scalar& other) const;
+  /// Method form of loom::ne (self is *this); see loom/ops/tensor_methods.h.
   Tensor ne(const Tensor& other) const;
+  /// Method form of loom::ne (self is *this); see loom/ops/tensor_methods.h.
   Tensor ne(const Scalar& other) const;
+  /// Method form of loom::lt (self is *this); see loom/ops/tensor_methods.h.
   Tensor lt(const Tensor& other) const;
+  /// Method form of loom::lt (self is *this); see loom/ops/tensor_methods.h.
   Tensor lt(const Scalar& other) const;
+  /// Method form of loom::le (self is *this); see loom/ops/tensor_methods.h.
   Tensor le(const Tensor& other) const;
+  /// Method form of loom::le (self is *this); see loom/ops/tensor_methods.h.
   Tensor le(const Scalar& other) const;
+  /// Method form of loom::gt (self is *this); see loom/ops/tensor_methods.h.
   Tensor gt(const Tensor& other) const;
+  /// Method form of loom::gt (self is *this); see loom/ops/tensor_methods.h.
   Tensor gt(const Scalar& other) const;
+  /// Method form of loom::ge (self is *this); see loom/ops/tensor_methods.h.
   Tensor ge(const Tensor& other) const;
+  /// Method form of loom::ge (self is *this); see loom/ops/tensor_methods.h.
   Tensor ge(const Scalar& other) const;
+  /// Method form of loom::where (self is *this); see loom/ops/tensor_methods.h.
   Tensor where(const Tensor& condition, const Tensor& other) const;
+  /// Method form of loom::masked_fill (self is *this); see loom/ops/tensor_methods.h.
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  /// Method form of loom::masked_fill_ (self is *this); see loom/ops/tensor_methods.h.
   const Tensor& masked_fill_(const Tensor& mask, const Scalar& value) const;
 
   // Reductions.
+  /// Method form of loom::sum (self is *this); see loom/ops/tensor_methods.h.
   Tensor sum(std::optional<DType> dtype = std::nullopt) const;
+  /// Method form of loom::sum (self is *this); see loom/ops/tensor_methods.h.
   Tensor sum(IntArrayRef dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  /// Method form of loom::mean (self is *this); see loom/ops/tensor_methods.h.
   Tensor mean(std::optional<DType> dtype = std::nullopt) const;
+  /// Method form of loom::mean (self is *this); see loom/ops/tensor_methods.h.
   Tensor mean(IntArrayRef dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  /// Method form of loom::prod (self is *this); see loom/ops/tensor_methods.h.
   Tensor prod(std::optional<DType> dtype = std::nullopt) const;
+  /// Method form of loom::max (self is *this); see loom/ops/tensor_methods.h.
   Tensor max() const;
+  /// Method form of loom::max (self is *this); see loom/ops/tensor_methods.h.
   std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  /// Method form of loom::min (self is *this); see loom/ops/tensor_methods.h.
   Tensor min() const;
+  /// Method form of loom::min (self is *this); see loom/ops/tensor_methods.h.
   std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  /// Method form of loom::amax (self is *this); see loom/ops/tensor_methods.h.
   Tensor amax(IntArrayRef dim = {}, bool keepdim = false) const;
+  /// Method form of loom::amin (self is *this); see loom/ops/tensor_methods.h.
   Tensor amin(IntArrayRef dim = {}, bool keepdim = false) const;
+  /// Method form of loom::argmax (self is *this); see loom/ops/tensor_methods.h.
   Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  /// Method form of loom::argmin (self is *this); see loom/ops/tensor_methods.h.
   Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  /// Method form of loom::var (self is *this); see loom/ops/tensor_methods.h.
   Tensor var(bool unbiased = true) const;
+  /// Method form of loom::std (self is *this); see loom/ops/tensor_methods.h.
   Tensor std(bool unbiased = true) const;
+  /// Method form of loom::norm (self is *this); see loom/ops/tensor_methods.h.
   Tensor norm(const Scalar& p = 2) const;
+  /// Method form of loom::logsumexp (self is *this); see loom/ops/tensor_methods.h.
   Tensor logsumexp(IntArrayRef dim, bool keepdim = false) const;
+  /// Method form of loom::all (self is *this); see loom/ops/tensor_methods.h.
   Tensor all() const;
+  /// Method form of loom::any (self is *this); see loom/ops/tensor_methods.h.
   Tensor any() const;
+  /// Method form of loom::cumsum (self is *this); see loom/ops/tensor_methods.h.
   Tensor cumsum(int64_t dim) const;
+  /// Method form of loom::softmax (self is *this); see loom/ops/tensor_methods.h.
   Tensor softmax(int64_t dim) const;
+  /// Method form of loom::log_softmax (self is *this); see loom/ops/tensor_methods.h.
   Tensor log_softmax(int64_t dim) const;
 
   // Linear algebra.
+  /// Method form of loom::matmul (self is *this); see loom/ops/tensor_methods.h.
   Tensor matmul(const Tensor& other) const;
+  /// Method form of loom::mm (self is *this); see loom/ops/tensor_methods.h.
   Tensor mm(const Tensor& mat2) const;
+  /// Method form of loom::bmm (self is *this); see loom/ops/tensor_methods.h.
   Tensor bmm(const Tensor& mat2) const;
+  /// Method form of loom::dot (self is *this); see loom/ops/tensor_methods.h.
   Tensor dot(const Tensor& other) const;
 
   // Indexing and sorting.
+  /// Method form of loom::index_select (self is *this); see loom/ops/tensor_methods.h.
   Tensor index_select(int64_t dim, const Tensor& index) const;
+  /// Method form of loom::gather (self is *this); see loom/ops/tensor_methods.h.
   Tensor gather(int64_t dim, const Tensor& index) const;
+  /// Method form of loom::scatter (self is *this); see loom/ops/tensor_methods.h.
   Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  /// Method form of loom::scatter_add (self is *this); see loom/ops/tensor_methods.h.
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  /// Method form of loom::masked_select (self is *this); see loom/ops/tensor_methods.h.
   Tensor masked_select(const Tensor& mask) const;
+  /// Method form of loom::nonzero (self is *this); see loom/ops/tensor_methods.h.
   Tensor nonzero() const;
+  /// Method form of loom::topk (self is *this); see loom/ops/tensor_methods.h.
   std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true,
                                   bool sorted = true) const;
+  /// Method form of loom::sort (self is *this); see loom/ops/tensor_methods.h.
   std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
+  /// Method form of loom::argsort (self is *this); see loom/ops/tensor_methods.h.
   Tensor argsort(int64_t dim = -1, bool descending = false) const;
   /// PyTorch's x[...] in C++: `x.index({Slice(0, 10), 1, None, Ellipsis, mask})`.
   Tensor index(ArrayRef<TensorIndex> indices) const;
