@@ -279,6 +279,23 @@ bool max_pool_backward(const S* go, const Planes& gp, const int64_t* idx, const 
   return ok.load();
 }
 
+/// grad_input of a max pooling: each grad_output element added at the input position its
+/// index names (shared by max_pool2d and adaptive_max_pool2d backward).
+Tensor scatter_max_grad(std::string_view op, std::string_view kernel, const Tensor& grad_output,
+                        const Tensor& indices, const Tensor& self) {
+  Tensor gi = new_tensor(self.sizes(), self.dtype());
+  if (gi.numel() == 0) return gi;
+  bool ok = true;
+  dispatch_pool(kernel, self.dtype(), false, false, [&]<typename S>(S*) {
+    ok = max_pool_backward<S>(static_cast<const S*>(grad_output.data_ptr()), planes_of(grad_output),
+                              static_cast<const int64_t*>(indices.data_ptr()), planes_of(indices),
+                              planes_of(self), static_cast<S*>(gi.data_ptr()));
+  });
+  LOOM_CHECK_T(IndexError, ok, op, ": an index in indices ", indices.describe(),
+               " is outside its input plane of ", self.size(-2), " x ", self.size(-1), " elements");
+  return gi;
+}
+
 /// max_pool2d's checks; returns the output size.
 std::pair<int64_t, int64_t> check_max_pool2d(std::string_view op, const Tensor& input,
                                              const Pool2d& p) {
@@ -327,17 +344,7 @@ Tensor max_pool2d_backward_impl(std::string_view op, const Tensor& grad_output, 
   check_dim_size(op, indices, "indices", nd, nd - 1, oW);
   check_same_batch(op, self, grad_output, "grad_output");
   check_same_batch(op, self, indices, "indices");
-  Tensor gi = new_tensor(self.sizes(), self.dtype());
-  if (gi.numel() == 0) return gi;
-  bool ok = true;
-  dispatch_pool("max_pool2d_backward", self.dtype(), false, false, [&]<typename S>(S*) {
-    ok = max_pool_backward<S>(static_cast<const S*>(grad_output.data_ptr()), planes_of(grad_output),
-                              static_cast<const int64_t*>(indices.data_ptr()), planes_of(indices),
-                              planes_of(self), static_cast<S*>(gi.data_ptr()));
-  });
-  LOOM_CHECK_T(IndexError, ok, op, ": an index in indices ", indices.describe(),
-               " is outside its input plane of ", self.size(-2), " x ", self.size(-1), " elements");
-  return gi;
+  return scatter_max_grad(op, "max_pool2d_backward", grad_output, indices, self);
 }
 
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size,
@@ -827,17 +834,7 @@ Tensor adaptive_max_pool2d_backward(const Tensor& grad_output, const Tensor& sel
                  (ndim == 3 || self.size(0) == grad_output.size(0)),
              op, ": expected grad_output ", grad_output.describe(),
              " to have the batch and channel sizes of the input ", self.describe());
-  Tensor gi = new_tensor(self.sizes(), self.dtype());
-  if (gi.numel() == 0) return gi;
-  bool ok = true;
-  dispatch_pool("adaptive_max_pool2d_backward", self.dtype(), false, false, [&]<typename S>(S*) {
-    ok = max_pool_backward<S>(static_cast<const S*>(grad_output.data_ptr()), planes_of(grad_output),
-                              static_cast<const int64_t*>(indices.data_ptr()), planes_of(indices),
-                              planes_of(self), static_cast<S*>(gi.data_ptr()));
-  });
-  LOOM_CHECK_T(IndexError, ok, op, ": an index in indices ", indices.describe(),
-               " is outside its input plane of ", self.size(-2), " x ", self.size(-1), " elements");
-  return gi;
+  return scatter_max_grad(op, "adaptive_max_pool2d_backward", grad_output, indices, self);
 }
 
 std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& self, IntArrayRef output_size) {
