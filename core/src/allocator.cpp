@@ -24,6 +24,21 @@ void AllocatorCounters::on_free(int64_t nbytes) {
   frees_.fetch_add(1, std::memory_order_relaxed);
 }
 
+void AllocatorCounters::on_allocated_bytes(int64_t nbytes) {
+  const int64_t now = allocated_.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
+  if (nbytes <= 0) return;
+  int64_t peak = peak_allocated_.load(std::memory_order_relaxed);
+  while (now > peak &&
+         !peak_allocated_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
+void AllocatorCounters::add_counts(int64_t allocs, int64_t frees, int64_t hits) {
+  allocs_.fetch_add(allocs, std::memory_order_relaxed);
+  frees_.fetch_add(frees, std::memory_order_relaxed);
+  hits_.fetch_add(hits, std::memory_order_relaxed);
+}
+
 void AllocatorCounters::on_reserve(int64_t nbytes) {
   const int64_t now = reserved_.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
   int64_t peak = peak_reserved_.load(std::memory_order_relaxed);

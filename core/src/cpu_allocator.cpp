@@ -12,8 +12,13 @@
 // are kept per thread, kPerClass per 64-byte size class, so the common tiny tensor costs
 // no malloc/free and no lock. A block freed on another thread goes to that thread's
 // cache. Each thread's blocks return to the system when it exits; empty_cache() empties
-// the calling thread's cache. Cached small blocks count as reserved, not allocated.
+// the calling thread's cache. Cached small blocks count as reserved, not allocated. The
+// request counts of small blocks are kept per thread too (owner-written relaxed atomics, no
+// locked instruction) and summed by stats(); only the byte counts, which have peaks, are
+// shared atomics.
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -47,8 +52,24 @@ AllocatorCounters* g_counters = nullptr;
 struct ThreadCache {
   void* blocks[kSmallClasses][kPerClass];
   int count[kSmallClasses] = {};
+  /// Request counts of small blocks on this thread (written only by it).
+  std::atomic<int64_t> allocs{0}, frees{0}, hits{0};
+  ThreadCache();
   ~ThreadCache();
+  static void bump(std::atomic<int64_t>& c) {
+    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
 };
+
+/// Every live thread's cache, for stats(); leaked (threads may outlive static destruction).
+std::mutex& registry_mutex() {
+  static auto* m = new std::mutex();
+  return *m;
+}
+std::vector<ThreadCache*>& registry() {
+  static auto* r = new std::vector<ThreadCache*>();
+  return *r;
+}
 thread_local bool t_cache_alive = false;  // false before first use and after thread exit
 thread_local ThreadCache t_cache;
 
@@ -58,8 +79,19 @@ ThreadCache& thread_cache() {
   return c;
 }
 
+ThreadCache::ThreadCache() {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  registry().push_back(this);
+}
+
 ThreadCache::~ThreadCache() {
   t_cache_alive = false;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    auto& r = registry();
+    r.erase(std::find(r.begin(), r.end(), this));
+    if (g_counters) g_counters->add_counts(allocs.load(), frees.load(), hits.load());
+  }
   for (size_t k = 0; k < kSmallClasses; ++k) {
     for (int i = 0; i < count[k]; ++i) std::free(blocks[k][i]);
     if (g_counters && count[k] > 0) {
@@ -107,7 +139,9 @@ class CPUCachingAllocator final : public Allocator {
         if (!p) throw_oom(nbytes);
         counters_.on_reserve(static_cast<int64_t>(size));
       }
-      counters_.on_alloc(static_cast<int64_t>(size), hit);
+      counters_.on_allocated_bytes(static_cast<int64_t>(size));
+      ThreadCache::bump(c.allocs);
+      if (hit) ThreadCache::bump(c.hits);
       return DataPtr(p, reinterpret_cast<void*>(size | 1), &CPUCachingAllocator::free_small_sized,
                      Device());
     }
@@ -150,7 +184,17 @@ class CPUCachingAllocator final : public Allocator {
 
   DeviceType device_type() const override { return DeviceType::cpu(); }
   std::string_view name() const override { return "cpu-caching"; }
-  AllocatorStats stats() const override { return counters_.snapshot(); }
+  AllocatorStats stats() const override {
+    AllocatorStats s = counters_.snapshot();
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    for (const ThreadCache* c : registry()) {
+      s.num_allocs += c->allocs.load(std::memory_order_relaxed);
+      s.num_frees += c->frees.load(std::memory_order_relaxed);
+      s.num_cache_hits += c->hits.load(std::memory_order_relaxed);
+    }
+    s.live_blocks = s.num_allocs - s.num_frees;
+    return s;
+  }
   void reset_peak_stats() override { counters_.reset_peaks(); }
   void empty_cache() override { release_cache(); }
   /// The counters (the thread caches report to them).
@@ -232,9 +276,16 @@ CPUCachingAllocator& the_cpu_allocator() {
 void CPUCachingAllocator::free_small_sized(void* ctx, void* data) {
   const auto size = static_cast<int64_t>(reinterpret_cast<uintptr_t>(ctx) & ~uintptr_t{1});
   auto& self = the_cpu_allocator();
-  self.counters_.on_free(size);
-  if (size <= static_cast<int64_t>(kSmallMax) && t_cache_alive) {
-    ThreadCache& c = t_cache;
+  if (!t_cache_alive) {  // this thread's cache is gone (or never was): count it globally
+    self.counters_.on_free(size);
+    std::free(data);
+    self.counters_.on_reserve(-size);
+    return;
+  }
+  ThreadCache& c = t_cache;
+  self.counters_.on_allocated_bytes(-size);
+  ThreadCache::bump(c.frees);
+  if (size <= static_cast<int64_t>(kSmallMax)) {
     const size_t k = static_cast<size_t>(size) / kAlignment - 1;
     if (c.count[k] < kPerClass) {
       c.blocks[k][c.count[k]++] = data;

@@ -82,6 +82,11 @@ class AllocatorCounters {
   void on_free(int64_t nbytes);
   /// Records that nbytes were obtained from (positive) or returned to (negative) the system.
   void on_reserve(int64_t nbytes);
+  /// Only the byte half of on_alloc / on_free (positive: handed out; negative: back), for an
+  /// allocator that counts requests elsewhere (per thread) and reports them with add_counts.
+  void on_allocated_bytes(int64_t nbytes);
+  /// Adds request counts kept elsewhere.
+  void add_counts(int64_t allocs, int64_t frees, int64_t hits);
   /// The current values.
   AllocatorStats snapshot() const;
   /// Sets the peaks to the current values.
