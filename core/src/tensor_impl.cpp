@@ -3,28 +3,11 @@
 #include <atomic>
 
 #include "loom/core/error.h"
+#include "loom/autograd/grad_mode.h"
+#include "loom/autograd/meta.h"
 #include "loom/core/tensor.h"
 
 namespace loom {
-namespace {
-class DefaultAutogradMeta final : public AutogradMetaInterface {
- public:
-  bool requires_grad() const override { return requires_grad_; }
-  void set_requires_grad(bool value) override { requires_grad_ = value; }
-
- private:
-  bool requires_grad_ = false;
-};
-std::unique_ptr<AutogradMetaInterface> make_default_meta() {
-  return std::make_unique<DefaultAutogradMeta>();
-}
-std::atomic<AutogradMetaFactory> g_meta_factory{&make_default_meta};
-}  // namespace
-
-AutogradMetaFactory set_autograd_meta_factory(AutogradMetaFactory factory) {
-  return g_meta_factory.exchange(factory ? factory : &make_default_meta);
-}
-
 DimVector contiguous_strides(IntArrayRef sizes) {
   DimVector strides(sizes.size());
   int64_t s = 1;
@@ -37,8 +20,18 @@ DimVector contiguous_strides(IntArrayRef sizes) {
 
 TensorImpl::TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, IntArrayRef strides,
                        int64_t storage_offset)
-    : storage_(std::move(storage)), dtype_(dtype), version_(new VersionCounter()) {
+    : storage_(std::move(storage)),
+      dtype_(dtype),
+      version_(new VersionCounter()),
+      is_inference_(autograd::InferenceMode::is_enabled()) {
   set_geometry(sizes, strides, storage_offset);
+}
+
+TensorImpl::~TensorImpl() = default;
+
+autograd::AutogradMeta& TensorImpl::mutable_autograd_meta() {
+  if (!autograd_meta_) autograd_meta_ = std::make_unique<autograd::AutogradMeta>();
+  return *autograd_meta_;
 }
 
 void TensorImpl::resize_contiguous(IntArrayRef sizes) {
@@ -111,18 +104,31 @@ void TensorImpl::refresh() {
     }
     expected *= sizes_[i];
   }
-  key_set_ = DispatchKeySet(backend_key(device().type())).add(DispatchKey::Autograd);
+  key_set_ = DispatchKeySet(backend_key(device().type()));
+  refresh_autograd_key();
+}
+
+// Note [Autograd key]: a tensor carries the Autograd key only while it requires grad, so a
+// call on plain tensors goes straight to its backend kernel and pays nothing for autograd
+// (PyTorch always sets the key and tests requires_grad inside every VariableType kernel).
+// The metadata changes through the engine, which calls this after each change.
+void TensorImpl::refresh_autograd_key() {
+  const bool rg = autograd_meta_ && (autograd_meta_->requires_grad || autograd_meta_->grad_fn);
+  key_set_ = rg ? key_set_.add(DispatchKey::Autograd) : key_set_.remove(DispatchKey::Autograd);
 }
 
 void TensorImpl::set_requires_grad(bool value) {
   LOOM_CHECK_T(TypeError, !value || is_floating_point(dtype_),
                "only Tensors of floating point dtype can require gradients (got ",
                dtype_name(dtype_), ")");
-  if (!autograd_meta_) {
-    if (!value) return;
-    autograd_meta_ = g_meta_factory.load()();
-  }
-  autograd_meta_->set_requires_grad(value);
+  if (!autograd_meta_ && !value) return;
+  autograd::AutogradMeta& meta = mutable_autograd_meta();
+  LOOM_CHECK(!meta.grad_fn || value,
+             "you can only change requires_grad flags of leaf variables. If you want to use a "
+             "computed variable in a subgraph that doesn't require differentiation use "
+             "var_no_grad = var.detach().");
+  meta.requires_grad = value && !meta.grad_fn;
+  refresh_autograd_key();
 }
 
 }  // namespace loom

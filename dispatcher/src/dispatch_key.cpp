@@ -20,6 +20,8 @@ std::string dispatch_key_name(DispatchKey k) {
       return "CPU";
     case DispatchKey::Autograd:
       return "Autograd";
+    case DispatchKey::CompositeImplicitAutograd:
+      return "CompositeImplicitAutograd";
     case DispatchKey::Autocast:
       return "Autocast";
     case DispatchKey::Tracing:
@@ -44,7 +46,8 @@ DispatchKey parse_dispatch_key(std::string_view name) {
     const auto k = static_cast<DispatchKey>(i);
     const bool named =
         (is_backend_key(k) && (i <= 2 || !DeviceType{static_cast<int8_t>(i - 1)}.name().empty())) ||
-        k == DispatchKey::Autograd || k == DispatchKey::Autocast || k == DispatchKey::Tracing ||
+        k == DispatchKey::Autograd || k == DispatchKey::CompositeImplicitAutograd ||
+        k == DispatchKey::Autocast || k == DispatchKey::Tracing ||
         k == DispatchKey::Profiling;
     if (!named) continue;
     const std::string n = dispatch_key_name(k);

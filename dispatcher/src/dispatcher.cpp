@@ -78,26 +78,35 @@ class Dispatcher::Impl {
     return *slot;
   }
 
+  const KernelRecord* pick(const OpState& op, const RecordList& list, int key) const {
+    auto by_provider = [&](const std::string& p) -> const KernelRecord* {
+      for (auto it = list.rbegin(); it != list.rend(); ++it) {
+        if ((*it)->provider == p) return it->get();
+      }
+      return nullptr;
+    };
+    if (auto it = op.overrides.find(key); it != op.overrides.end()) {
+      if (auto* r = by_provider(it->second)) return r;
+    }
+    if (const std::string& pref = preferred_for(key); !pref.empty()) {
+      if (auto* r = by_provider(pref)) return r;
+    }
+    const KernelRecord* best = nullptr;
+    for (const auto& r : list) {  // later registrations win ties
+      if (!best || r->priority >= best->priority) best = r.get();
+    }
+    return best;
+  }
+
+  // The kernel for (op, key): its own, else its CompositeImplicitAutograd kernel (for backend
+  // keys and Autograd), else the key's fallback.
   const KernelRecord* select(const OpState& op, int key) const {
-    const RecordList& list = op.kernels[key];
-    if (!list.empty()) {
-      auto by_provider = [&](const std::string& p) -> const KernelRecord* {
-        for (auto it = list.rbegin(); it != list.rend(); ++it) {
-          if ((*it)->provider == p) return it->get();
-        }
-        return nullptr;
-      };
-      if (auto it = op.overrides.find(key); it != op.overrides.end()) {
-        if (auto* r = by_provider(it->second)) return r;
-      }
-      if (const std::string& pref = preferred_for(key); !pref.empty()) {
-        if (auto* r = by_provider(pref)) return r;
-      }
-      const KernelRecord* best = nullptr;
-      for (const auto& r : list) {  // later registrations win ties
-        if (!best || r->priority >= best->priority) best = r.get();
-      }
-      return best;
+    const auto k = static_cast<DispatchKey>(key);
+    if (is_alias_key(k)) return nullptr;
+    if (!op.kernels[key].empty()) return pick(op, op.kernels[key], key);
+    constexpr int kComposite = static_cast<int>(DispatchKey::CompositeImplicitAutograd);
+    if ((is_backend_key(k) || k == DispatchKey::Autograd) && !op.kernels[kComposite].empty()) {
+      return pick(op, op.kernels[kComposite], kComposite);
     }
     const RecordList& fb = fallbacks[key];
     if (!fb.empty() && !fb.back()->fn.is_fallthrough()) return fb.back().get();
@@ -302,7 +311,9 @@ std::vector<KernelInfo> Dispatcher::kernels(OperatorHandle op) const {
   if (it == impl_->ops.end()) return out;
   const OpState& st = *it->second;
   for (int k = kNumDispatchKeys - 1; k >= 0; --k) {
-    const KernelRecord* active = impl_->select(st, k);
+    const KernelRecord* active = is_alias_key(static_cast<DispatchKey>(k))
+                                     ? impl_->pick(st, st.kernels[k], k)
+                                     : impl_->select(st, k);
     for (const auto& r : st.kernels[k]) {
       out.push_back(KernelInfo{r->key, r->provider, r->priority, r->origin, r.get() == active,
                                !r->fn.has_unboxed()});

@@ -537,36 +537,16 @@ TEST(TensorTest, SetRequiresGradReturnsItself) {
   EXPECT_TRUE(t.requires_grad());
 }
 
-// A stand-in for the autograd engine's metadata, to check the factory hook.
-int g_custom_meta_made = 0;
-class CustomMeta final : public AutogradMetaInterface {
- public:
-  bool requires_grad() const override { return value_; }
-  void set_requires_grad(bool v) override { value_ = v; }
-
- private:
-  bool value_ = false;
-};
-std::unique_ptr<AutogradMetaInterface> make_custom_meta() {
-  ++g_custom_meta_made;
-  return std::make_unique<CustomMeta>();
-}
-
-TEST(TensorTest, AutogradMetaFactoryIsUsedAndRestorable) {
-  const AutogradMetaFactory previous = set_autograd_meta_factory(&make_custom_meta);
+// Note [Autograd key]: only a tensor that requires grad carries the Autograd key.
+TEST(TensorTest, AutogradKeyFollowsRequiresGrad) {
   Tensor t = Tensor::empty({1});
   t.set_requires_grad(false);  // no metadata needed for false
-  EXPECT_EQ(g_custom_meta_made, 0);
+  EXPECT_EQ(t.impl()->autograd_meta(), nullptr);
+  EXPECT_FALSE(t.key_set().has(DispatchKey::Autograd));
   t.set_requires_grad(true);
-  EXPECT_EQ(g_custom_meta_made, 1);
-  EXPECT_NE(dynamic_cast<CustomMeta*>(t.impl()->autograd_meta()), nullptr);
-  EXPECT_EQ(set_autograd_meta_factory(previous), &make_custom_meta);
-  // nullptr restores the built-in factory.
-  set_autograd_meta_factory(nullptr);
-  Tensor u = Tensor::empty({1});
-  u.set_requires_grad(true);
-  EXPECT_EQ(dynamic_cast<CustomMeta*>(u.impl()->autograd_meta()), nullptr);
-  EXPECT_TRUE(u.requires_grad());
+  EXPECT_TRUE(t.key_set().has(DispatchKey::Autograd));
+  t.set_requires_grad(false);
+  EXPECT_FALSE(t.key_set().has(DispatchKey::Autograd));
 }
 
 // ---------------------------------------------------------------- undefined

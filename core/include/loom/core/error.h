@@ -62,6 +62,13 @@ class PluginError : public Error {
   using Error::Error;
 };
 
+/// Autograd misuse: backward through a freed graph, a saved tensor modified in place, an
+/// in-place op on a leaf that requires grad, ... (PyTorch raises RuntimeError with the same text).
+class AutogradError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A schema string could not be parsed; carries the 1-based column of the problem.
 class SchemaParseError : public Error {
  public:

@@ -8,7 +8,9 @@
 /// packs' free functions through the dispatcher and live in "loom/ops/tensor_methods.h"
 /// (included by "loom/loom.h"). See Note [Tensor methods].
 
+#include <functional>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +46,9 @@ struct TensorOptions {
 template <typename T>
 struct CppTypeToDType;
 class TensorIndex;
+namespace autograd {
+class Node;
+}  // namespace autograd
 #define LOOM_DTYPE_OF(T, D)                  \
   template <>                                \
   struct CppTypeToDType<T> {                 \
@@ -141,6 +146,40 @@ class Tensor {
     checked()->set_requires_grad(value);
     return *this;
   }
+  /// PyTorch's requires_grad_(): as set_requires_grad.
+  const Tensor& requires_grad_(bool value = true) const { return set_requires_grad(value); }
+
+  // Autograd (defined in the core's autograd engine; see loom/autograd/).
+  /// The accumulated gradient (undefined until a backward reaches this leaf, or after
+  /// zero_grad with set_to_none). Non-leaves have one only after retain_grad().
+  Tensor grad() const;
+  /// Replaces .grad (undefined clears it); returns *this.
+  const Tensor& set_grad(const Tensor& grad) const;
+  /// The node that made this tensor (null for leaves and tensors outside autograd).
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  /// True for tensors made by the user (no grad_fn), whether or not they require grad.
+  bool is_leaf() const;
+  /// Which output of grad_fn() this tensor is.
+  uint32_t output_nr() const;
+  /// Makes backward store this non-leaf's gradient in grad() (no-op on leaves).
+  void retain_grad() const;
+  /// True after retain_grad() on a non-leaf.
+  bool retains_grad() const;
+  /// Runs backward from this tensor (gradient may be omitted for one-element tensors);
+  /// see loom::autograd::backward.
+  void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
+  /// Registers a hook on this tensor's gradient: it sees the gradient and may return a
+  /// replacement (or an undefined tensor to keep it). Returns an id for remove_hook.
+  int register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  /// Removes a hook registered with register_hook; false if there was none.
+  bool remove_hook(int id) const;
+  /// True if this tensor was made by a view op from a tensor that required grad.
+  bool is_view() const;
+  /// The base of a view (undefined otherwise).
+  Tensor base() const;
+  /// Cuts this tensor out of the graph in place (it becomes a leaf); returns *this.
+  const Tensor& detach_() const;
 
   /// A view sharing storage and version counter, with new geometry. Checked
   /// against the storage bounds.

@@ -35,22 +35,9 @@ class VersionCounter : public boost::intrusive_ref_counter<VersionCounter> {
   std::atomic<uint32_t> version_{0};
 };
 
-/// Interface of the per-tensor autograd state. The core only stores it; the
-/// autograd engine (issue: autograd) provides the real implementation.
-class AutogradMetaInterface {
- public:
-  virtual ~AutogradMetaInterface() = default;
-  /// Whether gradients are recorded for this tensor.
-  virtual bool requires_grad() const = 0;
-  /// Sets requires_grad.
-  virtual void set_requires_grad(bool value) = 0;
-};
-
-/// Factory for autograd metadata, installed by the autograd engine; the default
-/// one stores just the requires_grad flag.
-using AutogradMetaFactory = std::unique_ptr<AutogradMetaInterface> (*)();
-/// Replaces the autograd metadata factory; returns the previous one.
-AutogradMetaFactory set_autograd_meta_factory(AutogradMetaFactory factory);
+namespace autograd {
+struct AutogradMeta;
+}  // namespace autograd
 
 /// The state of one tensor. Use through loom::Tensor.
 class TensorImpl : public boost::intrusive_ref_counter<TensorImpl> {
@@ -59,7 +46,7 @@ class TensorImpl : public boost::intrusive_ref_counter<TensorImpl> {
   /// geometry reaches outside the storage.
   TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, IntArrayRef strides,
              int64_t storage_offset);
-  virtual ~TensorImpl() = default;
+  virtual ~TensorImpl();
 
   /// Sizes per dimension.
   IntArrayRef sizes() const { return {sizes_.data(), sizes_.size()}; }
@@ -87,7 +74,8 @@ class TensorImpl : public boost::intrusive_ref_counter<TensorImpl> {
   }
   /// True if row-major contiguous (size-1 dims may have any stride).
   bool is_contiguous() const { return is_contiguous_; }
-  /// Keys this tensor contributes to a call's key set (its backend key plus Autograd).
+  /// Keys this tensor contributes to a call's key set: its backend key, plus Autograd while it
+  /// requires grad (Note [Autograd key]).
   DispatchKeySet key_set() const { return key_set_; }
 
   /// The version counter (shared with views).
@@ -99,16 +87,20 @@ class TensorImpl : public boost::intrusive_ref_counter<TensorImpl> {
   /// Makes this tensor share other's version counter (used when creating views).
   void share_version_counter(const TensorImpl& other) { version_ = other.version_; }
 
-  /// The autograd metadata, or nullptr.
-  AutogradMetaInterface* autograd_meta() const { return autograd_meta_.get(); }
-  /// Installs autograd metadata.
-  void set_autograd_meta(std::unique_ptr<AutogradMetaInterface> meta) {
-    autograd_meta_ = std::move(meta);
-  }
-  /// Whether gradients are recorded.
-  bool requires_grad() const { return autograd_meta_ && autograd_meta_->requires_grad(); }
-  /// Sets requires_grad (creates metadata through the installed factory).
+  /// The autograd metadata (loom/autograd/meta.h), or nullptr for a tensor that never took
+  /// part in autograd.
+  autograd::AutogradMeta* autograd_meta() const { return autograd_meta_.get(); }
+  /// The autograd metadata, created on first use.
+  autograd::AutogradMeta& mutable_autograd_meta();
+  /// Whether gradients are recorded: a leaf with requires_grad set, or a tensor with a grad_fn.
+  bool requires_grad() const { return key_set_.has(DispatchKey::Autograd); }
+  /// Sets requires_grad on a leaf. Throws TypeError for a non-floating dtype, ValueError on a
+  /// non-leaf (PyTorch: "you can only change requires_grad flags of leaf variables").
   void set_requires_grad(bool value);
+  /// Recomputes the Autograd bit of key_set() after the metadata changed (Note [Autograd key]).
+  void refresh_autograd_key();
+  /// True for a tensor made under InferenceMode (it can never be saved for backward).
+  bool is_inference() const { return is_inference_; }
 
   /// Replaces sizes/strides/offset (for in-place shape ops). Same checks as the constructor.
   void set_geometry(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
@@ -126,7 +118,8 @@ class TensorImpl : public boost::intrusive_ref_counter<TensorImpl> {
   bool is_contiguous_ = true;
   DispatchKeySet key_set_;
   boost::intrusive_ptr<VersionCounter> version_;
-  std::unique_ptr<AutogradMetaInterface> autograd_meta_;
+  std::unique_ptr<autograd::AutogradMeta> autograd_meta_;
+  bool is_inference_ = false;
 };
 
 /// Row-major contiguous strides for sizes.

@@ -25,6 +25,10 @@ enum class DispatchKey : uint8_t {
   // 3 .. 32: backend keys for device types registered at run time (see backend_key()).
   FirstDynamicBackend = 3,
   LastBackend = 32,
+  /// Alias key, never in a call's key set: a kernel registered here only calls other ops
+  /// (PyTorch's CompositeImplicitAutograd), so it serves every backend key and the Autograd
+  /// key of an op that has no kernel of its own there; its parts then record their gradients.
+  CompositeImplicitAutograd = 40,
   Autograd = 48,   ///< derivative recording
   Autocast = 49,   ///< automatic mixed precision
   Tracing = 50,    ///< graph tracing
@@ -41,6 +45,8 @@ inline DispatchKey backend_key(DeviceType t) {
          : t.id == 1 ? DispatchKey::Meta
                      : static_cast<DispatchKey>(t.id + 1);
 }
+/// True for alias keys (registration only; never dispatched on).
+inline bool is_alias_key(DispatchKey k) { return k == DispatchKey::CompositeImplicitAutograd; }
 /// True for CPU, Meta and the dynamic backend keys.
 inline bool is_backend_key(DispatchKey k) {
   return k >= DispatchKey::Meta && k <= DispatchKey::LastBackend;

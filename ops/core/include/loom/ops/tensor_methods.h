@@ -244,9 +244,5 @@ inline Tensor Tensor::to(Device device) const {
   return out;
 }
 
-/// A new tensor sharing storage and version counter, without autograd history.
-inline Tensor Tensor::detach() const {
-  return as_strided_view(sizes(), strides(), storage_offset());
-}
 
 }  // namespace loom

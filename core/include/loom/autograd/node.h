@@ -1,0 +1,150 @@
+#pragma once
+/// @file
+/// The autograd graph: Node (one backward function), Edge (where a gradient goes) and
+/// SavedTensor (a tensor kept for backward, with its version checked when it is used).
+///
+/// Note [Graph direction]: as in PyTorch, a Node's *inputs* are the gradients of its forward
+/// op's outputs and its *outputs* are the gradients of the forward op's inputs, one per
+/// next edge. Nodes own their next edges (shared_ptr), tensors own their grad_fn, so the
+/// graph lives exactly as long as some tensor that can reach it.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/core/tensor.h"
+
+namespace loom::autograd {
+
+class Node;
+struct AutogradMeta;
+
+/// Gradients, one per position (undefined = zero / not needed).
+using variable_list = std::vector<Tensor>;
+
+/// A tensor hook: gets the gradient, returns a replacement or an undefined tensor to keep it.
+using Hook = std::function<Tensor(const Tensor& grad)>;
+
+/// Where a gradient flows: input `input_nr` of node `fn`. Invalid when fn is null.
+struct Edge {
+  std::shared_ptr<Node> fn;  ///< the node, or null
+  uint32_t input_nr = 0;     ///< which of its inputs
+  /// True if the edge leads somewhere.
+  bool is_valid() const { return fn != nullptr; }
+};
+
+/// Shape, dtype and device of one gradient a node takes (its forward op's output), used to
+/// make zeros for a missing gradient and to check the gradients other nodes send it.
+struct InputMetadata {
+  DimVector sizes;                 ///< sizes of the forward output
+  DType dtype = DType::Float32;    ///< its dtype
+  Device device;                   ///< its device
+  bool differentiable = true;      ///< false for integer outputs (sort indices, ...)
+};
+
+/// One backward function of the graph (Note [Graph direction]).
+class Node : public std::enable_shared_from_this<Node> {
+ public:
+  /// A node with a fresh sequence number (later nodes run first in backward).
+  Node();
+  /// A node with an explicit sequence number.
+  explicit Node(uint64_t sequence_nr) : sequence_nr_(sequence_nr) {}
+  virtual ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  /// "MulBackward0", as PyTorch names grad_fn classes.
+  virtual std::string name() const = 0;
+  /// Computes the gradients of the forward inputs (one per next edge) from the gradients of
+  /// the forward outputs (one per input; undefined where none arrived).
+  virtual variable_list apply(variable_list&& grads) = 0;
+  /// Frees saved tensors (after backward without retain_graph).
+  virtual void release_variables() {}
+
+  /// Where each output gradient goes (one edge per forward input).
+  const std::vector<Edge>& next_edges() const { return next_edges_; }
+  /// Mutable edges (graph construction).
+  std::vector<Edge>& mutable_next_edges() { return next_edges_; }
+  /// Number of gradients produced.
+  size_t num_outputs() const { return next_edges_.size(); }
+
+  /// Records a forward output; returns its input number.
+  uint32_t add_input_metadata(const Tensor& t);
+  /// Records a non-differentiable forward output (an integer tensor, a None).
+  uint32_t add_input_metadata_undifferentiable();
+  /// Number of gradients taken.
+  size_t num_inputs() const { return input_metadata_.size(); }
+  /// Metadata of input i.
+  const InputMetadata& input_metadata(size_t i) const { return input_metadata_[i]; }
+  /// Mutable metadata (used when a tensor's history is rebased).
+  InputMetadata& mutable_input_metadata(size_t i) { return input_metadata_[i]; }
+
+  /// Order of creation; backward runs the newest ready node first.
+  uint64_t sequence_nr() const { return sequence_nr_; }
+
+  /// Registers a hook on the gradient arriving at input input_nr (a non-leaf tensor's hook).
+  void add_tensor_pre_hook(uint32_t input_nr, int id, Hook hook);
+  /// Removes the hook registered with id; false if none.
+  bool remove_tensor_pre_hook(int id);
+  /// Makes the gradient arriving at input_nr be stored in meta->grad (retain_grad()).
+  void set_retains_grad(uint32_t input_nr, AutogradMeta* meta);
+  /// Runs hooks and retain_grad on the incoming gradients (the engine calls this).
+  void run_pre_hooks(variable_list& grads);
+
+  /// Where the forward op was called (anomaly mode), or "".
+  const std::string& creation_trace() const { return creation_trace_; }
+  /// Sets the anomaly-mode trace.
+  void set_creation_trace(std::string trace) { creation_trace_ = std::move(trace); }
+
+ protected:
+  std::vector<Edge> next_edges_;        ///< one per forward input
+  std::vector<InputMetadata> input_metadata_;  ///< one per forward output
+
+ private:
+  struct PreHook {
+    uint32_t input_nr;
+    int id;
+    Hook fn;
+  };
+  uint64_t sequence_nr_;
+  std::vector<PreHook> pre_hooks_;
+  std::vector<std::pair<uint32_t, AutogradMeta*>> retains_grad_;
+  std::string creation_trace_;
+};
+
+/// A tensor saved for backward. Inputs are kept as they are; an output is kept without its
+/// grad_fn (that would be a cycle) and re-attached to its node on unpack. The version at
+/// save time is checked on unpack (PyTorch's "modified by an inplace operation" error).
+class SavedTensor {
+ public:
+  /// Nothing saved.
+  SavedTensor() = default;
+  /// Saves t (an undefined t is saved as undefined). is_output: t is an output of the node
+  /// that saves it.
+  SavedTensor(const Tensor& t, bool is_output);
+  /// The tensor; throws the freed-graph error after reset(), the in-place error if its
+  /// version moved. owner: the node unpacking it (needed to re-attach a saved output when
+  /// the backward itself is being recorded, create_graph).
+  Tensor unpack(const std::shared_ptr<Node>& owner = nullptr) const;
+  /// Frees the tensor (after backward without retain_graph).
+  void reset();
+  /// True if freed.
+  bool was_freed() const { return freed_; }
+
+ private:
+  Tensor data_;
+  uint32_t version_ = 0;
+  uint32_t output_nr_ = 0;
+  bool defined_ = false;
+  bool is_output_ = false;
+  bool is_leaf_ = false;
+  bool freed_ = false;
+  std::weak_ptr<Node> producer_fn_;  // grad_fn at save time, named by the version error
+};
+
+/// Sequence number counter used by Node().
+uint64_t next_sequence_nr();
+
+}  // namespace loom::autograd

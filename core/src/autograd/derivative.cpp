@@ -1,0 +1,503 @@
+// Derivative kernels (Note [Derivative kernels] in loom/autograd/derivative.h) and the
+// Autograd fallback for ops that have none.
+
+#include "loom/autograd/derivative.h"
+
+#include <mutex>
+#include <shared_mutex>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "autograd/functions.h"
+#include "autograd/ops.h"
+#include "autograd/trace.h"
+#include "loom/autograd/anomaly.h"
+#include "loom/autograd/grad_mode.h"
+#include "loom/autograd/meta.h"
+#include "loom/core/error.h"
+#include "loom/dispatcher/boxing.h"
+
+namespace loom::autograd {
+
+enum class ArgKind : uint8_t { Other, Tensor, OptTensor, TensorList, OptTensorList };
+
+// What a derivative kernel knows about its op, computed from the schema on first call.
+struct Plan {
+  std::string op_name;    // "aten::mul.Tensor"
+  std::string node_name;  // "MulBackward0"
+  const FunctionSchema* schema = nullptr;
+  size_t nargs = 0;
+  std::vector<ArgKind> arg_kind;
+  std::vector<bool> arg_saved;
+  std::vector<bool> ret_is_tensor, ret_is_list;
+  std::vector<int> ret_view_of;      // argument a return is a view of, or -1
+  std::vector<size_t> saved_outputs;  // flat output indices
+  bool inplace = false;               // arg 0 written and returned
+  bool out_variant = false;           // writes into a returned argument other than self
+};
+
+struct Spec {
+  std::vector<std::string> saves;
+  BackwardFormula formula;
+};
+
+namespace {
+
+ArgKind kind_of(const Type& t) {
+  if (t.kind == TypeKind::Tensor) return ArgKind::Tensor;
+  if (t.kind == TypeKind::Optional && t.element().kind == TypeKind::Tensor) return ArgKind::OptTensor;
+  if (t.kind == TypeKind::List) {
+    const Type& e = t.element();
+    if (e.kind == TypeKind::Tensor) return ArgKind::TensorList;
+    if (e.kind == TypeKind::Optional && e.element().kind == TypeKind::Tensor) {
+      return ArgKind::OptTensorList;
+    }
+  }
+  return ArgKind::Other;
+}
+
+std::string node_name_for(const std::string& base) {
+  std::string out;
+  bool upper = true;
+  for (char c : base) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  return out + "Backward0";
+}
+
+bool same_alias_set(const std::optional<AliasInfo>& a, const std::optional<AliasInfo>& b) {
+  return a && b && !a->before_set.empty() && !b->before_set.empty() &&
+         a->before_set[0] == b->before_set[0];
+}
+
+std::shared_ptr<const Plan> make_plan(const OperatorHandle& op, const Spec& spec) {
+  auto p = std::make_shared<Plan>();
+  const FunctionSchema& s = op.schema();
+  p->schema = &s;
+  p->op_name = op.name();
+  p->node_name = node_name_for(s.name());
+  p->nargs = s.arguments().size();
+  p->arg_saved.assign(p->nargs, false);
+  for (const Argument& a : s.arguments()) p->arg_kind.push_back(kind_of(a.type));
+  for (const std::string& name : spec.saves) {
+    if (name.starts_with("result")) {
+      const size_t i = name == "result" ? 0 : std::stoul(name.substr(6));
+      LOOM_CHECK_T(RegistrationError, i < s.returns().size(), "derivative for ", op.name(),
+                   ": saves '", name, "' but the op has ", s.returns().size(), " returns");
+      p->saved_outputs.push_back(i);
+      continue;
+    }
+    auto idx = s.argument_index(name);
+    LOOM_CHECK_T(RegistrationError, idx && p->arg_kind[*idx] != ArgKind::Other,
+                 "derivative for ", op.name(), ": saves '", name,
+                 "', which is not a tensor argument of '", s.str(), "'");
+    p->arg_saved[*idx] = true;
+  }
+  const auto& args = s.arguments();
+  const auto& rets = s.returns();
+  for (const Argument& r : rets) {
+    const ArgKind k = kind_of(r.type);
+    p->ret_is_tensor.push_back(k == ArgKind::Tensor || k == ArgKind::OptTensor);
+    p->ret_is_list.push_back(k == ArgKind::TensorList);
+    int view_of = -1;
+    if (r.alias && !r.alias->is_write) {
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (same_alias_set(args[i].alias, r.alias)) view_of = static_cast<int>(i);
+      }
+    }
+    p->ret_view_of.push_back(view_of);
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].alias || !args[i].alias->is_write) continue;
+    bool returned = false;
+    for (const Argument& r : rets) returned |= same_alias_set(args[i].alias, r.alias);
+    if (!returned) continue;  // written but not returned (batch norm's running stats)
+    if (i == 0 && !rets.empty() && same_alias_set(args[0].alias, rets[0].alias) &&
+        !args[0].kwarg_only) {
+      p->inplace = true;
+    } else {
+      p->out_variant = true;
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------- the node
+
+class DerivativeNode final : public Node {
+ public:
+  DerivativeNode(std::shared_ptr<const Plan> plan, std::shared_ptr<const Spec> spec)
+      : plan_(std::move(plan)), spec_(std::move(spec)) {}
+  std::string name() const override { return plan_->node_name; }
+
+  variable_list apply(variable_list&& grads) override {
+    bool any = false;
+    for (const Tensor& g : grads) any |= g.defined();
+    if (!any) return variable_list(num_outputs());
+    for (size_t i = 0; i < grads.size(); ++i) {
+      const InputMetadata& m = input_metadata(i);
+      if (!grads[i].defined() && m.differentiable) {
+        grads[i] = ops::zeros({m.sizes.data(), m.sizes.size()}, m.dtype, m.device);
+      }
+    }
+    BackwardContext ctx(*this, grads);
+    return spec_->formula(ctx);
+  }
+
+  void release_variables() override {
+    for (auto& [arg, t] : saved_inputs_) t.reset();
+    for (auto& [out, t] : saved_outputs_) t.reset();
+  }
+
+  std::shared_ptr<const Plan> plan_;
+  std::shared_ptr<const Spec> spec_;
+  std::vector<IValue> args_;  // non-tensor arguments (tensor ones are None here)
+  absl::InlinedVector<std::pair<uint32_t, SavedTensor>, 2> saved_inputs_;
+  absl::InlinedVector<std::pair<uint32_t, SavedTensor>, 1> saved_outputs_;
+  absl::InlinedVector<uint32_t, 4> slot_start_;  // per argument (+ one past the end)
+  struct SlotMeta {
+    DimVector sizes;
+    DType dtype = DType::Float32;
+  };
+  absl::InlinedVector<SlotMeta, 3> slot_meta_;
+};
+
+// ------------------------------------------------------------------------- BackwardContext
+
+namespace {
+size_t arg_index(const DerivativeNode& n, std::string_view name) {
+  auto idx = n.plan_->schema->argument_index(name);
+  LOOM_CHECK(idx.has_value(), n.plan_->op_name, " backward: no argument named '", name, "'");
+  return *idx;
+}
+}  // namespace
+
+const Tensor& BackwardContext::grad(size_t output) const {
+  LOOM_CHECK(output < grads_.size(), node_.plan_->op_name, " backward: no output ", output);
+  return grads_[output];
+}
+
+bool BackwardContext::needs_grad(size_t slot) const {
+  return slot < node_.next_edges().size() && node_.next_edges()[slot].is_valid();
+}
+
+bool BackwardContext::needs_grad(std::string_view arg) const { return needs_grad(slot(arg)); }
+
+Tensor BackwardContext::saved(std::string_view arg) const {
+  const size_t i = arg_index(node_, arg);
+  for (const auto& [a, t] : node_.saved_inputs_) {
+    if (a == i) return t.unpack();
+  }
+  LOOM_THROW(ValueError, node_.plan_->op_name, " backward: the formula reads '", arg,
+             "' but does not list it in its saves");
+}
+
+std::vector<Tensor> BackwardContext::saved_list(std::string_view arg) const {
+  const size_t i = arg_index(node_, arg);
+  std::vector<Tensor> out;
+  for (const auto& [a, t] : node_.saved_inputs_) {
+    if (a == i) out.push_back(t.unpack());
+  }
+  return out;
+}
+
+Tensor BackwardContext::result(size_t output) const {
+  for (const auto& [o, t] : node_.saved_outputs_) {
+    if (o == output) return t.unpack(node_.shared_from_this());
+  }
+  LOOM_THROW(ValueError, node_.plan_->op_name, " backward: the formula reads result ", output,
+             " but does not list it in its saves");
+}
+
+const IValue& BackwardContext::arg(std::string_view name) const {
+  return node_.args_[arg_index(node_, name)];
+}
+
+IntArrayRef BackwardContext::ints(std::string_view name) const {
+  const IValue& v = arg(name);
+  if (v.is_none()) return {};
+  const auto& l = v.to_int_list();
+  return {l.data(), l.size()};
+}
+
+IntArrayRef BackwardContext::input_sizes(size_t slot) const {
+  LOOM_CHECK(slot < node_.slot_meta_.size(), node_.plan_->op_name, " backward: no slot ", slot);
+  const auto& s = node_.slot_meta_[slot].sizes;
+  return {s.data(), s.size()};
+}
+
+IntArrayRef BackwardContext::input_sizes(std::string_view arg) const {
+  return input_sizes(slot(arg));
+}
+
+DType BackwardContext::input_dtype(size_t slot) const {
+  LOOM_CHECK(slot < node_.slot_meta_.size(), node_.plan_->op_name, " backward: no slot ", slot);
+  return node_.slot_meta_[slot].dtype;
+}
+
+size_t BackwardContext::slot(std::string_view arg) const {
+  return node_.slot_start_[arg_index(node_, arg)];
+}
+
+size_t BackwardContext::num_slots() const { return node_.slot_meta_.size(); }
+
+const std::string& BackwardContext::op_name() const { return node_.plan_->op_name; }
+
+// ------------------------------------------------------------------------- the kernel
+
+namespace {
+
+void redispatch(const OperatorHandle& op, Stack& stack, size_t base) {
+  ExcludeDispatchKeyGuard below(DispatchKeySet(DispatchKey::Autograd));
+  DispatchKeySet ks;
+  for (size_t i = base; i < stack.size(); ++i) {
+    const IValue& v = stack[i];
+    if (v.is_tensor()) {
+      ks = ks | v.to_tensor().key_set();
+    } else if (v.tag() == IValue::Tag::TensorList) {
+      for (const Tensor& t : v.to_tensor_list()) ks = ks | t.key_set();
+    } else if (v.tag() == IValue::Tag::OptionalTensorList) {
+      for (const auto& t : v.to_optional_tensor_list()) {
+        if (t) ks = ks | t->key_set();
+      }
+    }
+  }
+  ks = apply_local_keys(ks);
+  const KernelFunction* k = op.entry()->lookup(ks);
+  if (k == nullptr) {
+    Stack args(stack.begin() + static_cast<std::ptrdiff_t>(base), stack.end());
+    Dispatcher::instance().report_missing_kernel(op, ks, args);
+  }
+  k->call_boxed(op, stack);
+}
+
+bool requires_grad(const Tensor& t) { return t.defined() && t.requires_grad(); }
+
+// Runs op at the Autograd key for plan/spec (Note [Derivative kernels]).
+void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const Plan>& plan,
+            const std::shared_ptr<const Spec>& spec) {
+  const Plan& p = *plan;
+  const size_t base = stack.size() - p.nargs;
+  bool any = false;
+  for (size_t i = 0; i < p.nargs && !any; ++i) {
+    const IValue& v = stack[base + i];
+    switch (p.arg_kind[i]) {
+      case ArgKind::Tensor:
+      case ArgKind::OptTensor:
+        any = v.is_tensor() && requires_grad(v.to_tensor());
+        break;
+      case ArgKind::TensorList:
+        for (const Tensor& t : v.to_tensor_list()) any |= requires_grad(t);
+        break;
+      default:
+        break;
+    }
+  }
+  if (!any) return redispatch(op, stack, base);
+  LOOM_CHECK_T(AutogradError, !p.out_variant, p.op_name,
+               "(): functions with out=... arguments don't support automatic differentiation, "
+               "but one of the arguments requires grad.");
+  Tensor self;
+  if (p.inplace) {
+    self = stack[base].to_tensor();
+    check_inplace(self, p.op_name);
+  }
+
+  auto node = std::make_shared<DerivativeNode>(plan, spec);
+  node->args_.resize(p.nargs);
+  auto& edges = node->mutable_next_edges();
+  std::vector<Tensor> view_sources;  // arguments returns may be views of
+  for (size_t i = 0; i < p.nargs; ++i) {
+    node->slot_start_.push_back(static_cast<uint32_t>(edges.size()));
+    const IValue& v = stack[base + i];
+    auto add_slot = [&](const Tensor& t) {
+      DerivativeNode::SlotMeta m;
+      if (t.defined()) {
+        m.sizes.assign(t.sizes().begin(), t.sizes().end());
+        m.dtype = t.dtype();
+      }
+      node->slot_meta_.push_back(std::move(m));
+      edges.push_back(requires_grad(t) ? gradient_edge(t) : Edge{});
+      if (p.arg_saved[i]) {
+        if (p.inplace && i == 0) {
+          // self is about to be overwritten: the formula gets its value from before.
+          NoGradGuard no_grad;
+          node->saved_inputs_.emplace_back(i, SavedTensor(ops::clone(t), false));
+        } else {
+          node->saved_inputs_.emplace_back(i, SavedTensor(t, false));
+        }
+      }
+    };
+    switch (p.arg_kind[i]) {
+      case ArgKind::Tensor:
+      case ArgKind::OptTensor:
+        add_slot(v.is_tensor() ? v.to_tensor() : Tensor());
+        break;
+      case ArgKind::TensorList:
+        for (const Tensor& t : v.to_tensor_list()) add_slot(t);
+        break;
+      case ArgKind::OptTensorList:
+        for (const auto& t : v.to_optional_tensor_list()) add_slot(t ? *t : Tensor());
+        break;
+      case ArgKind::Other:
+        node->args_[i] = v;
+        break;
+    }
+  }
+  node->slot_start_.push_back(static_cast<uint32_t>(edges.size()));
+  for (int src : p.ret_view_of) {
+    if (src >= 0 && view_sources.empty()) {
+      view_sources.resize(p.nargs);
+      view_sources[src] = stack[base + src].to_tensor();
+    } else if (src >= 0) {
+      view_sources[src] = stack[base + src].to_tensor();
+    }
+  }
+
+  redispatch(op, stack, base);
+
+  // The returns now sit at stack[base ...]. Floating outputs become the node's outputs.
+  uint32_t flat = 0;
+  bool differentiable = false;
+  std::vector<Tensor> outputs;
+  auto attach = [&](const Tensor& t, int view_of, bool is_self) {
+    if (t.defined() && is_floating_point(t.dtype())) {
+      const uint32_t nr = node->add_input_metadata(t);
+      if (is_self) {
+        rebase_history(t, node);
+      } else {
+        set_history(t, node, nr);
+        if (view_of >= 0) set_view_of(t, view_sources[view_of]);
+      }
+      differentiable = true;
+    } else {
+      node->add_input_metadata_undifferentiable();
+    }
+    outputs.push_back(t);
+    ++flat;
+  };
+  for (size_t r = 0; r < p.ret_is_tensor.size(); ++r) {
+    const IValue& v = stack[base + r];
+    if (p.ret_is_list[r]) {
+      for (const Tensor& t : v.to_tensor_list()) attach(t, p.ret_view_of[r], false);
+    } else if (p.ret_is_tensor[r]) {
+      attach(v.is_tensor() ? v.to_tensor() : Tensor(), p.ret_view_of[r], p.inplace && r == 0);
+    }
+  }
+  if (!differentiable) return;
+  for (size_t o : p.saved_outputs) {
+    if (o < outputs.size()) node->saved_outputs_.emplace_back(o, SavedTensor(outputs[o], true));
+  }
+  if (AnomalyMode::is_enabled()) node->set_creation_trace(capture_trace(p.op_name));
+}
+
+struct DerivativeKernel {
+  std::shared_ptr<const Spec> spec;
+  mutable std::once_flag once;
+  mutable std::shared_ptr<const Plan> plan;
+
+  void operator()(const OperatorHandle& op, Stack& stack) const {
+    std::call_once(once, [&] { plan = make_plan(op, *spec); });
+    record(op, stack, plan, spec);
+  }
+};
+
+}  // namespace
+
+KernelFunction derivative_kernel(std::vector<std::string> saves, BackwardFormula formula) {
+  auto k = std::make_shared<DerivativeKernel>();
+  k->spec = std::make_shared<Spec>(Spec{std::move(saves), std::move(formula)});
+  return KernelFunction::from_boxed(
+      [k](const OperatorHandle& op, Stack& stack) { (*k)(op, stack); });
+}
+
+namespace {
+std::string inplace_name(std::string_view op) {
+  const size_t dot = op.find('.');
+  std::string base(op.substr(0, dot));
+  std::string rest(dot == std::string_view::npos ? "" : op.substr(dot));
+  return base + "_" + rest;
+}
+std::string qualified(const Library& m, std::string_view op) {
+  return op.find("::") == std::string_view::npos ? loom::str_cat(m.ns(), "::", op)
+                                                 : std::string(op);
+}
+}  // namespace
+
+void derivative(Library& m, std::string_view op, std::vector<std::string> saves,
+                BackwardFormula formula, std::source_location loc) {
+  m.impl_kernel(op, std::nullopt, derivative_kernel(saves, formula), loc);
+  const std::string inplace = inplace_name(op);
+  if (Dispatcher::instance().find_op(qualified(m, inplace))) {
+    m.impl_kernel(inplace, std::nullopt, derivative_kernel(std::move(saves), std::move(formula)),
+                  loc);
+  }
+}
+
+void derivative_inplace_only(Library& m, std::string_view inplace_op,
+                             std::vector<std::string> saves, BackwardFormula formula,
+                             std::source_location loc) {
+  m.impl_kernel(inplace_op, std::nullopt,
+                derivative_kernel(std::move(saves), std::move(formula)), loc);
+}
+
+KernelFunction not_differentiable_kernel() {
+  return KernelFunction::from_boxed([](const OperatorHandle& op, Stack& stack) {
+    redispatch(op, stack, stack.size() - op.schema().arguments().size());
+  });
+}
+
+// ------------------------------------------------------------------------- the fallback
+
+namespace {
+
+// Ops without an Autograd kernel: their outputs get a node that fails in backward naming
+// the op; out= variants and in-place ops follow the same rules as ops with a formula.
+class Fallback {
+ public:
+  void operator()(const OperatorHandle& op, Stack& stack) {
+    std::pair<std::shared_ptr<const Plan>, std::shared_ptr<const Spec>> entry;
+    {
+      std::shared_lock lock(mu_);
+      if (auto it = plans_.find(op.entry()); it != plans_.end()) entry = it->second;
+    }
+    if (!entry.first) {
+      auto spec = std::make_shared<Spec>();
+      spec->formula = [name = op.name()](BackwardContext&) -> variable_list {
+        LOOM_THROW(NotImplementedError, "the derivative for '", name,
+                   "' is not implemented (no formula is registered for it at the Autograd key)");
+      };
+      auto plan = make_plan(op, *spec);
+      std::unique_lock lock(mu_);
+      entry = plans_.try_emplace(op.entry(), std::move(plan), std::move(spec)).first->second;
+    }
+    record(op, stack, entry.first, entry.second);
+  }
+
+ private:
+  std::shared_mutex mu_;
+  absl::flat_hash_map<const OperatorEntry*,
+                      std::pair<std::shared_ptr<const Plan>, std::shared_ptr<const Spec>>>
+      plans_;
+};
+
+// Registered by the core itself: every op reached at the Autograd key has some kernel there.
+// Leaked on purpose: unregistering at exit would race with plugins' own teardown.
+const RegistrationHandle* const g_fallback = [] {
+  auto fb = std::make_shared<Fallback>();
+  return new RegistrationHandle(Dispatcher::instance().fallback(
+      DispatchKey::Autograd,
+      KernelFunction::from_boxed([fb](const OperatorHandle& op, Stack& stack) { (*fb)(op, stack); }),
+      Origin::here()));
+}();
+
+}  // namespace
+
+}  // namespace loom::autograd
