@@ -8,3 +8,4 @@
 #include "loom/autograd/engine.h"
 #include "loom/autograd/grad_mode.h"
 #include "loom/autograd/meta.h"
+#include "loom/autograd/gradcheck.h"
