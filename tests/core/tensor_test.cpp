@@ -53,7 +53,7 @@ TEST(TensorTest, EmptyIsContiguousWithRowMajorStrides) {
   EXPECT_FALSE(t.requires_grad());
   EXPECT_EQ(t.version(), 0u);
   EXPECT_TRUE(t.key_set().has(DispatchKey::CPU));
-  EXPECT_TRUE(t.key_set().has(DispatchKey::Autograd));
+  EXPECT_FALSE(t.key_set().has(DispatchKey::Autograd));  // Note [Autograd key]
 }
 
 TEST(TensorTest, EmptyWithOptions) {

@@ -239,11 +239,11 @@ TEST(DispatcherKeys, BoxedFallbackSeesEveryCallAndRedispatches) {
   EXPECT_EQ(calls, 2);
 }
 
-TEST(DispatcherKeys, AutogradKernelRunsFirstAndFallsThroughWhenAbsent) {
+TEST(DispatcherKeys, AutogradKernelRunsFirstOnlyForTensorsThatRequireGrad) {
   auto id = Dispatcher::instance().find_op_or_throw("dkeys::id").typed<Tensor(const Tensor&)>();
   Tensor x = Tensor::empty({2});
-  EXPECT_TRUE(x.key_set().has(DispatchKey::Autograd));
-  EXPECT_TRUE(id(x).is_same(x)) << "no Autograd kernel: falls through to CPU";
+  EXPECT_FALSE(x.key_set().has(DispatchKey::Autograd)) << "Note [Autograd key]";
+  EXPECT_TRUE(id(x).is_same(x));
   int autograd_calls = 0;
   Library ag(Library::Kind::Impl, "dkeys", DispatchKey::Autograd);
   ag.impl("id", [&](const Tensor& t) {
@@ -251,6 +251,10 @@ TEST(DispatcherKeys, AutogradKernelRunsFirstAndFallsThroughWhenAbsent) {
     ExcludeDispatchKeyGuard below(DispatchKeySet(DispatchKey::Autograd));
     return Dispatcher::instance().find_op_or_throw("dkeys::id").typed<Tensor(const Tensor&)>()(t);
   });
+  EXPECT_TRUE(id(x).is_same(x));
+  EXPECT_EQ(autograd_calls, 0) << "a tensor that does not require grad skips the Autograd key";
+  x.set_requires_grad(true);
+  EXPECT_TRUE(x.key_set().has(DispatchKey::Autograd));
   EXPECT_TRUE(id(x).is_same(x));
   EXPECT_EQ(autograd_calls, 1);
 }

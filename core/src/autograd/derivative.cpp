@@ -3,6 +3,7 @@
 
 #include "loom/autograd/derivative.h"
 
+#include <algorithm>
 #include <mutex>
 #include <shared_mutex>
 
@@ -314,6 +315,7 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
   node->args_.resize(p.nargs);
   auto& edges = node->mutable_next_edges();
   std::vector<Tensor> view_sources;  // arguments returns may be views of
+  absl::InlinedVector<Tensor, 4> inputs;  // the tensor arguments
   for (size_t i = 0; i < p.nargs; ++i) {
     node->slot_start_.push_back(static_cast<uint32_t>(edges.size()));
     const IValue& v = stack[base + i];
@@ -325,6 +327,7 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
       }
       node->slot_meta_.push_back(std::move(m));
       edges.push_back(requires_grad(t) ? gradient_edge(t) : Edge{});
+      if (t.defined()) inputs.push_back(t);
       if (p.arg_saved[i]) {
         if (p.inplace && i == 0) {
           // self is about to be overwritten: the formula gets its value from before.
@@ -367,8 +370,14 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
   uint32_t flat = 0;
   bool differentiable = false;
   std::vector<Tensor> outputs;
+  // An op that hands back an input as it is (a schema without its alias annotation) must
+  // not turn that input into its own output.
+  auto is_input = [&](const Tensor& t) {
+    return std::find_if(inputs.begin(), inputs.end(),
+                        [&](const Tensor& in) { return in.is_same(t); }) != inputs.end();
+  };
   auto attach = [&](const Tensor& t, int view_of, bool is_self) {
-    if (t.defined() && is_floating_point(t.dtype())) {
+    if (t.defined() && is_floating_point(t.dtype()) && (is_self || !is_input(t))) {
       const uint32_t nr = node->add_input_metadata(t);
       if (is_self) {
         rebase_history(t, node);

@@ -9,3 +9,4 @@
 #include "loom/autograd/grad_mode.h"
 #include "loom/autograd/meta.h"
 #include "loom/autograd/gradcheck.h"
+#include "loom/autograd/function.h"
