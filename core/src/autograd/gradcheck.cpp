@@ -100,8 +100,9 @@ bool gradcheck(const CheckedFunction& fn, const variable_list& inputs,
     }
   }
 
-  // Numerical Jacobian by central differences, perturbing each input element in place.
-  NoGradGuard no_grad;
+  // Numerical Jacobian by central differences, perturbing each input element in place (raw
+  // writes: no version bump, no recording). fn runs in the caller's grad mode, because
+  // gradgradcheck's function itself calls grad().
   for (size_t c = 0; c < checked.size(); ++c) {
     const Tensor& x = inputs[checked[c]];
     for (int64_t j = 0; j < x.numel(); ++j) {
