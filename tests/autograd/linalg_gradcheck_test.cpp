@@ -247,6 +247,31 @@ TEST_F(LinalgGradcheckTest, SecondDerivatives) {
      {leaf({2, 3, 4}, 302), leaf({4, 2}, 303)}, "matmul");
   gg([](const variable_list& in) -> variable_list { return {linear(in[0], in[1], in[2])}; },
      {leaf({5, 4}, 304), leaf({3, 4}, 305), leaf({3}, 306)}, "linear");
+  gg([](const variable_list& in) -> variable_list { return {linear(in[0], in[1], in[2])}; },
+     {leaf({2, 5, 4}, 307), leaf({3, 4}, 308), leaf({3}, 309)}, "linear 3-D input");
+  gg([](const variable_list& in) -> variable_list { return {bmm(in[0], in[1])}; },
+     {leaf({2, 3, 4}, 310), leaf({2, 4, 2}, 311)}, "bmm");
+  gg([](const variable_list& in) -> variable_list { return {mv(in[0], in[1])}; },
+     {leaf({3, 4}, 312), leaf({4}, 313)}, "mv");
+  gg([](const variable_list& in) -> variable_list { return {dot(in[0], in[1])}; },
+     {leaf({4}, 314), leaf({4}, 315)}, "dot");
+  gg([](const variable_list& in) -> variable_list { return {outer(in[0], in[1])}; },
+     {leaf({3}, 316), leaf({4}, 317)}, "outer");
+  gg([](const variable_list& in) -> variable_list { return {addmm(in[0], in[1], in[2], 0.5, 2)}; },
+     {leaf({2}, 318), leaf({3, 4}, 319), leaf({4, 2}, 320)}, "addmm");
+  gg(
+      [](const variable_list& in) -> variable_list {
+        return {baddbmm(in[0], in[1], in[2], 0.5, 2)};
+      },
+      {leaf({3, 2}, 321), leaf({2, 3, 4}, 322), leaf({2, 4, 2}, 323)}, "baddbmm");
+  gg([](const variable_list& in) -> variable_list { return {addbmm(in[0], in[1], in[2], 0.5, 2)}; },
+     {leaf({3, 2}, 324), leaf({2, 3, 4}, 325), leaf({2, 4, 2}, 326)}, "addbmm");
+  gg([](const variable_list& in) -> variable_list { return {matmul(in[0], in[1])}; },
+     {leaf({4}, 327), leaf({2, 4, 3}, 328)}, "matmul 1-D @ batched");
+  gg([](const variable_list& in) -> variable_list { return {einsum("bij,bjk->bik", in)}; },
+     {leaf({2, 3, 4}, 329), leaf({2, 4, 2}, 330)}, "einsum");
+  gg([](const variable_list& in) -> variable_list { return {einsum("ij,j->i", in)}; },
+     {leaf({3, 4}, 331), leaf({4}, 332)}, "einsum matrix-vector");
 }
 
 }  // namespace

@@ -355,6 +355,22 @@ TEST_F(ReductionGradcheckTest, SecondDerivatives) {
   gg([](const Tensor& t) { return t.sum({1}); }, x, "sum");
   gg([](const Tensor& t) { return t.mean({0}, true); }, x, "mean");
   gg([](const Tensor& t) { return var(t, IntArrayRef({1})); }, x, "var");
+  gg([](const Tensor& t) { return loom::std(t, IntArrayRef({0}), Scalar(int64_t{0}), true); }, x,
+     "std");
+  gg([](const Tensor& t) { return std::get<0>(var_mean(t, IntArrayRef({1}))) * 2; }, x, "var_mean");
+  const Tensor y = away_from_zero({3, 4}, 32);
+  gg([](const Tensor& t) { return t.prod(); }, y, "prod");
+  gg([](const Tensor& t) { return prod(t, 1); }, y, "prod.dim");
+  gg([](const Tensor& t) { return t.max(); }, x, "max");
+  gg([](const Tensor& t) { return std::get<0>(t.min(1)); }, x, "min.dim");
+  gg([](const Tensor& t) { return t.amax({0}); }, x, "amax");
+  for (double p : {2.0, 1.0, 3.0, 1.5, std::numeric_limits<double>::infinity()}) {
+    gg([&](const Tensor& t) { return norm(t, Scalar(p), {1}); }, y, loom::str_cat("norm p ", p));
+  }
+  gg([](const Tensor& t) { return t.logsumexp({1}); }, x, "logsumexp");
+  gg([](const Tensor& t) { return t.cumsum(1); }, x, "cumsum");
+  gg([](const Tensor& t) { return cumprod(t, 0); }, y, "cumprod");
+  gg([](const Tensor& t) { return _softmax(t, 0, false); }, x, "_softmax");
 }
 
 }  // namespace

@@ -200,7 +200,8 @@ Tensor einsum_operand_grad(const Equation& eq, const Tensor& g, const std::vecto
     if (has(distinct, l)) continue;
     distinct += l;
     bool elsewhere = has(eq.output, l);
-    for (size_t k = 0; k < ops.size() && !elsewhere; ++k) elsewhere = k != i && has(eq.inputs[k], l);
+    for (size_t k = 0; k < ops.size() && !elsewhere; ++k)
+      elsewhere = k != i && has(eq.inputs[k], l);
     if (elsewhere) keep += l;
   }
   std::string sub = eq.output;

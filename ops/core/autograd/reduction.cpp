@@ -96,8 +96,7 @@ Tensor var_backward(const Tensor& g, const Tensor& self, IntArrayRef dims, doubl
                     bool keepdim) {
   const Tensor gu = unsqueeze_reduced(g, self.sizes(), dims, keepdim);
   const double n = static_cast<double>(reduced_count(self.sizes(), dims));
-  const Tensor mean = dims.empty() ? self.mean(all_dims(self.dim()), true)
-                                   : self.mean(dims, true);
+  const Tensor mean = dims.empty() ? self.mean(all_dims(self.dim()), true) : self.mean(dims, true);
   return gu * (self - mean) * (2.0 / (n - correction));
 }
 
@@ -270,8 +269,8 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
                          c.flag("keepdim"))};
   });
   derivative(m, "std", {"self", "result"}, [](BackwardContext& c) -> variable_list {
-    return {std_backward(c.grad(), c.result(), c.saved("self"), {}, c.flag("unbiased") ? 1 : 0,
-                         false)};
+    return {
+        std_backward(c.grad(), c.result(), c.saved("self"), {}, c.flag("unbiased") ? 1 : 0, false)};
   });
   derivative(m, "std.dim", {"self", "result"}, [](BackwardContext& c) -> variable_list {
     return {std_backward(c.grad(), c.result(), c.saved("self"), c.ints("dim"),
@@ -290,8 +289,7 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
   derivative(m, "std_mean.correction", {"self", "result"}, [](BackwardContext& c) -> variable_list {
     const IntArrayRef dims = c.ints("dim");
     const bool keepdim = c.flag("keepdim");
-    return {std_backward(c.grad(0), c.result(0), c.saved("self"), dims, correction_of(c),
-                         keepdim) +
+    return {std_backward(c.grad(0), c.result(0), c.saved("self"), dims, correction_of(c), keepdim) +
             mean_backward(c.grad(1), c.input_sizes(0), dims, keepdim)};
   });
 
@@ -299,20 +297,19 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
   derivative(m, "norm.Scalar", {"self", "result"}, [](BackwardContext& c) -> variable_list {
     return {norm_backward(c.grad(), c.saved("self"), order_of(c, "p"), c.result(), {}, false)};
   });
-  derivative(m, "norm.ScalarOpt_dtype", {"self", "result"},
-             [](BackwardContext& c) -> variable_list {
-               return {norm_backward(c.grad(), c.saved("self"), order_of(c, "p"), c.result(), {},
-                                     false)};
-             });
+  derivative(
+      m, "norm.ScalarOpt_dtype", {"self", "result"}, [](BackwardContext& c) -> variable_list {
+        return {norm_backward(c.grad(), c.saved("self"), order_of(c, "p"), c.result(), {}, false)};
+      });
   for (const char* op : {"norm.ScalarOpt_dim", "norm.ScalarOpt_dim_dtype"}) {
     derivative(m, op, {"self", "result"}, [](BackwardContext& c) -> variable_list {
-      return {norm_backward(c.grad(), c.saved("self"), order_of(c, "p"), c.result(),
-                            c.ints("dim"), c.flag("keepdim"))};
+      return {norm_backward(c.grad(), c.saved("self"), order_of(c, "p"), c.result(), c.ints("dim"),
+                            c.flag("keepdim"))};
     });
   }
   derivative(m, "linalg_vector_norm", {"self", "result"}, [](BackwardContext& c) -> variable_list {
-    return {norm_backward(c.grad(), c.saved("self"), order_of(c, "ord"), c.result(),
-                          c.ints("dim"), c.flag("keepdim"))};
+    return {norm_backward(c.grad(), c.saved("self"), order_of(c, "ord"), c.result(), c.ints("dim"),
+                          c.flag("keepdim"))};
   });
   derivative(m, "frobenius_norm.dim", {"self", "result"}, [](BackwardContext& c) -> variable_list {
     return {norm_backward(c.grad(), c.saved("self"), 2.0, c.result(), c.ints("dim"),
