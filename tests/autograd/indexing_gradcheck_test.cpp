@@ -291,5 +291,55 @@ TEST_F(IndexingGradcheckTest, UniqueHasNoDerivative) {
   EXPECT_TRUE(contains(msg, "_unique2")) << msg;
 }
 
+TEST_F(IndexingGradcheckTest, OnlyTheSecondInputRequiresGrad) {
+  const Tensor x = input({3, 4}).detach();
+  check(
+      [&](const variable_list& in) -> variable_list {
+        return {index_put(x, {longs({2, 0}, {2})}, in[0], false)};
+      },
+      {input({4}, true, 1)});
+  check(
+      [&](const variable_list& in) -> variable_list {
+        return {scatter(x, 1, longs({0, 2, 1}, {1, 3}), in[0])};
+      },
+      {input({1, 3}, false, 2)});
+  check(
+      [&](const variable_list& in) -> variable_list {
+        return {masked_scatter(x, mask({1, 0, 0, 1}, {4}), in[0])};
+      },
+      {input({6}, true, 3)});
+}
+
+TEST_F(IndexingGradcheckTest, SecondDerivatives) {
+  auto check2 = [](const std::function<variable_list(const variable_list&)>& fn,
+                   const variable_list& inputs) {
+    try {
+      autograd::gradgradcheck(fn, inputs);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
+  };
+  Tensor x = input({3, 4});
+  const Tensor idx = longs({2, 0, 2}, {3});
+  check2(
+      [&](const variable_list& in) -> variable_list {
+        return {index_select(in[0], 0, idx) *
+                gather(in[0], 1, longs({1, 0, 3, 3, 2, 2, 0, 1, 3, 0, 0, 1}, {3, 4}))};
+      },
+      {x});
+  check2(
+      [&](const variable_list& in) -> variable_list {
+        return {index(in[0], {idx}) *
+                masked_fill(in[0], mask({0, 1, 1, 0}, {4}), Scalar(0.0)).narrow(0, 0, 3)};
+      },
+      {x});
+  check2(
+      [&](const variable_list& in) -> variable_list {
+        Tensor s = scatter_add(in[0], 1, longs({0, 0, 1}, {1, 3}), in[0].narrow(0, 0, 1));
+        return {s * std::get<0>(sort(in[0], -1))};
+      },
+      {x});
+}
+
 }  // namespace
 }  // namespace loom

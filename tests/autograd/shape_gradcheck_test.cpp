@@ -323,5 +323,44 @@ TEST_F(ShapeGradcheckTest, InPlaceThroughAViewReachesTheBase) {
       {input({2, 4})});
 }
 
+TEST_F(ShapeGradcheckTest, SecondDerivatives) {
+  // The formulas are written with differentiable ops, so create_graph works through them.
+  auto check2 = [](const std::function<variable_list(const variable_list&)>& fn,
+                   const variable_list& inputs) {
+    try {
+      autograd::gradgradcheck(fn, inputs);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
+  };
+  Tensor x = input({2, 3});
+  check2(
+      [](const variable_list& in) -> variable_list {
+        return {in[0].view({3, 2}).permute({1, 0}) * in[0]};
+      },
+      {x});
+  check2(
+      [](const variable_list& in) -> variable_list {
+        return {in[0].unsqueeze(0).expand({2, 2, 3}) * in[0]};
+      },
+      {x});
+  check2(
+      [](const variable_list& in) -> variable_list {
+        return {in[0].narrow(-1, 1, 2) * in[0].select(1, 0).unsqueeze(1)};
+      },
+      {x});
+  check2(
+      [](const variable_list& in) -> variable_list {
+        auto parts = in[0].split(1, -1);
+        return {cat({parts[2], parts[0], parts[1]}, 1) * stack({in[0], in[0]}, 0).sum({0})};
+      },
+      {x});
+  check2(
+      [](const variable_list& in) -> variable_list {
+        return {in[0].repeat({1, 2}).flip({-1}) * roll(in[0], {1}, {1}).repeat({1, 2}).tril()};
+      },
+      {x});
+}
+
 }  // namespace
 }  // namespace loom

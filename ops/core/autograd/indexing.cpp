@@ -18,14 +18,16 @@ using autograd::variable_list;
 using Dims = std::vector<int64_t>;
 
 // g (shaped as index) in the leading corner of zeros shaped as sizes: the gradient of a
-// scatter's src, which may be larger than its index (only that corner is read).
-Tensor pad_to(const Tensor& g, IntArrayRef sizes) {
-  if (g.sizes() == sizes) return g;
-  Tensor z = zeros(sizes, g.dtype(), g.device());
-  Tensor region = z;
-  for (int64_t d = 0; d < g.dim(); ++d) region = region.narrow(d, 0, g.size(d));
-  copy_(region, g);
-  return z;
+// scatter's src, which may be larger than its index (only that corner is read). Padded with
+// cat rather than copied into zeros, so that it records a graph under create_graph.
+Tensor pad_to(Tensor g, IntArrayRef sizes) {
+  for (int64_t d = 0; d < g.dim(); ++d) {
+    if (g.size(d) == sizes[d]) continue;
+    Dims pad(g.sizes().begin(), g.sizes().end());
+    pad[d] = sizes[d] - g.size(d);
+    g = cat({g, zeros(pad, g.dtype(), g.device())}, d);
+  }
+  return g;
 }
 
 // The leading corner of t shaped as sizes: the part of a scatter's src that its index reads.
@@ -123,7 +125,12 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
 
   // ---- along one dim
   derivative(m, "index_select", {"index"}, [](BackwardContext& c) -> variable_list {
-    return {index_select_backward(c.grad(), c.input_sizes(0), c.integer("dim"), c.saved("index"))};
+    // PyTorch's index_select_backward, spelled with index_add so that it records a graph
+    // itself under create_graph (the index_select_backward op has no derivative).
+    const Tensor& g = c.grad();
+    const IntArrayRef sizes = c.input_sizes(0);
+    if (sizes.empty()) return {index_select_backward(g, sizes, c.integer("dim"), c.saved("index"))};
+    return {index_add(zeros(sizes, g.dtype(), g.device()), c.integer("dim"), c.saved("index"), g)};
   });
   derivative(m, "gather", {"index"}, [](BackwardContext& c) -> variable_list {
     const Tensor& g = c.grad();

@@ -7,6 +7,7 @@
 // key, as in PyTorch (CompositeImplicitAutograd): their result is a view when the strides
 // allow and a copy otherwise, and only a real view may be marked as one. They record view,
 // or clone then view.
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -38,13 +39,13 @@ Tensor sum_to_size(const Tensor& g, IntArrayRef sizes) {
   return lead > 0 ? r.reshape(sizes) : r;
 }
 
-// Zeros shaped as sizes with g written into the region region_of(zeros) (the gradient of a
-// view that sees only part of its input: narrow, slice, select, as_strided).
-template <class RegionOf>
-Tensor embed(const Tensor& g, IntArrayRef sizes, RegionOf region_of) {
-  Tensor z = zeros(sizes, g.dtype(), g.device());
-  copy_(region_of(z), g);
-  return z;
+// Zeros shaped as sizes with g added at positions index along dim: the gradient of a view
+// that sees part of its input (narrow, slice, select). Functional (index_add rather than a
+// copy into a view of zeros), so that it records a graph under create_graph.
+Tensor embed_along(const Tensor& g, IntArrayRef sizes, int64_t dim, int64_t start, int64_t end,
+                   int64_t step = 1) {
+  const Tensor index = arange(start, end, step, DType::Int64, g.device());
+  return index_add(zeros(sizes, g.dtype(), g.device()), dim, index, g);
 }
 
 std::optional<int64_t> optional_int(BackwardContext& c, std::string_view name) {
@@ -169,23 +170,35 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
 
   // Views that see part of self: zeros elsewhere.
   derivative(m, "narrow", {}, [](BackwardContext& c) -> variable_list {
-    return {embed(c.grad(), c.input_sizes(0), [&](const Tensor& z) {
-      return z.narrow(c.integer("dim"), c.integer("start"), c.integer("length"));
-    })};
+    const IntArrayRef sizes = c.input_sizes(0);
+    const int64_t dim = wrap_dim(c.integer("dim"), static_cast<int64_t>(sizes.size()));
+    int64_t start = c.integer("start");
+    if (start < 0) start += sizes[dim];
+    return {embed_along(c.grad(), sizes, dim, start, start + c.integer("length"))};
   });
   derivative(m, "slice.Tensor", {}, [](BackwardContext& c) -> variable_list {
-    return {embed(c.grad(), c.input_sizes(0), [&](const Tensor& z) {
-      return slice(z, c.integer("dim"), optional_int(c, "start"), optional_int(c, "end"),
-                   c.integer("step"));
-    })};
+    // The kernel's Python slice rules: negative bounds count from the end, then clamp.
+    const IntArrayRef sizes = c.input_sizes(0);
+    const int64_t dim = wrap_dim(c.integer("dim"), static_cast<int64_t>(sizes.size()));
+    const int64_t n = sizes[dim];
+    int64_t start = optional_int(c, "start").value_or(0);
+    int64_t end = optional_int(c, "end").value_or(n);
+    if (start < 0) start += n;
+    if (end < 0) end += n;
+    start = std::clamp<int64_t>(start, 0, n);
+    end = std::clamp<int64_t>(end, start, n);
+    return {embed_along(c.grad(), sizes, dim, start, end, c.integer("step"))};
   });
   derivative(m, "select.int", {}, [](BackwardContext& c) -> variable_list {
-    return {embed(c.grad(), c.input_sizes(0),
-                  [&](const Tensor& z) { return z.select(c.integer("dim"), c.integer("index")); })};
+    const IntArrayRef sizes = c.input_sizes(0);
+    const int64_t dim = wrap_dim(c.integer("dim"), static_cast<int64_t>(sizes.size()));
+    int64_t index = c.integer("index");
+    if (index < 0) index += sizes[dim];
+    return {embed_along(c.grad().unsqueeze(dim), sizes, dim, index, index + 1)};
   });
-  // as_strided addresses self's storage: the gradient lives in a buffer laid out as self,
-  // and the view's region of it gets grad (PyTorch's as_strided_backward, for views that do
-  // not overlap themselves).
+  // as_strided addresses self's storage: the gradient accumulates into a buffer laid out as
+  // self, at the storage positions the view reads (PyTorch's as_strided_backward, for inputs
+  // that do not overlap themselves; a view that reads a position twice gets both).
   derivative(m, "as_strided", {"self"}, [](BackwardContext& c) -> variable_list {
     const Tensor self = c.saved("self");
     const Tensor& g = c.grad();
@@ -194,20 +207,25 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
     const int64_t offset =
         (c.is_none("storage_offset") ? self.storage_offset() : c.integer("storage_offset")) -
         self.storage_offset();
-    int64_t span = 1;  // storage elements self reaches
+    int64_t span = self.numel() == 0 ? 0 : 1;  // storage elements self reaches
     for (int64_t d = 0; d < self.dim(); ++d) span += (self.size(d) - 1) * self.stride(d);
-    int64_t last = offset;  // the view's last element
-    bool empty = false;
-    for (size_t i = 0; i < size.size(); ++i) {
-      empty |= size[i] == 0;
-      last += (size[i] - 1) * stride[i];
+    // The storage position of each view element, row-major.
+    std::vector<int64_t> positions(static_cast<size_t>(g.numel()));
+    std::vector<int64_t> idx(size.size(), 0);
+    for (int64_t& p : positions) {
+      p = offset;
+      for (size_t d = 0; d < size.size(); ++d) p += idx[d] * stride[d];
+      LOOM_CHECK_T(NotImplementedError, p >= 0 && p < span,
+                   "as_strided backward: the view reads storage outside its input ",
+                   self.describe(), ", which is not supported");
+      for (size_t d = size.size(); d-- > 0;) {
+        if (++idx[d] < size[d]) break;
+        idx[d] = 0;
+      }
     }
-    if (self.numel() == 0) span = 0;
-    LOOM_CHECK_T(NotImplementedError, empty || (offset >= 0 && last < span),
-                 "as_strided backward: the view reaches storage outside its input ",
-                 self.describe(), ", which is not supported");
-    Tensor flat = zeros({span}, g.dtype(), g.device());
-    if (!empty) copy_(as_strided(flat, size, stride, offset), g);
+    const Tensor index = tensor(positions);
+    const Tensor flat = index_put(zeros({span}, g.dtype(), g.device()), {index}, g.reshape({-1}),
+                                  /*accumulate=*/true);
     return {as_strided(flat, self.sizes(), self.strides(), 0)};
   });
 
