@@ -562,6 +562,19 @@ TEST_F(PointwiseAutograd, RoundingOpsHaveZeroGradient) {
   }
 }
 
+TEST_F(PointwiseAutograd, InPlaceComparisonsHaveZeroGradient) {
+  const Tensor x = leaf({-1.5, 0.5, 2}, {3});
+  const Tensor y = leaf({0, 1, 1}, {3});
+  Tensor a = clone(x);
+  gt_(a, 0);
+  Tensor b = clone(x);
+  le_(b, y);
+  EXPECT_EQ(to_doubles(a), (Values{0, 1, 1}));
+  const variable_list g = autograd::grad({sum(a + b * x)}, {x, y});
+  EXPECT_EQ(to_doubles(g[0]), (Values{1, 1, 0}));  // through b * x only
+  EXPECT_EQ(to_doubles(g[1]), (Values{0, 0, 0}));
+}
+
 TEST_F(PointwiseAutograd, ToAndContiguousKeepTheirInputAndRecordCopies) {
   const Tensor x = leaf({1, 2, 3, 4, 5, 6}, {2, 3});
   EXPECT_TRUE(to(x, DType::Float64).is_same(x));

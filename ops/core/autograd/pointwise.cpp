@@ -30,6 +30,15 @@ Tensor masked(const Tensor& g, const Tensor& cond) { return where(cond, g, zeros
 // The gradient of ops that are piecewise constant (sign, floor, rounded division...).
 variable_list zero_grad(BackwardContext& c) { return {zeros_like(c.grad())}; }
 
+// Zeros for every tensor input that needs a gradient.
+variable_list zero_grads(BackwardContext& c) {
+  variable_list out(c.num_slots());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (c.needs_grad(i)) out[i] = zeros_like(c.grad());
+  }
+  return out;
+}
+
 // Registers formula for op only, not for its in-place form (which gets its own formula).
 void functional_only(Library& m, std::string_view op, std::vector<std::string> saves,
                      autograd::BackwardFormula formula) {
@@ -343,6 +352,12 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
     }
     return out;
   });
+  // In-place comparisons write 0/1 into a floating self: zero gradient for both inputs.
+  for (const char* op :
+       {"eq_.Scalar", "ne_.Scalar", "lt_.Scalar", "le_.Scalar", "gt_.Scalar", "ge_.Scalar",
+        "eq_.Tensor", "ne_.Tensor", "lt_.Tensor", "le_.Tensor", "gt_.Tensor", "ge_.Tensor"}) {
+    autograd::derivative_inplace_only(m, op, {}, zero_grads);
+  }
   derivative(m, "nan_to_num", {"self"}, [](BackwardContext& c) -> variable_list {
     const Tensor self = c.saved("self");
     const Tensor finite =
