@@ -232,6 +232,34 @@ TEST_F(LinalgGradcheckTest, Einsum) {
         {transposed_leaf({3, 4}, 250), transposed_leaf({4, 2}, 251)}, "einsum transposed");
 }
 
+TEST_F(LinalgGradcheckTest, EmptyInputs) {
+  // Zero-size rows and a zero-size contraction: gradients of the inputs' shapes (zeros).
+  auto run = [](const std::string& what, const Fn& f, const variable_list& in) {
+    SCOPED_TRACE(what);
+    try {
+      f(in)[0].sum().backward();
+      for (const Tensor& t : in) {
+        ASSERT_TRUE(t.grad().defined());
+        EXPECT_EQ(sizes_str(t.grad().sizes()), sizes_str(t.sizes()));
+        for (double v : to_doubles(t.grad())) EXPECT_EQ(v, 0);
+      }
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << what << ": " << e.what();
+    }
+  };
+  run("mm rows", [](const variable_list& in) -> variable_list { return {mm(in[0], in[1])}; },
+      {leaf({0, 4}, 400), leaf({4, 2}, 401)});
+  run("mm inner", [](const variable_list& in) -> variable_list { return {mm(in[0], in[1])}; },
+      {leaf({3, 0}, 402), leaf({0, 2}, 403)});
+  run("matmul", [](const variable_list& in) -> variable_list { return {matmul(in[0], in[1])}; },
+      {leaf({2, 0, 4}, 404), leaf({4, 2}, 405)});
+  run("linear",
+      [](const variable_list& in) -> variable_list { return {linear(in[0], in[1], in[2])}; },
+      {leaf({0, 4}, 406), leaf({3, 4}, 407), leaf({3}, 408)});
+  run("einsum", [](const variable_list& in) -> variable_list { return {einsum("ij,jk", in)}; },
+      {leaf({3, 0}, 409), leaf({0, 2}, 410)});
+}
+
 TEST_F(LinalgGradcheckTest, SecondDerivatives) {
   auto gg = [](const Fn& f, const variable_list& in, const std::string& what) {
     SCOPED_TRACE(what);

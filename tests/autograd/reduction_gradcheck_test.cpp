@@ -337,6 +337,35 @@ TEST_F(ReductionGradcheckTest, Softmax) {
   check([](const Tensor& t) { return t.log_softmax(-1); }, leaf({}, 30), "log_softmax 0-d");
 }
 
+TEST_F(ReductionGradcheckTest, EmptyInputs) {
+  // Reductions over a zero-size dim and scans / softmax of empty tensors: empty gradients of
+  // the input's shape.
+  const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&)>>> fns = {
+      {"sum", [](const Tensor& t) { return t.sum({0}); }},
+      {"mean", [](const Tensor& t) { return t.mean({1}); }},
+      {"prod", [](const Tensor& t) { return prod(t, 0); }},
+      {"prod all", [](const Tensor& t) { return t.prod(); }},
+      {"var", [](const Tensor& t) { return var(t, IntArrayRef({1})); }},
+      {"norm", [](const Tensor& t) { return norm(t, Scalar(2), {0}); }},
+      {"cumsum", [](const Tensor& t) { return t.cumsum(0); }},
+      {"cumprod", [](const Tensor& t) { return cumprod(t, 1); }},
+      {"softmax", [](const Tensor& t) { return t.softmax(0); }},
+      {"log_softmax", [](const Tensor& t) { return t.log_softmax(1); }},
+      {"amax", [](const Tensor& t) { return t.amax({1}); }},
+  };
+  for (const auto& [name, f] : fns) {
+    SCOPED_TRACE(name);
+    const Tensor x = leaf({0, 3}, 40);
+    try {
+      f(x).sum().backward();
+      ASSERT_TRUE(x.grad().defined());
+      EXPECT_EQ(sizes_str(x.grad().sizes()), "[0, 3]");
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << name << ": " << e.what();
+    }
+  }
+}
+
 TEST_F(ReductionGradcheckTest, SecondDerivatives) {
   // Recording the backward (create_graph) uses the composite forms of the formulas.
   auto gg = [](const std::function<Tensor(const Tensor&)>& f, const Tensor& x,
