@@ -1,0 +1,858 @@
+// The harness's gradient checks (docs/design/conformance.md, "Gradients"): every op with a
+// derivative (a kernel at the Autograd key, or a CompositeImplicitAutograd kernel whose
+// parts record gradients) is gradchecked in float64 on the harness's own samples, contiguous
+// and non-contiguous; a short list of ops is also gradgradchecked. One test per op:
+//   Gradcheck/OpGradcheck.MatchesFiniteDifferences/aten__mul_Tensor
+//   Gradgradcheck/OpGradgradcheck.MatchesFiniteDifferences/aten__mul_Tensor
+// OpDerivatives.Missing lists the ops with floating results that have no derivative (only
+// the Autograd fallback, which throws in backward); it reports and never fails.
+#include "loom/autograd/gradcheck.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <set>
+
+#include "conformance.h"
+#include "loom/core/str_cat.h"
+#include "loom/dispatcher/boxing.h"
+#include "loom/dispatcher/plugin_loader.h"
+#include "ops_test_util.h"
+
+namespace loom::conformance {
+namespace {
+
+using autograd::variable_list;
+
+// Note [Gradcheck sample size]: gradcheck runs two forwards per input element and one
+// backward per output element, so its cost grows with the product of the two. Samples over
+// these caps are skipped (with the reason); ops whose every harness sample is larger get a
+// small one from gradcheck_samples() below.
+constexpr int64_t kMaxInputElements = 160;   // all floating tensor inputs together
+constexpr int64_t kMaxOutputElements = 160;  // all floating outputs together
+// gradgradcheck also perturbs the grad_outputs and runs a double backward per element.
+constexpr int64_t kMaxGradgradElements = 72;
+
+// Note [Smooth samples]: finite differences are meaningless at a kink (abs and relu at 0,
+// clamp and hardtanh at their bounds, the shrink ops at +-lambda) or a jump (floor, round at
+// halves). The harness's samples are uniform in [-2, 2), and the thresholds of the packs'
+// ops (and the scalar 0.75 schema-made samples use) are multiples of 0.25; every floating
+// input value closer than kSmoothMargin to such a multiple is moved kSmoothMargin away from
+// it, for every op, so no central difference (step 1e-6) straddles one. Kinks that depend on
+// two values (maximum at x == y, ties of max and sort) are left to the samples' randomness.
+constexpr double kSmoothGrid = 0.25;
+constexpr double kSmoothMargin = 0.02;
+
+double smooth(double v) {
+  const double k = std::round(v / kSmoothGrid) * kSmoothGrid;
+  if (std::fabs(v - k) >= kSmoothMargin) return v;
+  return v >= k ? k + kSmoothMargin : k - kSmoothMargin;
+}
+
+enum class Check { Grad, GradGrad };
+
+// Note [Known gradcheck failures]: ops whose formula is known to be wrong or missing a part,
+// each with the reason. Their failure reports as a skip (with gradcheck's message) so the
+// suite stays green; when one passes the test says so, and its line should go.
+const std::map<std::string, std::string>& known_failures(Check kind) {
+  static const auto* grad = new std::map<std::string, std::string>{
+      // A composite of embedding_dense_backward, which has no formula (embedding's double
+      // backward; PyTorch's is embedding_dense_double_backward).
+      {"aten::embedding_backward", "embedding_dense_backward has no derivative"},
+  };
+  static const auto* gradgrad = new std::map<std::string, std::string>{
+      {"aten::mse_loss", "mse_loss_backward has no derivative"},
+  };
+  return kind == Check::Grad ? *grad : *gradgrad;
+}
+
+// The ops gradgradchecked: their formulas are made of differentiable ops.
+const std::vector<std::string>& gradgrad_ops() {
+  static const auto* v = new std::vector<std::string>{
+      "aten::add.Tensor",
+      "aten::sub.Tensor",
+      "aten::mul.Tensor",
+      "aten::div.Tensor",
+      "aten::neg",
+      "aten::exp",
+      "aten::log",
+      "aten::tanh",
+      "aten::sigmoid",
+      "aten::sin",
+      "aten::cos",
+      "aten::sqrt",
+      "aten::pow.Tensor_Scalar",
+      "aten::pow.Tensor_Tensor",
+      "aten::sum",
+      "aten::sum.dim_IntList",
+      "aten::mean",
+      "aten::mean.dim",
+      "aten::mm",
+      "aten::matmul",
+      "aten::softmax.int",
+      "aten::log_softmax.int",
+      "aten::mse_loss",
+      "aten::linear",
+  };
+  return *v;
+}
+
+void load_packs() {
+  PluginLoader::instance().load("ops_core");
+  PluginLoader::instance().load("ops_nn");
+}
+
+bool verbose() {
+  static const bool v = std::getenv("LOOM_CONFORMANCE_VERBOSE") != nullptr;
+  return v;
+}
+
+/// How an op gets its derivative.
+enum class Derivative { None, Formula, Composite };
+
+Derivative derivative_of(const OperatorHandle& op) {
+  bool composite = false;
+  for (const KernelInfo& k : Dispatcher::instance().kernels(op)) {
+    if (k.key == DispatchKey::Autograd) return Derivative::Formula;
+    if (k.key == DispatchKey::CompositeImplicitAutograd) composite = true;
+  }
+  return composite ? Derivative::Composite : Derivative::None;
+}
+
+/// Float64 values in [-2, 2) from a fixed seed (as samples.cpp's R).
+Tensor R(std::vector<int64_t> sizes, uint64_t seed = 1) {
+  Tensor t = Tensor::empty(sizes, TensorOptions{}.with(DType::Float64));
+  std::mt19937_64 gen(seed * 7919 + static_cast<uint64_t>(t.numel()));
+  std::uniform_real_distribution<double> dist(-2, 2);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_ptr<double>()[i] = dist(gen);
+  return t;
+}
+Tensor P(std::vector<int64_t> sizes, uint64_t seed = 1) {  // positive values
+  Tensor t = R(std::move(sizes), seed);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    t.data_ptr<double>()[i] = 0.5 + std::fabs(t.data_ptr<double>()[i]) * 0.75;
+  }
+  return t;
+}
+Tensor I(std::vector<int64_t> sizes, int64_t hi, uint64_t seed = 3) {  // int64 in [0, hi)
+  Tensor t = Tensor::empty(sizes, TensorOptions{}.with(DType::Int64));
+  std::mt19937_64 gen(seed);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    t.data_ptr<int64_t>()[i] = static_cast<int64_t>(gen() % static_cast<uint64_t>(hi));
+  }
+  return t;
+}
+
+Tensor index_tensor(std::vector<int64_t> values, std::vector<int64_t> sizes) {
+  Tensor t = Tensor::empty(sizes, TensorOptions{}.with(DType::Int64));
+  for (size_t i = 0; i < values.size(); ++i) t.data_ptr<int64_t>()[i] = values[i];
+  return t;
+}
+
+/// Small samples for ops whose every harness sample is over the caps (Note [Gradcheck
+/// sample size]), in the form of samples.cpp's table.
+std::vector<Sample> gradcheck_samples(const OperatorHandle& op) {
+  using IL = std::vector<int64_t>;
+  using List = std::vector<Sample>;
+  static const auto* t = new std::map<std::string, std::function<List()>>{
+      {"aten::convolution",
+       [] {
+         return List{{"[1, 2, 4, 4] * [3, 2, 2, 2] pad [1, 0]",
+                      {R({1, 2, 4, 4}), R({3, 2, 2, 2}, 2), R({3}, 3), IL{1, 1}, IL{1, 0}, IL{1, 1},
+                       false, IL{0, 0}, int64_t{1}}},
+                     {"[1, 2, 3, 3] *T [2, 3, 2, 2] s 2 pad 1",
+                      {R({1, 2, 3, 3}), R({2, 3, 2, 2}, 2), R({3}, 3), IL{2, 2}, IL{1, 1}, IL{1, 1},
+                       true, IL{0, 0}, int64_t{1}}}};
+       }},
+      {"aten::conv2d",
+       [] {
+         return List{{"[1, 4, 3, 3] * [4, 2, 2, 2] groups 2",
+                      {R({1, 4, 3, 3}), R({4, 2, 2, 2}, 2), R({4}, 3), IL{1, 1}, IL{0, 0}, IL{1, 1},
+                       int64_t{2}}}};
+       }},
+      {"aten::conv2d.padding",
+       [] {
+         return List{
+             {"[1, 2, 3, 4] * [2, 2, 3, 3] same",
+              {R({1, 2, 3, 4}), R({2, 2, 3, 3}, 2), R({2}, 3), IL{1, 1}, std::string("same")}}};
+       }},
+      {"aten::conv1d.padding",
+       [] {
+         return List{
+             {"[1, 2, 6] * [3, 2, 3] same",
+              {R({1, 2, 6}), R({3, 2, 3}, 2), R({3}, 3), IL{1}, std::string("same")}},
+             {"[1, 2, 6] * [3, 2, 3] valid dilation 2",
+              {R({1, 2, 6}), R({3, 2, 3}, 2), R({3}, 3), IL{1}, std::string("valid"), IL{2}}}};
+       }},
+      {"aten::conv1d",
+       [] {
+         return List{{"[1, 2, 6] * [3, 2, 3]", {R({1, 2, 6}), R({3, 2, 3}, 2), R({3}, 3)}}};
+       }},
+      {"aten::conv_transpose1d",
+       [] {
+         return List{{"[1, 4, 5] *T [4, 3, 3]", {R({1, 4, 5}), R({4, 3, 3}, 2)}}};
+       }},
+      {"aten::conv_transpose2d.input",
+       [] {
+         return List{{"[1, 2, 3, 3] *T [2, 3, 2, 2] s 2 pad 1",
+                      {R({1, 2, 3, 3}), R({2, 3, 2, 2}, 2), R({3}, 3), IL{2, 2}, IL{1, 1}, IL{0, 0},
+                       int64_t{1}, IL{1, 1}}}};
+       }},
+      {"aten::max_pool2d_with_indices",
+       [] {
+         return List{{"[1, 2, 5, 4] k 3 s 2 p 1 ceil",
+                      {R({1, 2, 5, 4}), IL{3, 3}, IL{2, 2}, IL{1, 1}, IL{1, 1}, true}}};
+       }},
+      {"aten::max_pool2d",
+       [] {
+         return List{{"[1, 2, 5, 4] k 3 s 2", {R({1, 2, 5, 4}), IL{3, 3}, IL{2, 2}}}};
+       }},
+      {"aten::avg_pool2d",
+       [] {
+         return List{{"[1, 2, 5, 4] k 3 s 2 p 1", {R({1, 2, 5, 4}), IL{3, 3}, IL{2, 2}, IL{1, 1}}}};
+       }},
+      {"aten::adaptive_avg_pool2d",
+       [] {
+         return List{{"[1, 2, 5, 4] -> [3, 2]", {R({1, 2, 5, 4}), IL{3, 2}}}};
+       }},
+      {"aten::_adaptive_avg_pool2d",
+       [] {
+         return List{{"[1, 2, 5, 4] -> [3, 2]", {R({1, 2, 5, 4}), IL{3, 2}}}};
+       }},
+      {"aten::adaptive_max_pool2d",
+       [] {
+         return List{{"[1, 2, 5, 4] -> [3, 2]", {R({1, 2, 5, 4}), IL{3, 2}}}};
+       }},
+      {"aten::upsample_nearest2d",
+       [] {
+         return List{{"[1, 1, 3, 4] to [5, 7]", {R({1, 1, 3, 4}), IL{5, 7}}}};
+       }},
+      {"aten::upsample_bilinear2d",
+       [] {
+         return List{{"[1, 1, 3, 4] to [5, 7]", {R({1, 1, 3, 4}), IL{5, 7}, false}},
+                     {"[1, 1, 3, 4] to [5, 7] align_corners", {R({1, 1, 3, 4}), IL{5, 7}, true}}};
+       }},
+      {"aten::upsample_nearest2d_backward",
+       [] {
+         return List{{"[1, 1, 5, 7] to [1, 1, 3, 4]", {R({1, 1, 5, 7}), IL{5, 7}, IL{1, 1, 3, 4}}}};
+       }},
+      {"aten::upsample_bilinear2d_backward",
+       [] {
+         return List{
+             {"[1, 1, 5, 7] to [1, 1, 3, 4]", {R({1, 1, 5, 7}), IL{5, 7}, IL{1, 1, 3, 4}, false}}};
+       }},
+      {"aten::reflection_pad2d",
+       [] {
+         return List{{"[1, 1, 4, 5] pad [1, 2, 2, 1]", {R({1, 1, 4, 5}), IL{1, 2, 2, 1}}}};
+       }},
+      {"aten::replication_pad2d",
+       [] {
+         return List{{"[1, 1, 4, 5] pad [1, 2, 2, 1]", {R({1, 1, 4, 5}), IL{1, 2, 2, 1}}}};
+       }},
+      {"aten::reflection_pad2d_backward",
+       [] {
+         return List{{"[1, 1, 5, 7] to [1, 1, 4, 5]",
+                      {R({1, 1, 5, 7}), R({1, 1, 4, 5}, 2), IL{1, 1, 1, 0}}}};
+       }},
+      {"aten::replication_pad2d_backward",
+       [] {
+         return List{{"[1, 1, 5, 7] to [1, 1, 4, 5]",
+                      {R({1, 1, 5, 7}), R({1, 1, 4, 5}, 2), IL{1, 1, 1, 0}}}};
+       }},
+      {"aten::native_batch_norm",
+       [] {
+         return List{
+             {"[3, 2, 4] training",
+              {R({3, 2, 4}), R({2}, 2), R({2}, 3), R({2}, 4), P({2}, 5), true, 0.1, 1e-5}},
+             {"[3, 2, 4] training, no stats",
+              {R({3, 2, 4}), R({2}, 2), R({2}, 3), std::nullopt, std::nullopt, true, 0.1, 1e-5}},
+             {"[3, 2, 2, 2] eval",
+              {R({3, 2, 2, 2}), R({2}, 2), R({2}, 3), R({2}, 4), P({2}, 5), false, 0.1, 1e-5}}};
+       }},
+      {"aten::batch_norm",
+       [] {
+         return List{
+             {"[3, 2, 4] training",
+              {R({3, 2, 4}), R({2}, 2), R({2}, 3), R({2}, 4), P({2}, 5), true, 0.1, 1e-5, false}},
+             {"[3, 2, 4] eval",
+              {R({3, 2, 4}), R({2}, 2), R({2}, 3), R({2}, 4), P({2}, 5), false, 0.1, 1e-5, false}}};
+       }},
+      {"aten::native_batch_norm_backward",
+       [] {
+         return List{{"[2, 3, 2] training",
+                      {R({2, 3, 2}), R({2, 3, 2}, 2), R({3}, 3), std::nullopt, std::nullopt,
+                       R({3}, 4), P({3}, 5), true, 1e-5, std::vector<bool>{true, true, true}}}};
+       }},
+      {"aten::native_layer_norm_backward",
+       [] {
+         return List{{"[2, 2, 3] over [3]",
+                      {R({2, 2, 3}), R({2, 2, 3}, 2), IL{3}, R({2, 2, 1}, 3), P({2, 2, 1}, 4),
+                       R({3}, 5), R({3}, 6), std::vector<bool>{true, true, true}}}};
+       }},
+      {"aten::max_pool2d_with_indices_backward",
+       [] {
+         const Tensor x = R({1, 1, 5, 4}, 2);
+         Stack st{x, IL{3, 3}, IL{2, 2}};
+         Dispatcher::instance().find_op_or_throw("aten::max_pool2d_with_indices").call_boxed(st);
+         return List{{"[1, 1, 2, 1] into [1, 1, 5, 4]",
+                      {R({1, 1, 2, 1}), x, IL{3, 3}, IL{2, 2}, IL{0, 0}, IL{1, 1}, false,
+                       st.at(1).to_tensor()}}};
+       }},
+      {"aten::avg_pool2d_backward",
+       [] {
+         return List{{"[1, 1, 2, 1] into [1, 1, 5, 4]",
+                      {R({1, 1, 2, 1}), R({1, 1, 5, 4}, 2), IL{3, 3}, IL{2, 2}, IL{0, 0}, false,
+                       true, std::nullopt}}};
+       }},
+      {"aten::_pad_circular",
+       [] {
+         return List{{"[1, 2, 4] pad [1, 2]", {R({1, 2, 4}), IL{1, 2}}},
+                     {"[1, 1, 3, 4] pad [1, 1, 2, 0]", {R({1, 1, 3, 4}), IL{1, 1, 2, 0}}}};
+       }},
+      {"aten::_upsample_nearest_exact1d",
+       [] {
+         return List{{"[1, 2, 4] to [7]", {R({1, 2, 4}), IL{7}}}};
+       }},
+      {"aten::_upsample_nearest_exact2d",
+       [] {
+         return List{{"[1, 1, 3, 4] to [5, 7]", {R({1, 1, 3, 4}), IL{5, 7}}}};
+       }},
+      {"aten::_upsample_nearest_exact3d",
+       [] {
+         return List{{"[1, 1, 2, 2, 3] to [3, 4, 4]", {R({1, 1, 2, 2, 3}), IL{3, 4, 4}}}};
+       }},
+      {"aten::upsample_nearest3d",
+       [] {
+         return List{{"[1, 1, 2, 2, 3] to [3, 4, 4]", {R({1, 1, 2, 2, 3}), IL{3, 4, 4}}}};
+       }},
+      {"aten::upsample_trilinear3d",
+       [] {
+         return List{{"[1, 1, 2, 2, 3] to [3, 4, 4]", {R({1, 1, 2, 2, 3}), IL{3, 4, 4}, false}},
+                     {"[1, 1, 2, 2, 3] to [3, 4, 4] align_corners",
+                      {R({1, 1, 2, 2, 3}), IL{3, 4, 4}, true}}};
+       }},
+      {"aten::reflection_pad3d",
+       [] {
+         return List{{"[1, 1, 2, 3, 3] pad [1, 1, 2, 0, 1, 0]",
+                      {R({1, 1, 2, 3, 3}), IL{1, 1, 2, 0, 1, 0}}}};
+       }},
+      {"aten::replication_pad3d",
+       [] {
+         return List{{"[1, 1, 2, 3, 3] pad [1, 1, 2, 0, 1, 0]",
+                      {R({1, 1, 2, 3, 3}), IL{1, 1, 2, 0, 1, 0}}}};
+       }},
+      {"aten::as_strided",
+       [] {
+         return List{{"[3, 4] as [2, 2] strides [1, 2] from 1",
+                      {R({3, 4}), IL{2, 2}, IL{1, 2}, int64_t{1}}},
+                     {"[3, 4] as [3, 3] strides [2, 1] (overlapping rows)",
+                      {R({3, 4}), IL{3, 3}, IL{2, 1}}}};
+       }},
+      {"aten::to.dtype",
+       [] {
+         return List{{"[3, 4] to float64", {R({3, 4}), DType::Float64}}};
+       }},
+      {"aten::norm.ScalarOpt_dtype",
+       [] {
+         return List{{"[3, 4] p 3 float64", {R({3, 4}), 3.0, DType::Float64}},
+                     {"[3, 4] p None float64", {R({3, 4}), std::nullopt, DType::Float64}}};
+       }},
+      {"aten::norm.ScalarOpt_dim_dtype",
+       [] {
+         return List{{"[3, 4] p 3 dim 1 float64", {R({3, 4}), 3.0, IL{1}, false, DType::Float64}}};
+       }},
+      {"aten::take",
+       [] {
+         return List{{"[3, 4] at [2, 3]", {R({3, 4}), I({2, 3}, 12)}}};
+       }},
+      {"aten::index_fill.int_Scalar",
+       [] {
+         return List{{"[5, 4] dim 0 at [3] = 0.5", {R({5, 4}), int64_t{0}, I({3}, 5), 0.5}}};
+       }},
+      {"aten::index_fill.int_Tensor",
+       [] {
+         return List{{"[5, 4] dim 1 at [2] = []", {R({5, 4}), int64_t{1}, I({2}, 4), R({}, 2)}}};
+       }},
+      {"aten::embedding_backward",
+       [] {
+         return List{{"[2, 4, 3] into 10 rows",
+                      {R({2, 4, 3}), I({2, 4}, 10), int64_t{10}, int64_t{-1}, false, false}}};
+       }},
+      {"aten::kl_div",
+       [] {
+         return List{{"[3, 4] x [3, 4] positive target", {R({3, 4}), P({3, 4}, 2)}},
+                     {"[3, 4] x [3, 4] log_target", {R({3, 4}), R({3, 4}, 2), int64_t{1}, true}}};
+       }},
+      // scatter: no index repeats within a row (which write wins is unspecified).
+      {"aten::scatter.src",
+       [] {
+         return List{
+             {"[3, 4] dim 1 by [3, 2] from [3, 2]",
+              {R({3, 4}), int64_t{1}, index_tensor({0, 2, 3, 1, 1, 0}, {3, 2}), R({3, 2}, 2)}}};
+       }},
+      {"aten::scatter.value",
+       [] {
+         return List{{"[3, 4] dim 1 by [3, 2] = 0.5",
+                      {R({3, 4}), int64_t{1}, index_tensor({0, 2, 3, 1, 1, 0}, {3, 2}), 0.5}}};
+       }},
+      {"aten::scatter_add",
+       [] {
+         return List{{"[3, 4] dim 0 by [5, 4] from [5, 4]",
+                      {R({3, 4}), int64_t{0}, I({5, 4}, 3), R({5, 4}, 2)}},
+                     {"[3, 4] dim 1 by [3, 2] from [3, 3]",
+                      {R({3, 4}), int64_t{1}, I({3, 2}, 4), R({3, 3}, 2)}}};
+       }},
+      {"aten::scatter_reduce.two",
+       [] {
+         const Tensor idx = I({3, 3}, 4);
+         auto smp = [&idx](const char* reduce, bool include_self) {
+           return Sample{
+               str_cat("[3, 4] dim 1 ", reduce, include_self ? "" : ", without self"),
+               {R({3, 4}), int64_t{1}, idx, R({3, 3}, 2), std::string(reduce), include_self}};
+         };
+         return List{smp("sum", true),   smp("mean", true), smp("mean", false), smp("prod", true),
+                     smp("prod", false), smp("amax", true), smp("amin", false)};
+       }},
+      {"aten::addbmm",
+       [] {
+         return List{
+             {"[3, 2] + [2, 3, 4] x [2, 4, 2]", {R({3, 2}), R({2, 3, 4}, 2), R({2, 4, 2}, 3)}}};
+       }},
+      {"aten::baddbmm",
+       [] {
+         return List{{"[2, 3, 2] + [2, 3, 4] x [2, 4, 2]",
+                      {R({2, 3, 2}), R({2, 3, 4}, 2), R({2, 4, 2}, 3)}}};
+       }},
+  };
+  if (auto it = t->find(op.name()); it != t->end()) return it->second();
+  return {};
+}
+
+/// One gradcheck call: the op's arguments with the floating tensors that require grad taken
+/// out as the checked inputs.
+struct Call {
+  Stack args;                                 ///< the arguments (floating tensors as placed)
+  std::vector<std::pair<size_t, int>> slots;  ///< (argument, list element or -1) per input
+  variable_list inputs;                       ///< float64 leaves that require grad
+};
+
+/// Note [Sample domains]: a sample whose results are not all finite (log, acos or kl_div of
+/// the harness's values in [-2, 2)) is outside the op's domain, where finite differences say
+/// nothing; some ops refuse such values (binary_cross_entropy wants [0, 1]). Such a sample
+/// is retried with its floating values mapped into (0.1, 0.9), then (1.1, 1.9) (acosh), and
+/// skipped if no domain gives finite results.
+enum class Domain { AsGiven, Unit, AboveOne };
+
+double in_domain(double v, Domain d) {
+  if (d == Domain::AsGiven) return v;
+  const double u = std::clamp((v + 2) / 4, 0.0, 1.0);  // [-2, 2) -> [0, 1)
+  return (d == Domain::Unit ? 0.1 : 1.1) + 0.8 * u;
+}
+
+const char* domain_label(Domain d) {
+  return d == Domain::AsGiven ? ""
+         : d == Domain::Unit  ? " (values in (0.1, 0.9))"
+                              : " (values in (1.1, 1.9))";
+}
+
+/// t as a float64 leaf (values in the domain, made smooth: Note [Smooth samples]) in the
+/// layout.
+Tensor leaf(const Tensor& t, Layout layout, Domain domain) {
+  std::vector<double> v = testing::to_doubles(t);
+  for (double& x : v) x = smooth(in_domain(x, domain));
+  const bool strided = layout == Layout::NonContiguous && t.dim() >= 1;
+  Tensor out = testing::make_tensor(v, t.sizes(), DType::Float64, strided);
+  out.set_requires_grad(true);
+  return out;
+}
+
+/// Floating tensor arguments that are not differentiated (as in PyTorch's derivatives.yaml):
+/// batch norm's running statistics are buffers (updated in place in training mode), and the
+/// nll losses' total_weight is a count of the targets' weights.
+bool differentiable_argument(const std::string& name) {
+  return name != "running_mean" && name != "running_var" && name != "total_weight";
+}
+
+Call make_call(const OperatorHandle& op, const Sample& s, Layout layout,
+               Domain domain = Domain::AsGiven) {
+  Call c;
+  const auto& schema_args = op.schema().arguments();
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    const IValue& v = s.args[i];
+    const bool differentiable =
+        i >= schema_args.size() || differentiable_argument(schema_args[i].name);
+    if (!differentiable) {
+      c.args.push_back(v);
+    } else if (v.is_tensor() && v.to_tensor().defined() &&
+               v.to_tensor().dtype() == DType::Float64) {
+      c.inputs.push_back(leaf(v.to_tensor(), layout, domain));
+      c.slots.emplace_back(i, -1);
+      c.args.emplace_back(c.inputs.back());
+    } else if (v.tag() == IValue::Tag::TensorList) {
+      std::vector<Tensor> list = v.to_tensor_list();
+      for (size_t j = 0; j < list.size(); ++j) {
+        if (list[j].dtype() != DType::Float64) continue;
+        list[j] = leaf(list[j], layout, domain);
+        c.inputs.push_back(list[j]);
+        c.slots.emplace_back(i, static_cast<int>(j));
+      }
+      c.args.emplace_back(std::move(list));
+    } else {
+      c.args.push_back(v);
+    }
+  }
+  return c;
+}
+
+/// The floating tensors of a result stack, in order (lists flattened).
+variable_list floating_results(const Stack& st) {
+  variable_list out;
+  auto add = [&out](const Tensor& t) {
+    if (t.defined() && is_floating_point(t.dtype())) out.push_back(t);
+  };
+  for (const IValue& v : st) {
+    if (v.is_tensor()) add(v.to_tensor());
+    if (v.tag() == IValue::Tag::TensorList) {
+      for (const Tensor& t : v.to_tensor_list()) add(t);
+    }
+  }
+  return out;
+}
+
+/// Ops whose formula (as PyTorch's) propagates the gradient of some results only: the
+/// others are saved statistics, checked by value in the harness, not differentiated.
+const std::map<std::string, std::vector<size_t>>& differentiated_results() {
+  static const auto* t = new std::map<std::string, std::vector<size_t>>{
+      // mean / invstd (rstd): derivatives.yaml uses grad (result0's) only.
+      {"aten::native_batch_norm", {0}},
+      {"aten::native_layer_norm", {0}},
+      {"aten::native_group_norm", {0}},
+  };
+  return *t;
+}
+
+/// The function gradcheck differentiates: the op called boxed on call's arguments with the
+/// checked inputs put in their slots, returning its floating results (those listed in
+/// differentiated_results() for the ops there).
+autograd::CheckedFunction function_of(const OperatorHandle& op, const Call& call) {
+  std::vector<size_t> keep;
+  if (auto it = differentiated_results().find(op.name()); it != differentiated_results().end()) {
+    keep = it->second;
+  }
+  return [op, call, keep](const variable_list& inputs) -> variable_list {
+    Stack st = call.args;
+    for (size_t k = 0; k < call.slots.size(); ++k) {
+      const auto [arg, elem] = call.slots[k];
+      if (elem < 0) {
+        st[arg] = inputs[k];
+      } else {
+        std::vector<Tensor> list = st[arg].to_tensor_list();
+        list[static_cast<size_t>(elem)] = inputs[k];
+        st[arg] = std::move(list);
+      }
+    }
+    normalize_boxed_arguments(op, st);
+    op.call_boxed(st);
+    variable_list all = floating_results(st);
+    if (keep.empty()) return all;
+    variable_list kept;
+    for (size_t i : keep) kept.push_back(all.at(i));
+    return kept;
+  };
+}
+
+bool all_finite(const variable_list& ts) {
+  for (const Tensor& t : ts) {
+    for (double v : testing::to_doubles(t)) {
+      if (!std::isfinite(v)) return false;
+    }
+  }
+  return true;
+}
+
+int64_t numel_of(const variable_list& ts) {
+  int64_t n = 0;
+  for (const Tensor& t : ts) n += t.numel();
+  return n;
+}
+
+/// What one op's check came to.
+struct Outcome {
+  int checked = 0;              ///< (sample, layout) pairs that passed
+  std::string failure;          ///< the first failure ("" for none)
+  std::set<std::string> skips;  ///< why samples were not checked
+};
+
+/// A sample made ready for gradcheck, or why it cannot be checked.
+struct Prepared {
+  Call call;
+  autograd::CheckedFunction fn;
+  std::string label;
+  std::string skip;  ///< non-empty: not checked, and why
+};
+
+Prepared prepare(const OperatorHandle& op, const Sample& s, Layout layout, Check kind) {
+  const int64_t max_in = kind == Check::Grad ? kMaxInputElements : kMaxGradgradElements;
+  const int64_t max_out = kind == Check::Grad ? kMaxOutputElements : kMaxGradgradElements;
+  Prepared p;
+  std::string refusal, nonfinite;
+  for (Domain d : {Domain::AsGiven, Domain::Unit, Domain::AboveOne}) {
+    p.call = make_call(op, s, layout, d);
+    p.label = str_cat(s.label, domain_label(d));
+    if (p.call.inputs.empty()) {
+      p.skip = "no floating tensor input";
+      return p;
+    }
+    if (numel_of(p.call.inputs) > max_in) {
+      p.skip = str_cat(s.label, ": more than ", max_in, " input elements");
+      return p;
+    }
+    p.fn = function_of(op, p.call);
+    variable_list results;
+    try {
+      results = p.fn(p.call.inputs);
+    } catch (const Error& e) {
+      // Some ops refuse values outside their domain (binary_cross_entropy: in [0, 1]).
+      if (refusal.empty())
+        refusal = str_cat(s.label, ": the op refuses it in float64 (", e.what(), ")");
+      continue;
+    }
+    if (results.empty()) {
+      p.skip = "no floating result";
+      return p;
+    }
+    if (std::none_of(results.begin(), results.end(),
+                     [](const Tensor& t) { return t.requires_grad(); })) {
+      p.skip = "not differentiable (no result requires grad)";
+      return p;
+    }
+    if (std::any_of(results.begin(), results.end(),
+                    [](const Tensor& t) { return t.dtype() != DType::Float64; })) {
+      // A float32 result rounds away most of a 1e-6 step.
+      p.skip = str_cat(s.label, ": a result is not float64");
+      return p;
+    }
+    if (numel_of(results) > max_out) {
+      p.skip = str_cat(s.label, ": more than ", max_out, " result elements");
+      return p;
+    }
+    if (all_finite(results)) {
+      p.skip.clear();
+      return p;
+    }
+    nonfinite = str_cat(s.label, ": results not finite in any domain (Note [Sample domains])");
+  }
+  p.skip = nonfinite.empty() ? refusal : nonfinite;
+  return p;
+}
+
+Outcome check_op(const OperatorHandle& op, Check kind) {
+  Outcome out;
+  std::vector<Sample> samples = gradcheck_samples(op);
+  if (samples.empty()) {
+    Samples s = samples_for(op);
+    if (s.samples.empty()) {
+      out.skips.insert(s.skip_reason);
+      return out;
+    }
+    samples = std::move(s.samples);
+  }
+  for (const Sample& s : samples) {
+    const std::vector<Layout> layouts = kind == Check::Grad
+                                            ? std::vector{Layout::Contiguous, Layout::NonContiguous}
+                                            : std::vector{Layout::Contiguous};
+    for (Layout layout : layouts) {
+      const char* lname = layout == Layout::Contiguous ? "contiguous" : "non-contiguous";
+      const Prepared p = prepare(op, s, layout, kind);
+      if (!p.skip.empty()) {
+        out.skips.insert(p.skip);
+        break;
+      }
+      try {
+        if (kind == Check::Grad) {
+          autograd::gradcheck(p.fn, p.call.inputs);
+        } else {
+          autograd::gradgradcheck(p.fn, p.call.inputs);
+        }
+      } catch (const Error& e) {
+        if (out.failure.empty()) out.failure = str_cat(p.label, ", ", lname, ": ", e.what());
+        continue;
+      }
+      if (verbose()) {
+        std::printf("  %s %s on %s, %s\n", kind == Check::Grad ? "gradchecked" : "gradgradchecked",
+                    op.name().c_str(), p.label.c_str(), lname);
+      }
+      // An op passes on a sample with elements; zero-size ones only check the shapes.
+      if (numel_of(p.call.inputs) > 0) ++out.checked;
+    }
+  }
+  if (out.checked == 0 && out.skips.empty()) out.skips.insert("only zero-size samples apply");
+  if (verbose() && out.checked > 0) {
+    for (const std::string& why : out.skips)
+      std::printf("  skipped %s: %s\n", op.name().c_str(), why.c_str());
+  }
+  return out;
+}
+
+/// Results of the run, printed at the end (OpGradcheckReport).
+struct Tally {
+  std::vector<std::string> passed, failed, known, skipped;
+};
+Tally& tally(Check kind) {
+  static Tally grad, gradgrad;
+  return kind == Check::Grad ? grad : gradgrad;
+}
+
+std::string join(const std::set<std::string>& s) {
+  std::string out;
+  for (const std::string& x : s) out += (out.empty() ? "" : "; ") + x;
+  return out;
+}
+
+void run_check(const std::string& name, Check kind) {
+  const OperatorHandle op = *Dispatcher::instance().find_op(name);
+  Tally& t = tally(kind);
+  const Outcome o = check_op(op, kind);
+  const auto& known = known_failures(kind);
+  const auto k = known.find(name);
+  if (!o.failure.empty()) {
+    if (k != known.end()) {
+      t.known.push_back(name);
+      GTEST_SKIP() << name << ": known failure (" << k->second << "): " << o.failure;
+    }
+    t.failed.push_back(name);
+    ADD_FAILURE() << name << ": " << o.failure;
+    return;
+  }
+  if (k != known.end() && o.checked > 0) {
+    std::printf("%s passes now: remove it from known_failures() (%s)\n", name.c_str(),
+                k->second.c_str());
+  }
+  if (o.checked == 0) {
+    t.skipped.push_back(name);
+    GTEST_SKIP() << name << ": " << join(o.skips);
+  }
+  t.passed.push_back(name);
+}
+
+/// Every op with a derivative, functional forms only (in-place and out= forms record the
+/// same formula and are checked through their functional op).
+std::vector<std::string> differentiable_ops() {
+  load_packs();
+  std::vector<std::string> names;
+  for (const OperatorHandle& op : Dispatcher::instance().ops()) {
+    if (!op.has_schema() || op.schema().is_mutable()) continue;
+    if (derivative_of(op) != Derivative::None) names.push_back(op.name());
+  }
+  return names;
+}
+
+std::vector<std::string> gradgrad_cases() {
+  load_packs();
+  std::vector<std::string> names;
+  for (const std::string& n : gradgrad_ops()) {
+    if (auto op = Dispatcher::instance().find_op(n); op && derivative_of(*op) != Derivative::None) {
+      names.push_back(n);
+    }
+  }
+  return names;
+}
+
+std::string case_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param;
+  for (char& ch : n) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return n;
+}
+
+class OpGradcheck : public ::testing::TestWithParam<std::string> {};
+TEST_P(OpGradcheck, MatchesFiniteDifferences) { run_check(GetParam(), Check::Grad); }
+INSTANTIATE_TEST_SUITE_P(Gradcheck, OpGradcheck, ::testing::ValuesIn(differentiable_ops()),
+                         case_name);
+
+class OpGradgradcheck : public ::testing::TestWithParam<std::string> {};
+TEST_P(OpGradgradcheck, MatchesFiniteDifferences) { run_check(GetParam(), Check::GradGrad); }
+INSTANTIATE_TEST_SUITE_P(Gradgradcheck, OpGradgradcheck, ::testing::ValuesIn(gradgrad_cases()),
+                         case_name);
+
+/// Ops with floating results and no derivative: only the Autograd fallback, whose backward
+/// throws "the derivative for 'aten::x' is not implemented". Printed, never a failure.
+TEST(OpDerivatives, Missing) {
+  load_packs();
+  std::vector<std::string> missing, unknown;
+  for (const OperatorHandle& op : Dispatcher::instance().ops()) {
+    if (!op.has_schema() || op.schema().is_mutable() || derivative_of(op) != Derivative::None) {
+      continue;
+    }
+    bool returns_tensor = false;
+    for (const Argument& r : op.schema().returns()) {
+      returns_tensor |=
+          r.type.kind == TypeKind::Tensor ||
+          (r.type.kind == TypeKind::List && r.type.element().kind == TypeKind::Tensor);
+    }
+    if (!returns_tensor) continue;
+    const Samples s = samples_for(op);
+    if (s.samples.empty()) {
+      // Factories and random ops have no derivative to miss.
+      if (s.skip_reason.find("explicit sample") != std::string::npos) unknown.push_back(op.name());
+      continue;
+    }
+    bool floating = false;
+    for (const Sample& smp : s.samples) {
+      Stack st = make_call(op, smp, Layout::Contiguous).args;
+      for (IValue& v : st) {  // plain inputs: only the dtype of the results matters here
+        if (v.is_tensor() && v.to_tensor().defined()) v = v.to_tensor().detach();
+      }
+      try {
+        normalize_boxed_arguments(op, st);
+        op.call_boxed(st);
+      } catch (const Error&) {
+        continue;
+      }
+      floating = !floating_results(st).empty();
+      break;
+    }
+    if (floating) missing.push_back(op.name());
+  }
+  std::string m, u;
+  for (const std::string& n : missing) m += "\n  " + n;
+  for (const std::string& n : unknown) u += " " + n;
+  std::printf("[gradcheck] %zu ops with floating results have no derivative:%s\n", missing.size(),
+              m.c_str());
+  std::printf(
+      "[gradcheck] %zu more ops without a derivative have no sample to tell whether "
+      "their results are floating:%s\n",
+      unknown.size(), u.c_str());
+}
+
+/// Prints the tally of the gradient checks that ran.
+class Report : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    for (Check kind : {Check::Grad, Check::GradGrad}) {
+      const Tally& t = tally(kind);
+      const size_t n = t.passed.size() + t.failed.size() + t.known.size() + t.skipped.size();
+      if (n == 0) continue;
+      std::string f, k;
+      for (const std::string& x : t.failed) f += " " + x;
+      for (const std::string& x : t.known) k += " " + x;
+      std::printf("[%s] %zu passed, %zu failed%s%s, %zu known failures%s%s, %zu skipped\n",
+                  kind == Check::Grad ? "gradcheck" : "gradgradcheck", t.passed.size(),
+                  t.failed.size(), f.empty() ? "" : ":", f.c_str(), t.known.size(),
+                  k.empty() ? "" : ":", k.c_str(), t.skipped.size());
+    }
+  }
+};
+[[maybe_unused]] ::testing::Environment* const report =
+    ::testing::AddGlobalTestEnvironment(new Report);
+
+}  // namespace
+}  // namespace loom::conformance
