@@ -170,6 +170,20 @@ TEST_F(ShapeGradcheckTest, ViewsThatSeePartOfTheInput) {
       {input({3, 4}, false)});
   check([](const variable_list& in) -> variable_list { return {as_strided(in[0], {3}, {2})}; },
         {input({6}, false)});
+  // An input with a storage offset (its own default offset), and a view that reads elements
+  // twice (their gradients add up).
+  Tensor offset_leaf = input({8}, false).detach().narrow(0, 2, 5);
+  offset_leaf.set_requires_grad(true);
+  check(
+      [](const variable_list& in) -> variable_list {
+        return {as_strided(in[0], {2, 2}, {2, 1})};
+      },
+      {offset_leaf});
+  check(
+      [](const variable_list& in) -> variable_list {
+        return {as_strided(in[0], {2, 3}, {1, 1}, 3)};
+      },
+      {offset_leaf});
 }
 
 TEST_F(ShapeGradcheckTest, SplitsWithOnlySomeOutputsUsed) {
