@@ -137,6 +137,12 @@ LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.set_provider("reference");
   m.impl("native_dropout", &native_dropout);
   m.impl("native_dropout_backward", &native_dropout_backward);
+}
+
+// The composites (PyTorch's _dropout_impl): one kernel for every backend and for autograd,
+// which records the random and pointwise ops they call.
+LOOM_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
+  m.set_provider("reference");
   m.impl("dropout", &dropout);
   m.impl("feature_dropout", &feature_dropout);
   m.impl("alpha_dropout", &alpha_dropout);

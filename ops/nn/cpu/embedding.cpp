@@ -124,6 +124,11 @@ LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.set_provider("reference");
   m.impl("embedding", &embedding);
   m.impl("embedding_dense_backward", &embedding_dense_backward);
+}
+
+// embedding_backward's composite over embedding_dense_backward, for every backend.
+LOOM_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
+  m.set_provider("reference");
   m.impl("embedding_backward", &embedding_backward);
 }
 

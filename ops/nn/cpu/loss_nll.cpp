@@ -542,6 +542,12 @@ LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.impl("nll_loss_backward", &nll_loss_backward);
   m.impl("nll_loss2d_forward", &nll_loss2d_forward);
   m.impl("nll_loss2d_backward", &nll_loss2d_backward);
+}
+
+// The composites (Note [Loss composites]): one kernel for every backend and for autograd,
+// which records the ops they call.
+LOOM_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
+  m.set_provider("reference");
   m.impl("nll_loss", &nll_loss);
   m.impl("nll_loss2d", &nll_loss2d);
   m.impl("nll_loss_nd", &nll_loss_nd);

@@ -526,6 +526,12 @@ LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.impl("binary_cross_entropy", &binary_cross_entropy);
   m.impl("binary_cross_entropy_backward", &binary_cross_entropy_backward);
   m.impl("binary_cross_entropy_with_logits", &binary_cross_entropy_with_logits);
+}
+
+// The composites (Note [Loss composites]): one kernel for every backend and for autograd,
+// which records the ops they call.
+LOOM_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
+  m.set_provider("reference");
   m.impl("l1_loss", &l1_loss);
   m.impl("kl_div", &kl_div);
   m.impl("margin_ranking_loss", &margin_ranking_loss);

@@ -643,12 +643,18 @@ LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.set_provider("reference");
   m.impl("native_batch_norm", &native_batch_norm);
   m.impl("native_batch_norm_backward", &native_batch_norm_backward);
-  m.impl("batch_norm", &batch_norm);
   m.impl("native_layer_norm", &native_layer_norm);
   m.impl("native_layer_norm_backward", &native_layer_norm_backward);
-  m.impl("layer_norm", &layer_norm);
   m.impl("native_group_norm", &native_group_norm);
   m.impl("native_group_norm_backward", &native_group_norm_backward);
+}
+
+// The composites: one kernel for every backend and for autograd, which records the native
+// ops they call.
+LOOM_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
+  m.set_provider("reference");
+  m.impl("batch_norm", &batch_norm);
+  m.impl("layer_norm", &layer_norm);
   m.impl("group_norm", &group_norm);
 }
 

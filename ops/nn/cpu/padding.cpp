@@ -385,6 +385,12 @@ LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.impl("replication_pad3d", &pad_op<Mode::Replicate, 3>);
   m.impl("replication_pad3d_backward", &pad_op_backward<Mode::Replicate, 3>);
   m.impl("_pad_circular", &pad_circular);
+}
+
+// F.pad's composite: one kernel for every backend and for autograd, which records the op
+// it picks.
+LOOM_LIBRARY_IMPL(aten, CompositeImplicitAutograd, m) {
+  m.set_provider("reference");
   m.impl("pad", &pad);
 }
 
