@@ -159,7 +159,7 @@ class DerivativeNode final : public Node {
 
   std::shared_ptr<const Plan> plan_;
   std::shared_ptr<const Spec> spec_;
-  std::vector<IValue> args_;  // non-tensor arguments (tensor ones are None here)
+  absl::InlinedVector<IValue, 4> args_;  // non-tensor arguments (tensor ones are None here)
   absl::InlinedVector<std::pair<uint32_t, SavedTensor>, 2> saved_inputs_;
   absl::InlinedVector<std::pair<uint32_t, SavedTensor>, 1> saved_outputs_;
   absl::InlinedVector<uint32_t, 4> slot_start_;  // per argument (+ one past the end)
@@ -330,8 +330,8 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
       if (t.defined()) inputs.push_back(t);
       if (p.arg_saved[i]) {
         if (p.inplace && i == 0) {
-          // self is about to be overwritten: the formula gets its value from before.
-          NoGradGuard no_grad;
+          // self is about to be overwritten: the formula gets its value from before, a
+          // clone that is recorded itself so that a double backward reaches self's history.
           node->saved_inputs_.emplace_back(i, SavedTensor(ops::clone(t), false));
         } else {
           node->saved_inputs_.emplace_back(i, SavedTensor(t, false));
@@ -369,7 +369,7 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
   // The returns now sit at stack[base ...]. Floating outputs become the node's outputs.
   uint32_t flat = 0;
   bool differentiable = false;
-  std::vector<Tensor> outputs;
+  absl::InlinedVector<Tensor, 2> outputs;
   // An op that hands back an input as it is (a schema without its alias annotation) must
   // not turn that input into its own output.
   auto is_input = [&](const Tensor& t) {
@@ -438,13 +438,29 @@ std::string qualified(const Library& m, std::string_view op) {
   return op.find("::") == std::string_view::npos ? loom::str_cat(m.ns(), "::", op)
                                                  : std::string(op);
 }
+
+// True if inplace's schema is functional's with self written: the same arguments by name
+// and type ("pow_.Scalar" is the in-place form of pow.Tensor_Scalar, not of pow.Scalar).
+bool is_inplace_form(const FunctionSchema& functional, const FunctionSchema& inplace) {
+  const auto& a = functional.arguments();
+  const auto& b = inplace.arguments();
+  if (a.size() != b.size() || b.empty() || !b[0].alias || !b[0].alias->is_write) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].name != b[i].name || a[i].type.str() != b[i].type.str()) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void derivative(Library& m, std::string_view op, std::vector<std::string> saves,
                 BackwardFormula formula, std::source_location loc) {
   m.impl_kernel(op, std::nullopt, derivative_kernel(saves, formula), loc);
   const std::string inplace = inplace_name(op);
-  if (Dispatcher::instance().find_op(qualified(m, inplace))) {
+  const auto inplace_op = Dispatcher::instance().find_op(qualified(m, inplace));
+  const auto functional_op = Dispatcher::instance().find_op(qualified(m, op));
+  if (inplace_op && functional_op &&
+      is_inplace_form(functional_op->schema(), inplace_op->schema())) {
     m.impl_kernel(inplace, std::nullopt, derivative_kernel(std::move(saves), std::move(formula)),
                   loc);
   }

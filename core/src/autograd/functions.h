@@ -10,13 +10,14 @@ namespace loom::autograd {
 // Accumulates the gradient into a leaf's .grad after running the leaf's hooks.
 class AccumulateGrad final : public Node {
  public:
-  explicit AccumulateGrad(Tensor variable);
+  explicit AccumulateGrad(const Tensor& variable);
   std::string name() const override { return "AccumulateGrad"; }
   variable_list apply(variable_list&& grads) override;
-  const Tensor& variable() const { return variable_; }
+  // The leaf is gone (Note [Strong grad accumulator]).
+  void forget_variable() { variable_ = nullptr; }
 
  private:
-  Tensor variable_;
+  TensorImpl* variable_;  // not owned: the leaf owns this node
 };
 
 // Geometry of a tensor in storage terms.

@@ -7,8 +7,14 @@
 
 namespace loom::autograd {
 
+// Note [Strong grad accumulator]: PyTorch's leaf holds its AccumulateGrad weakly, so a
+// leaf used in a loop (a parameter) makes and frees one per iteration. Here the leaf holds
+// it strongly and the node points back at the leaf's impl without owning it; the leaf's
+// destructor cuts that pointer, after which a graph still holding the node accumulates
+// nothing (nobody could see that gradient anyway).
 AutogradMeta::~AutogradMeta() {
   if (retains_grad && grad_fn) grad_fn->set_retains_grad(output_nr, nullptr);
+  if (grad_accumulator) static_cast<AccumulateGrad&>(*grad_accumulator).forget_variable();
 }
 
 std::shared_ptr<Node> grad_fn(const Tensor& t) {
@@ -27,10 +33,8 @@ std::shared_ptr<Node> grad_fn(const Tensor& t) {
 
 std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
   AutogradMeta& m = t.impl()->mutable_autograd_meta();
-  if (auto acc = m.grad_accumulator.lock()) return acc;
-  auto acc = std::make_shared<AccumulateGrad>(t);
-  m.grad_accumulator = acc;
-  return acc;
+  if (!m.grad_accumulator) m.grad_accumulator = std::make_shared<AccumulateGrad>(t);
+  return m.grad_accumulator;
 }
 
 Edge gradient_edge(const Tensor& t) {
@@ -51,6 +55,8 @@ void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, uint32_t outp
 }
 
 void set_view_of(const Tensor& out, const Tensor& self) {
+  // `Tensor(a)` means "may alias": reshape, contiguous and to() return a copy when they must.
+  if (!out.storage().defined() || !out.is_alias_of(self)) return;
   AutogradMeta& m = out.impl()->mutable_autograd_meta();
   const AutogradMeta* sm = meta_of(self);
   m.is_view = true;
@@ -93,9 +99,9 @@ void rebase_history(const Tensor& self, const std::shared_ptr<Node>& fn) {
 
 // ------------------------------------------------------------------------- AccumulateGrad
 
-AccumulateGrad::AccumulateGrad(Tensor variable)
-    : Node(UINT64_MAX), variable_(std::move(variable)) {
-  add_input_metadata(variable_);
+AccumulateGrad::AccumulateGrad(const Tensor& variable)
+    : Node(UINT64_MAX), variable_(variable.impl()) {
+  add_input_metadata(variable);
 }
 
 namespace {
@@ -110,9 +116,9 @@ bool can_steal(const Tensor& g) {
 }  // namespace
 
 variable_list AccumulateGrad::apply(variable_list&& grads) {
-  if (grads.empty() || !grads[0].defined()) return {};
+  if (grads.empty() || !grads[0].defined() || variable_ == nullptr) return {};
   Tensor g = std::move(grads[0]);
-  AutogradMeta& m = variable_.impl()->mutable_autograd_meta();
+  AutogradMeta& m = variable_->mutable_autograd_meta();
   for (const auto& [id, hook] : m.hooks) {
     Tensor r = hook(g);
     if (r.defined()) g = std::move(r);

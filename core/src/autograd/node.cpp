@@ -9,9 +9,11 @@
 
 namespace loom::autograd {
 
+// Per thread, as PyTorch's: graphs are recorded by one thread, and the order only ranks
+// the nodes of one graph.
 uint64_t next_sequence_nr() {
-  static std::atomic<uint64_t> counter{0};
-  return counter.fetch_add(1, std::memory_order_relaxed);
+  static thread_local uint64_t counter = 0;
+  return counter++;
 }
 
 Node::Node() : sequence_nr_(next_sequence_nr()) {}

@@ -26,8 +26,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "loom/core/error.h"
 #include "cpu/elementwise.h"
+#include "cpu/parallel.h"
+#include "loom/core/error.h"
 #include "loom/core/half.h"
 #include "loom/core/tensor.h"
 
@@ -223,8 +224,7 @@ void gemv(int64_t m, int64_t k, AccOf<S> alpha, Mat<const S> a, const S* x, int6
   const bool par = parallel && m * k >= (1 << 15);
   if (a.cs == 1 || a.rs != 1) {
     // Row-wise dot products; 8 partial sums let the compiler vectorise a contiguous row.
-#pragma omp parallel for if (par) schedule(static)
-    for (int64_t i = 0; i < m; ++i) {
+    maybe_parallel_for(par, m, [&](int64_t i) {
       const S* row = a.data + i * a.rs;
       A part[8] = {};
       int64_t p = 0;
@@ -237,15 +237,14 @@ void gemv(int64_t m, int64_t k, AccOf<S> alpha, Mat<const S> a, const S* x, int6
       A acc = 0;
       for (A v : part) acc += v;
       finish(i, acc);
-    }
+    });
   } else {
     // Column-major a: axpy over contiguous columns.
     const int64_t nt = par ? max_threads() : 1;
     const int64_t chunk = (m + nt - 1) / nt;
-#pragma omp parallel for if (par) schedule(static)
-    for (int64_t t = 0; t < nt; ++t) {
+    maybe_parallel_for(par, nt, [&](int64_t t) {
       const int64_t i0 = t * chunk, i1 = std::min(m, i0 + chunk);
-      if (i0 >= i1) continue;
+      if (i0 >= i1) return;
       std::vector<A> acc(static_cast<size_t>(i1 - i0), A(0));
       for (int64_t p = 0; p < k; ++p) {
         const A xv = Elem<S>::load(x[p * xs]);
@@ -253,7 +252,7 @@ void gemv(int64_t m, int64_t k, AccOf<S> alpha, Mat<const S> a, const S* x, int6
         for (int64_t i = i0; i < i1; ++i) acc[i - i0] += Elem<S>::load(col[i]) * xv;
       }
       for (int64_t i = i0; i < i1; ++i) finish(i, acc[i - i0]);
-    }
+    });
   }
 }
 
@@ -270,6 +269,19 @@ void gemm(int64_t m, int64_t n, int64_t k, AccOf<S> alpha, Mat<const S> a, Mat<c
       for (int64_t j = 0; j < n; ++j) {
         S& o = c.at(i, j);
         o = beta == A(0) ? Elem<S>::store(A(0)) : Elem<S>::store(beta * Elem<S>::load(o));
+      }
+    return;
+  }
+  if (m * n * k <= 4096) {
+    // Tiny (a 16x4 by 4x8 layer): packing panels costs more than the arithmetic.
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        A acc = 0;
+        for (int64_t p = 0; p < k; ++p)
+          acc += Elem<S>::load(a.at(i, p)) * Elem<S>::load(b.at(p, j));
+        S& o = c.at(i, j);
+        o = beta == A(0) ? Elem<S>::store(alpha * acc)
+                         : Elem<S>::store(beta * Elem<S>::load(o) + alpha * acc);
       }
     return;
   }
@@ -298,8 +310,7 @@ void gemm(int64_t m, int64_t n, int64_t k, AccOf<S> alpha, Mat<const S> a, Mat<c
       (n_ic + std::min(n_ic, want_groups) - 1) / std::min(n_ic, want_groups);
   const int64_t groups = (n_ic + ic_per_group - 1) / ic_per_group;
   const int64_t nb_alloc = (std::min<int64_t>(n, Bl::NB) + Bl::NR - 1) / Bl::NR * Bl::NR;
-#pragma omp parallel if (par)
-  {
+  auto team = [&] {
     std::vector<A> pa(static_cast<size_t>(Bl::MC * kc_max));
     std::vector<A> pb(static_cast<size_t>(kc_max * nb_alloc));
     std::vector<A> wide;  // kWide only: the task's float32 tile of C
@@ -337,6 +348,12 @@ void gemm(int64_t m, int64_t n, int64_t k, AccOf<S> alpha, Mat<const S> a, Mat<c
           }
       }
     }
+  };
+  if (par) {
+#pragma omp parallel
+    team();
+  } else {
+    team();  // the orphaned `omp for` runs every task on this thread
   }
 }
 

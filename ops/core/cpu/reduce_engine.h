@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cpu/elementwise.h"
+#include "cpu/parallel.h"
 #include "loom/core/half.h"
 #include "loom/core/tensor.h"
 #include "loom/core/tensor_checks.h"
@@ -271,8 +272,7 @@ void run_reduce_tiled(const ReducePlan& p, const T* base, const Op& op, typename
   const int64_t tiles = (cols + kTile - 1) / kTile;
   std::vector<int64_t> roff(static_cast<size_t>(p.red_numel));
   for (int64_t r = 0; r < p.red_numel; ++r) roff[r] = offset_of(r, p.red_sizes, p.red_strides);
-#pragma omp parallel for schedule(static) if (big && n_oo * tiles > 1)
-  for (int64_t t = 0; t < n_oo * tiles; ++t) {
+  maybe_parallel_for(big && n_oo * tiles > 1, n_oo * tiles, [&](int64_t t) {
     const int64_t oo = t / tiles;
     const int64_t c0 = (t % tiles) * kTile;
     const int64_t nb = std::min(kTile, cols - c0);
@@ -284,7 +284,7 @@ void run_reduce_tiled(const ReducePlan& p, const T* base, const Op& op, typename
       for (int64_t j = 0; j < nb; ++j) op.step(acc[j], q + j);
     }
     for (int64_t j = 0; j < nb; ++j) out[oo * cols + c0 + j] = acc[j];
-  }
+  });
 }
 
 /// Runs op over every output of plan; out[o] receives output o's accumulator.
@@ -304,12 +304,11 @@ void run_reduce(const ReducePlan& p, const T* base, Op op, typename Op::Acc* out
   }
   const int threads = max_threads();
   if (outer >= threads || red <= kChunk) {
-#pragma omp parallel for schedule(static) if (big && outer > 1)
-    for (int64_t o = 0; o < outer; ++o) {
+    maybe_parallel_for(big && outer > 1, outer, [&](int64_t o) {
       Acc acc = op.init();
       reduce_range(p, base + offset_of(o, p.outer_sizes, p.outer_strides), op, acc, 0, red);
       out[o] = acc;
-    }
+    });
     return;
   }
   const int64_t chunks = (red + kChunk - 1) / kChunk;
@@ -374,13 +373,12 @@ inline LinePlan make_lines(int64_t dim, std::initializer_list<const Tensor*> ts)
 template <typename F>
 void for_each_line(const LinePlan& p, F&& f) {
   const bool big = p.lines * p.len >= kGrain && p.lines > 1;
-#pragma omp parallel for schedule(static) if (big)
-  for (int64_t l = 0; l < p.lines; ++l) {
+  maybe_parallel_for(big, p.lines, [&](int64_t l) {
     int64_t off[3];
     for (int k = 0; k < 3; ++k)
       off[k] = p.strides[k].empty() ? 0 : offset_of(l, p.sizes, p.strides[k]);
     f(l, off);
-  }
+  });
 }
 
 /// A contiguous copy of self converted to dtype `to` (self itself if nothing to do).

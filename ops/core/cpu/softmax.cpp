@@ -80,8 +80,7 @@ void tiled_lines(const T* x, T* y, int64_t outer, int64_t len, int64_t inner) {
   constexpr int64_t kTile = 32;
   const int64_t tiles = (inner + kTile - 1) / kTile;
   const bool big = outer * len * inner >= kGrain;
-#pragma omp parallel for schedule(static) if (big && outer * tiles > 1)
-  for (int64_t t = 0; t < outer * tiles; ++t) {
+  maybe_parallel_for(big && outer * tiles > 1, outer * tiles, [&](int64_t t) {
     const int64_t o = t / tiles;
     const int64_t c0 = (t % tiles) * kTile;
     const int64_t nb = std::min(kTile, inner - c0);
@@ -126,7 +125,7 @@ void tiled_lines(const T* x, T* y, int64_t outer, int64_t len, int64_t inner) {
         }
       }
     }
-  }
+  });
 }
 
 template <bool kLog>

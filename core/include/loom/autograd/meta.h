@@ -14,7 +14,8 @@ namespace loom::autograd {
 struct AutogradMeta {
   Tensor grad;                              ///< accumulated gradient (leaves, retain_grad)
   std::shared_ptr<Node> grad_fn;            ///< the node that made it (null for leaves)
-  std::weak_ptr<Node> grad_accumulator;     ///< a leaf's AccumulateGrad, while alive
+  /// A leaf's AccumulateGrad (Note [Strong grad accumulator]).
+  std::shared_ptr<Node> grad_accumulator;
   uint32_t output_nr = 0;                   ///< which output of grad_fn it is
   bool requires_grad = false;               ///< a leaf's flag (non-leaves: grad_fn != null)
   bool retains_grad = false;                ///< retain_grad() was called

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "loom/core/tensor.h"
 
 namespace loom::autograd {
@@ -34,6 +35,9 @@ struct Edge {
   /// True if the edge leads somewhere.
   bool is_valid() const { return fn != nullptr; }
 };
+
+/// A node's next edges (most ops have one or two inputs: no allocation).
+using edge_list = absl::InlinedVector<Edge, 2>;
 
 /// Shape, dtype and device of one gradient a node takes (its forward op's output), used to
 /// make zeros for a missing gradient and to check the gradients other nodes send it.
@@ -64,9 +68,9 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual void release_variables() {}
 
   /// Where each output gradient goes (one edge per forward input).
-  const std::vector<Edge>& next_edges() const { return next_edges_; }
+  const edge_list& next_edges() const { return next_edges_; }
   /// Mutable edges (graph construction).
-  std::vector<Edge>& mutable_next_edges() { return next_edges_; }
+  edge_list& mutable_next_edges() { return next_edges_; }
   /// Number of gradients produced.
   size_t num_outputs() const { return next_edges_.size(); }
 
@@ -99,8 +103,8 @@ class Node : public std::enable_shared_from_this<Node> {
   void set_creation_trace(std::string trace) { creation_trace_ = std::move(trace); }
 
  protected:
-  std::vector<Edge> next_edges_;        ///< one per forward input
-  std::vector<InputMetadata> input_metadata_;  ///< one per forward output
+  edge_list next_edges_;                                    ///< one per forward input
+  absl::InlinedVector<InputMetadata, 1> input_metadata_;  ///< one per forward output
 
  private:
   struct PreHook {

@@ -15,6 +15,33 @@ namespace loom {
 
 class OperatorHandle;
 
+namespace detail {
+/// A thread's spare stacks, so that a typed call reaching a boxed kernel (the autograd
+/// kernels, C ABI kernels) does not allocate one per call.
+inline std::vector<Stack>& stack_pool() {
+  static thread_local std::vector<Stack> pool;
+  return pool;
+}
+/// A stack taken from this thread's pool for one call and given back (emptied) after it.
+struct PooledStack {
+  Stack stack;
+  PooledStack() {
+    std::vector<Stack>& pool = stack_pool();
+    if (!pool.empty()) {
+      stack = std::move(pool.back());
+      pool.pop_back();
+    }
+  }
+  ~PooledStack() {
+    stack.clear();
+    std::vector<Stack>& pool = stack_pool();
+    if (pool.size() < 16) pool.push_back(std::move(stack));
+  }
+  PooledStack(const PooledStack&) = delete;
+  PooledStack& operator=(const PooledStack&) = delete;
+};
+}  // namespace detail
+
 /// A kernel, callable boxed and (when made from C++ code) unboxed.
 class KernelFunction {
  public:
@@ -56,8 +83,8 @@ class KernelFunction {
       return reinterpret_cast<R (*)(void*, Args...)>(unboxed_)(functor_.get(),
                                                                std::forward<Args>(args)...);
     }
-    Stack stack;
-    stack.reserve(sizeof...(Args));
+    detail::PooledStack pooled;
+    Stack& stack = pooled.stack;
     (stack.push_back(detail::Arg<Args>::to_ivalue(args)), ...);
     call_boxed(op, stack);
     if constexpr (!std::is_void_v<R>) return detail::Ret<R>::pop(stack);
