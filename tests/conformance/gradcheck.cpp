@@ -62,14 +62,9 @@ enum class Check { Grad, GradGrad };
 // each with the reason. Their failure reports as a skip (with gradcheck's message) so the
 // suite stays green; when one passes the test says so, and its line should go.
 const std::map<std::string, std::string>& known_failures(Check kind) {
-  static const auto* grad = new std::map<std::string, std::string>{
-      // A composite of embedding_dense_backward, which has no formula (embedding's double
-      // backward; PyTorch's is embedding_dense_double_backward).
-      {"aten::embedding_backward", "embedding_dense_backward has no derivative"},
-  };
-  static const auto* gradgrad = new std::map<std::string, std::string>{
-      {"aten::mse_loss", "mse_loss_backward has no derivative"},
-  };
+  // Empty at present. Entries are {"aten::op", "reason"}.
+  static const auto* grad = new std::map<std::string, std::string>{};
+  static const auto* gradgrad = new std::map<std::string, std::string>{};
   return kind == Check::Grad ? *grad : *gradgrad;
 }
 
@@ -420,6 +415,119 @@ std::vector<Sample> gradcheck_samples(const OperatorHandle& op) {
          return List{smp("sum", true),   smp("mean", true), smp("mean", false), smp("prod", true),
                      smp("prod", false), smp("amax", true), smp("amin", false)};
        }},
+      {"aten::nll_loss",
+       [] {
+         return List{{"[4, 5] by [4]", {R({4, 5}), I({4}, 5)}},
+                     {"[4, 5] by [4], weight [5], ignore 2",
+                      {R({4, 5}), I({4}, 5), P({5}, 2), int64_t{1}, int64_t{2}}},
+                     {"[5] by []", {R({5}), I({}, 5)}}};
+       }},
+      {"aten::cross_entropy_loss",
+       [] {
+         return List{{"[4, 5] by [4]", {R({4, 5}), I({4}, 5)}},
+                     {"[4, 5] by [4], weight [5], smoothing 0.1",
+                      {R({4, 5}), I({4}, 5), P({5}, 2), int64_t{1}, int64_t{-100}, 0.1}},
+                     {"[4, 5] by [4], ignore 2, smoothing 0.2",
+                      {R({4, 5}), I({4}, 5), std::nullopt, int64_t{1}, int64_t{2}, 0.2}},
+                     {"[2, 5, 3] by [2, 3]", {R({2, 5, 3}), I({2, 3}, 5)}},
+                     {"[4, 5] by probabilities [4, 5]", {R({4, 5}), P({4, 5}, 2)}}};
+       }},
+      {"aten::binary_cross_entropy",
+       [] {
+         return List{{"[3, 4] x [3, 4], weight [3, 4]", {R({3, 4}), R({3, 4}, 2), P({3, 4}, 3)}},
+                     {"[3, 4] x [3, 4]", {R({3, 4}), R({3, 4}, 2)}}};
+       }},
+      {"aten::binary_cross_entropy_with_logits",
+       [] {
+         return List{{"[3, 4] x [3, 4]", {R({3, 4}), R({3, 4}, 2)}},
+                     {"[3, 4] x [3, 4], weight [4], pos_weight [4]",
+                      {R({3, 4}), P({3, 4}, 2), P({4}, 3), P({4}, 4)}}};
+       }},
+      // Backward ops (their derivative is the forward op's double backward).
+      {"aten::_softmax_backward_data",
+       [] {
+         Stack st{R({3, 4}, 2), int64_t{1}, false};
+         Dispatcher::instance().find_op_or_throw("aten::_softmax").call_boxed(st);
+         return List{
+             {"[3, 4] dim 1", {R({3, 4}), st.at(0).to_tensor(), int64_t{1}, DType::Float64}}};
+       }},
+      {"aten::_log_softmax_backward_data",
+       [] {
+         Stack st{R({3, 4}, 2), int64_t{1}, false};
+         Dispatcher::instance().find_op_or_throw("aten::_log_softmax").call_boxed(st);
+         return List{
+             {"[3, 4] dim 1", {R({3, 4}), st.at(0).to_tensor(), int64_t{1}, DType::Float64}}};
+       }},
+      {"aten::index_select_backward",
+       [] {
+         return List{{"[3, 4] into [5, 4] dim 0", {R({3, 4}), IL{5, 4}, int64_t{0}, I({3}, 5)}}};
+       }},
+      {"aten::native_dropout_backward",
+       [] {
+         Tensor mask = Tensor::empty({3, 4}, TensorOptions{}.with(DType::Bool));
+         for (int64_t i = 0; i < 12; ++i) mask.data_ptr<bool>()[i] = i % 3 != 0;
+         return List{{"[3, 4] masked, scale 1.5", {R({3, 4}), mask, 1.5}}};
+       }},
+      {"aten::adaptive_max_pool2d_backward",
+       [] {
+         const Tensor x = R({1, 2, 5, 4}, 2);
+         Stack st{x, IL{3, 2}};
+         Dispatcher::instance().find_op_or_throw("aten::adaptive_max_pool2d").call_boxed(st);
+         return List{
+             {"[1, 2, 3, 2] into [1, 2, 5, 4]", {R({1, 2, 3, 2}), x, st.at(1).to_tensor()}}};
+       }},
+      {"aten::max_pool2d_backward",
+       [] {
+         return List{{"[1, 1, 2, 1] into [1, 1, 5, 4] k 3 s 2",
+                      {R({1, 1, 2, 1}), R({1, 1, 5, 4}, 2), IL{3, 3}, IL{2, 2}}}};
+       }},
+      {"aten::upsample_nearest1d_backward",
+       [] {
+         return List{{"[1, 2, 7] to [1, 2, 4]", {R({1, 2, 7}), IL{7}, IL{1, 2, 4}}}};
+       }},
+      {"aten::_upsample_nearest_exact1d_backward",
+       [] {
+         return List{{"[1, 2, 7] to [1, 2, 4]", {R({1, 2, 7}), IL{7}, IL{1, 2, 4}}}};
+       }},
+      {"aten::_upsample_nearest_exact2d_backward",
+       [] {
+         return List{{"[1, 1, 5, 7] to [1, 1, 3, 4]", {R({1, 1, 5, 7}), IL{5, 7}, IL{1, 1, 3, 4}}}};
+       }},
+      {"aten::upsample_nearest3d_backward",
+       [] {
+         return List{{"[1, 1, 3, 4, 4] to [1, 1, 2, 2, 3]",
+                      {R({1, 1, 3, 4, 4}), IL{3, 4, 4}, IL{1, 1, 2, 2, 3}}}};
+       }},
+      {"aten::_upsample_nearest_exact3d_backward",
+       [] {
+         return List{{"[1, 1, 3, 4, 4] to [1, 1, 2, 2, 3]",
+                      {R({1, 1, 3, 4, 4}), IL{3, 4, 4}, IL{1, 1, 2, 2, 3}}}};
+       }},
+      {"aten::upsample_linear1d_backward",
+       [] {
+         return List{{"[1, 2, 7] to [1, 2, 4]", {R({1, 2, 7}), IL{7}, IL{1, 2, 4}, false}}};
+       }},
+      {"aten::upsample_trilinear3d_backward",
+       [] {
+         return List{{"[1, 1, 3, 4, 4] to [1, 1, 2, 2, 3]",
+                      {R({1, 1, 3, 4, 4}), IL{3, 4, 4}, IL{1, 1, 2, 2, 3}, false}}};
+       }},
+      {"aten::reflection_pad3d_backward",
+       [] {
+         return List{{"[1, 1, 3, 5, 5] to [1, 1, 2, 3, 3]",
+                      {R({1, 1, 3, 5, 5}), R({1, 1, 2, 3, 3}, 2), IL{1, 1, 2, 0, 1, 0}}}};
+       }},
+      {"aten::replication_pad3d_backward",
+       [] {
+         return List{{"[1, 1, 3, 5, 5] to [1, 1, 2, 3, 3]",
+                      {R({1, 1, 3, 5, 5}), R({1, 1, 2, 3, 3}, 2), IL{1, 1, 2, 0, 1, 0}}}};
+       }},
+      {"aten::scatter.value_reduce",
+       [] {
+         return List{{"[3, 4] dim 1 by [3, 2] add 0.5",
+                      {R({3, 4}), int64_t{1}, index_tensor({0, 2, 3, 1, 1, 0}, {3, 2}), 0.5,
+                       std::string("add")}}};
+       }},
       {"aten::addbmm",
        [] {
          return List{
@@ -433,6 +541,13 @@ std::vector<Sample> gradcheck_samples(const OperatorHandle& op) {
   };
   if (auto it = t->find(op.name()); it != t->end()) return it->second();
   return {};
+}
+
+/// The samples gradcheck runs: gradcheck_samples(), else the harness's.
+Samples samples_of(const OperatorHandle& op) {
+  std::vector<Sample> own = gradcheck_samples(op);
+  if (!own.empty()) return Samples{std::move(own), ""};
+  return samples_for(op);
 }
 
 /// One gradcheck call: the op's arguments with the floating tensors that require grad taken
@@ -484,6 +599,12 @@ bool differentiable_argument(const std::string& op, const std::string& arg) {
       {"aten::native_group_norm_backward", {"mean", "rstd"}},
   };
   if (arg == "running_mean" || arg == "running_var" || arg == "total_weight") return false;
+  // The losses' class / element weights (derivatives.yaml lists self and target only).
+  if ((arg == "weight" || arg == "pos_weight") &&
+      (op.starts_with("aten::nll_loss") || op.starts_with("aten::cross_entropy") ||
+       op.starts_with("aten::binary_cross_entropy"))) {
+    return false;
+  }
   const auto it = per_op->find(op);
   return it == per_op->end() || !it->second.contains(arg);
 }
@@ -598,6 +719,30 @@ struct Outcome {
   std::set<std::string> skips;  ///< why samples were not checked
 };
 
+/// For ops with a `reduction` argument (the losses), each sample also runs with reduction
+/// none (0) and sum (2): the harness's samples use mean only.
+std::vector<Sample> with_reductions(const OperatorHandle& op, std::vector<Sample> samples) {
+  const auto at = op.schema().argument_index("reduction");
+  if (!at) return samples;
+  std::vector<Sample> out;
+  for (const Sample& s : samples) {
+    out.push_back(s);
+    Stack full(s.args.begin(), s.args.end());
+    try {
+      normalize_boxed_arguments(op, full);
+    } catch (const Error&) {
+      continue;  // reported when the sample itself runs
+    }
+    if (full.at(*at).tag() != IValue::Tag::Int || full.at(*at).to_int() != 1) continue;
+    for (const auto& [r, name] : {std::pair{int64_t{0}, "none"}, std::pair{int64_t{2}, "sum"}}) {
+      Sample v{str_cat(s.label, ", reduction ", name), full};
+      v.args[*at] = r;
+      out.push_back(std::move(v));
+    }
+  }
+  return out;
+}
+
 /// A sample made ready for gradcheck, or why it cannot be checked.
 struct Prepared {
   Call call;
@@ -663,15 +808,13 @@ Prepared prepare(const OperatorHandle& op, const Sample& s, Layout layout, Check
 
 Outcome check_op(const OperatorHandle& op, Check kind) {
   Outcome out;
-  std::vector<Sample> samples = gradcheck_samples(op);
-  if (samples.empty()) {
-    Samples s = samples_for(op);
-    if (s.samples.empty()) {
-      out.skips.insert(s.skip_reason);
-      return out;
-    }
-    samples = std::move(s.samples);
+  Samples all = samples_of(op);
+  if (all.samples.empty()) {
+    out.skips.insert(all.skip_reason);
+    return out;
   }
+  std::vector<Sample> samples = std::move(all.samples);
+  samples = with_reductions(op, std::move(samples));
   for (const Sample& s : samples) {
     const std::vector<Layout> layouts = kind == Check::Grad
                                             ? std::vector{Layout::Contiguous, Layout::NonContiguous}
@@ -807,13 +950,13 @@ TEST(OpDerivatives, Missing) {
           (r.type.kind == TypeKind::List && r.type.element().kind == TypeKind::Tensor);
     }
     if (!returns_tensor) continue;
-    const Samples s = samples_for(op);
+    const Samples s = samples_of(op);
     if (s.samples.empty()) {
       // Factories and random ops have no derivative to miss.
       if (s.skip_reason.find("explicit sample") != std::string::npos) unknown.push_back(op.name());
       continue;
     }
-    bool floating = false;
+    bool floating = false, ran = false;
     for (const Sample& smp : s.samples) {
       Stack st = make_call(op, smp, Layout::Contiguous).args;
       for (IValue& v : st) {  // plain inputs: only the dtype of the results matters here
@@ -825,10 +968,12 @@ TEST(OpDerivatives, Missing) {
       } catch (const Error&) {
         continue;
       }
+      ran = true;
       floating = !floating_results(st).empty();
       break;
     }
     if (floating) missing.push_back(op.name());
+    if (!ran) unknown.push_back(op.name());
   }
   std::string m, u;
   for (const std::string& n : missing) m += "\n  " + n;
@@ -836,8 +981,8 @@ TEST(OpDerivatives, Missing) {
   std::printf("[gradcheck] %zu ops with floating results have no derivative:%s\n", missing.size(),
               m.c_str());
   std::printf(
-      "[gradcheck] %zu more ops without a derivative have no sample to tell whether "
-      "their results are floating:%s\n",
+      "[gradcheck] %zu more ops without a derivative have no sample that runs in float64 "
+      "(integer-only ops, or a sample is missing):%s\n",
       unknown.size(), u.c_str());
 }
 
