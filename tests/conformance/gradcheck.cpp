@@ -719,11 +719,13 @@ struct Outcome {
   std::set<std::string> skips;  ///< why samples were not checked
 };
 
-/// For ops with a `reduction` argument (the losses), each sample also runs with reduction
-/// none (0) and sum (2): the harness's samples use mean only.
-std::vector<Sample> with_reductions(const OperatorHandle& op, std::vector<Sample> samples) {
-  const auto at = op.schema().argument_index("reduction");
-  if (!at) return samples;
+/// Variants of each sample for arguments whose other values take another path in a formula:
+/// reduction none (0) and sum (2) besides the harness's mean (the losses), and keepdim=true
+/// besides false (the reductions).
+std::vector<Sample> with_variants(const OperatorHandle& op, std::vector<Sample> samples) {
+  const auto reduction = op.schema().argument_index("reduction");
+  const auto keepdim = op.schema().argument_index("keepdim");
+  if (!reduction && !keepdim) return samples;
   std::vector<Sample> out;
   for (const Sample& s : samples) {
     out.push_back(s);
@@ -733,10 +735,17 @@ std::vector<Sample> with_reductions(const OperatorHandle& op, std::vector<Sample
     } catch (const Error&) {
       continue;  // reported when the sample itself runs
     }
-    if (full.at(*at).tag() != IValue::Tag::Int || full.at(*at).to_int() != 1) continue;
-    for (const auto& [r, name] : {std::pair{int64_t{0}, "none"}, std::pair{int64_t{2}, "sum"}}) {
-      Sample v{str_cat(s.label, ", reduction ", name), full};
-      v.args[*at] = r;
+    if (reduction && full.at(*reduction).tag() == IValue::Tag::Int &&
+        full.at(*reduction).to_int() == 1) {
+      for (const auto& [r, name] : {std::pair{int64_t{0}, "none"}, std::pair{int64_t{2}, "sum"}}) {
+        Sample v{str_cat(s.label, ", reduction ", name), full};
+        v.args[*reduction] = r;
+        out.push_back(std::move(v));
+      }
+    }
+    if (keepdim && full.at(*keepdim).tag() == IValue::Tag::Bool && !full.at(*keepdim).to_bool()) {
+      Sample v{str_cat(s.label, ", keepdim"), full};
+      v.args[*keepdim] = true;
       out.push_back(std::move(v));
     }
   }
@@ -814,7 +823,7 @@ Outcome check_op(const OperatorHandle& op, Check kind) {
     return out;
   }
   std::vector<Sample> samples = std::move(all.samples);
-  samples = with_reductions(op, std::move(samples));
+  samples = with_variants(op, std::move(samples));
   for (const Sample& s : samples) {
     const std::vector<Layout> layouts = kind == Check::Grad
                                             ? std::vector{Layout::Contiguous, Layout::NonContiguous}
