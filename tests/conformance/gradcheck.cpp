@@ -164,7 +164,16 @@ std::vector<Sample> gradcheck_samples(const OperatorHandle& op) {
                        false, IL{0, 0}, int64_t{1}}},
                      {"[1, 2, 3, 3] *T [2, 3, 2, 2] s 2 pad 1",
                       {R({1, 2, 3, 3}), R({2, 3, 2, 2}, 2), R({3}, 3), IL{2, 2}, IL{1, 1}, IL{1, 1},
-                       true, IL{0, 0}, int64_t{1}}}};
+                       true, IL{0, 0}, int64_t{1}}},
+                     {"[1, 4, 5, 5] * [4, 2, 2, 2] dilation 2 groups 2, no bias",
+                      {R({1, 4, 5, 5}), R({4, 2, 2, 2}, 2), std::nullopt, IL{1, 1}, IL{0, 0},
+                       IL{2, 2}, false, IL{0, 0}, int64_t{2}}},
+                     {"[1, 2, 6] * [3, 2, 3] s 2 (1d)",
+                      {R({1, 2, 6}), R({3, 2, 3}, 2), R({3}, 3), IL{2}, IL{1}, IL{1}, false, IL{0},
+                       int64_t{1}}},
+                     {"[1, 2, 3, 3] *T [2, 1, 2, 2] s 2 out_pad 1 groups 2",
+                      {R({1, 2, 3, 3}), R({2, 1, 2, 2}, 2), R({2}, 3), IL{2, 2}, IL{0, 0}, IL{1, 1},
+                       true, IL{1, 1}, int64_t{2}}}};
        }},
       {"aten::conv2d",
        [] {
@@ -207,11 +216,32 @@ std::vector<Sample> gradcheck_samples(const OperatorHandle& op) {
        }},
       {"aten::max_pool2d",
        [] {
-         return List{{"[1, 2, 5, 4] k 3 s 2", {R({1, 2, 5, 4}), IL{3, 3}, IL{2, 2}}}};
+         return List{{"[1, 2, 5, 4] k 3 s 2", {R({1, 2, 5, 4}), IL{3, 3}, IL{2, 2}}},
+                     {"[1, 1, 6, 5] k 2 s 1 p 1 dilation 2",
+                      {R({1, 1, 6, 5}), IL{2, 2}, IL{1, 1}, IL{1, 1}, IL{2, 2}}}};
        }},
       {"aten::avg_pool2d",
        [] {
-         return List{{"[1, 2, 5, 4] k 3 s 2 p 1", {R({1, 2, 5, 4}), IL{3, 3}, IL{2, 2}, IL{1, 1}}}};
+         return List{{"[1, 2, 5, 4] k 3 s 2 p 1", {R({1, 2, 5, 4}), IL{3, 3}, IL{2, 2}, IL{1, 1}}},
+                     {"[1, 2, 5, 4] k 3 s 2 p 1 ceil, without pad",
+                      {R({1, 2, 5, 4}), IL{3, 3}, IL{2, 2}, IL{1, 1}, true, false}},
+                     {"[1, 2, 5, 4] k 2 s 2 divisor 3",
+                      {R({1, 2, 5, 4}), IL{2, 2}, IL{2, 2}, IL{0, 0}, false, true, int64_t{3}}}};
+       }},
+      {"aten::embedding",
+       [] {
+         return List{
+             {"[10, 3] by [2, 4]", {R({10, 3}), I({2, 4}, 10)}},
+             // padding_idx and scale_grad_by_freq change the gradient on purpose (the padding
+             // row gets none, a repeated row is scaled by 1 / count): here the padding row is not
+             // looked up and no row repeats, so backward must still be the Jacobian.
+             {"[6, 3] by [2, 2] padding_idx 2, scale_grad_by_freq",
+              {R({6, 3}), index_tensor({4, 0, 1, 5}, {2, 2}), int64_t{2}, true}}};
+       }},
+      {"aten::group_norm",
+       [] {
+         return List{{"[2, 4, 3] in 2 groups", {R({2, 4, 3}), int64_t{2}, R({4}, 2), R({4}, 3)}},
+                     {"[2, 4, 3] in 4 groups, no affine", {R({2, 4, 3}), int64_t{4}}}};
        }},
       {"aten::adaptive_avg_pool2d",
        [] {
