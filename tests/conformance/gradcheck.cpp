@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -573,11 +574,149 @@ std::vector<Sample> gradcheck_samples(const OperatorHandle& op) {
   return {};
 }
 
-/// The samples gradcheck runs: gradcheck_samples(), else the harness's.
+Tensor values(std::vector<double> v, std::vector<int64_t> sizes) {
+  Tensor t = Tensor::empty(sizes, TensorOptions{}.with(DType::Float64));
+  for (size_t i = 0; i < v.size(); ++i) t.data_ptr<double>()[i] = v[i];
+  return t;
+}
+
+/// Samples run besides the harness's, for arguments its samples leave at one value: several
+/// dims, corrections, norms' orders, optional bounds, activation parameters, zeros for prod.
+std::vector<Sample> extra_samples(const OperatorHandle& op) {
+  using IL = std::vector<int64_t>;
+  using List = std::vector<Sample>;
+  const double inf = std::numeric_limits<double>::infinity();
+  // [3, 4] with one zero in row 0 and two in row 1 (prod's special cases).
+  auto zeros = [] {
+    return values({0.5, 0, 1.5, -1.25, 0, 2, 0, 0.75, -0.5, 1.25, 1.75, -2}, {3, 4});
+  };
+  static const auto* t = new std::map<std::string, std::function<List()>>{
+      {"aten::sum.dim_IntList",
+       [] {
+         return List{{"[2, 3, 5] dims [0, 2]", {R({2, 3, 5}), IL{0, 2}}},
+                     {"[2, 3, 5] dims [] (all)", {R({2, 3, 5}), IL{}}},
+                     {"[2, 3, 5] dims None", {R({2, 3, 5}), std::nullopt}}};
+       }},
+      {"aten::mean.dim",
+       [] {
+         return List{{"[2, 3, 5] dims [0, -1]", {R({2, 3, 5}), IL{0, -1}}},
+                     {"[2, 3, 5] dims None", {R({2, 3, 5}), std::nullopt}}};
+       }},
+      {"aten::amax",
+       [] {
+         return List{{"[2, 3, 5] dims [0, 2]", {R({2, 3, 5}), IL{0, 2}}},
+                     {"[3, 4] all", {R({3, 4})}}};
+       }},
+      {"aten::amin",
+       [] {
+         return List{{"[2, 3, 5] dims [0, 2]", {R({2, 3, 5}), IL{0, 2}}},
+                     {"[3, 4] all", {R({3, 4})}}};
+       }},
+      {"aten::logsumexp",
+       [] {
+         return List{{"[2, 3, 5] dims [0, 2]", {R({2, 3, 5}), IL{0, 2}}}};
+       }},
+      {"aten::var.correction",
+       [] {
+         return List{{"[3, 4] dim 1 correction 0", {R({3, 4}), IL{1}, 0.0}},
+                     {"[2, 3, 5] dims [0, 2] correction 2", {R({2, 3, 5}), IL{0, 2}, 2.0}},
+                     {"[3, 4] all", {R({3, 4}), std::nullopt, std::nullopt}}};
+       }},
+      {"aten::std.correction",
+       [] {
+         return List{{"[3, 4] dim 1 correction 0", {R({3, 4}), IL{1}, 0.0}},
+                     {"[2, 3, 5] dims [0, 2] correction 2", {R({2, 3, 5}), IL{0, 2}, 2.0}},
+                     {"[3, 4] all", {R({3, 4}), std::nullopt, std::nullopt}}};
+       }},
+      {"aten::var_mean.correction",
+       [] {
+         return List{{"[2, 3, 5] dims [0, 2] correction 0", {R({2, 3, 5}), IL{0, 2}, 0.0}}};
+       }},
+      {"aten::std_mean.correction",
+       [] {
+         return List{{"[2, 3, 5] dims [0, 2] correction 0", {R({2, 3, 5}), IL{0, 2}, 0.0}}};
+       }},
+      {"aten::norm.Scalar",
+       [inf] {
+         return List{{"[3, 4] p 1", {R({3, 4}), 1.0}},
+                     {"[3, 4] p 3", {R({3, 4}), 3.0}},
+                     {"[3, 4] p inf", {R({3, 4}), inf}},
+                     {"[3, 4] p 0", {R({3, 4}), 0.0}}};
+       }},
+      {"aten::linalg_vector_norm",
+       [inf] {
+         return List{{"[3, 4] ord 1 dim 1", {R({3, 4}), 1.0, IL{1}}},
+                     {"[2, 3, 5] ord 3 dims [0, 2]", {R({2, 3, 5}), 3.0, IL{0, 2}}},
+                     {"[3, 4] ord inf", {R({3, 4}), inf}},
+                     {"[3, 4] ord -inf dim 0", {R({3, 4}), -inf, IL{0}}},
+                     {"[3, 4] ord 0.5", {R({3, 4}), 0.5}}};
+       }},
+      {"aten::prod",
+       [zeros] {
+         return List{{"[3, 4] with zeros", {zeros()}}};
+       }},
+      {"aten::prod.dim_int",
+       [zeros] {
+         return List{{"[3, 4] with zeros dim 1", {zeros(), int64_t{1}}},
+                     {"[3, 4] with zeros dim 0", {zeros(), int64_t{0}}}};
+       }},
+      {"aten::cumprod",
+       [zeros] {
+         return List{{"[3, 4] with zeros dim 1", {zeros(), int64_t{1}}},
+                     {"[3, 4] with zeros dim 0", {zeros(), int64_t{0}}}};
+       }},
+      {"aten::cumsum",
+       [] {
+         return List{{"[2, 3, 5] dim 0", {R({2, 3, 5}), int64_t{0}}}};
+       }},
+      {"aten::clamp",
+       [] {
+         return List{{"[3, 4] min -0.5", {R({3, 4}), -0.5, std::nullopt}},
+                     {"[3, 4] max 0.5", {R({3, 4}), std::nullopt, 0.5}}};
+       }},
+      {"aten::clamp.Tensor",
+       [] {
+         return List{{"[3, 4] min [4]", {R({3, 4}), R({4}, 2), std::nullopt}},
+                     {"[3, 4] max [3, 1]", {R({3, 4}), std::nullopt, R({3, 1}, 3)}}};
+       }},
+      {"aten::pow.Tensor_Scalar",
+       [] {
+         return List{{"[3, 4] ** 3", {R({3, 4}), int64_t{3}}},
+                     {"[3, 4] ** -2", {P({3, 4}), -2.0}},
+                     {"[3, 4] ** 0", {R({3, 4}), 0.0}},
+                     {"[3, 4] ** 1", {R({3, 4}), 1.0}}};
+       }},
+      {"aten::gelu",
+       [] {
+         return List{{"[3, 4] tanh", {R({3, 4}), std::string("tanh")}}};
+       }},
+      {"aten::softplus",
+       [] {
+         return List{{"[3, 4] beta 2 threshold 1", {R({3, 4}), 2.0, 1.0}}};
+       }},
+      {"aten::elu",
+       [] {
+         return List{{"[3, 4] alpha 0.5 scale 1.5 input_scale 2", {R({3, 4}), 0.5, 1.5, 2.0}}};
+       }},
+      {"aten::leaky_relu",
+       [] {
+         return List{{"[3, 4] slope 0.2", {R({3, 4}), 0.2}}};
+       }},
+      {"aten::hardtanh",
+       [] {
+         return List{{"[3, 4] in [-0.5, 1.5]", {R({3, 4}), -0.5, 1.5}}};
+       }},
+  };
+  if (auto it = t->find(op.name()); it != t->end()) return it->second();
+  return {};
+}
+
+/// The samples gradcheck runs: gradcheck_samples(), else the harness's; then extra_samples().
 Samples samples_of(const OperatorHandle& op) {
   std::vector<Sample> own = gradcheck_samples(op);
-  if (!own.empty()) return Samples{std::move(own), ""};
-  return samples_for(op);
+  Samples out = own.empty() ? samples_for(op) : Samples{std::move(own), ""};
+  for (Sample& s : extra_samples(op)) out.samples.push_back(std::move(s));
+  return out;
 }
 
 /// One gradcheck call: the op's arguments with the floating tensors that require grad taken
@@ -609,9 +748,12 @@ const char* domain_label(Domain d) {
 
 /// t as a float64 leaf (values in the domain, made smooth: Note [Smooth samples]) in the
 /// layout.
-Tensor leaf(const Tensor& t, Layout layout, Domain domain) {
+Tensor leaf(const Tensor& t, Layout layout, Domain domain, bool smoothed) {
   std::vector<double> v = testing::to_doubles(t);
-  for (double& x : v) x = smooth(in_domain(x, domain));
+  for (double& x : v) x = in_domain(x, domain);
+  if (smoothed) {
+    for (double& x : v) x = smooth(x);
+  }
   const bool strided = layout == Layout::NonContiguous && t.dim() >= 1;
   Tensor out = testing::make_tensor(v, t.sizes(), DType::Float64, strided);
   out.set_requires_grad(true);
@@ -639,8 +781,15 @@ bool differentiable_argument(const std::string& op, const std::string& arg) {
   return it == per_op->end() || !it->second.contains(arg);
 }
 
+/// Ops that are smooth everywhere and whose samples hold exact values on purpose (zeros for
+/// prod), which Note [Smooth samples] would move.
+bool keeps_exact_values(const std::string& op) {
+  return op == "aten::prod" || op == "aten::prod.dim_int" || op == "aten::cumprod";
+}
+
 Call make_call(const OperatorHandle& op, const Sample& s, Layout layout,
                Domain domain = Domain::AsGiven) {
+  const bool smoothed = !keeps_exact_values(op.name());
   Call c;
   const auto& schema_args = op.schema().arguments();
   for (size_t i = 0; i < s.args.size(); ++i) {
@@ -651,14 +800,14 @@ Call make_call(const OperatorHandle& op, const Sample& s, Layout layout,
       c.args.push_back(v);
     } else if (v.is_tensor() && v.to_tensor().defined() &&
                v.to_tensor().dtype() == DType::Float64) {
-      c.inputs.push_back(leaf(v.to_tensor(), layout, domain));
+      c.inputs.push_back(leaf(v.to_tensor(), layout, domain, smoothed));
       c.slots.emplace_back(i, -1);
       c.args.emplace_back(c.inputs.back());
     } else if (v.tag() == IValue::Tag::TensorList) {
       std::vector<Tensor> list = v.to_tensor_list();
       for (size_t j = 0; j < list.size(); ++j) {
         if (list[j].dtype() != DType::Float64) continue;
-        list[j] = leaf(list[j], layout, domain);
+        list[j] = leaf(list[j], layout, domain, smoothed);
         c.inputs.push_back(list[j]);
         c.slots.emplace_back(i, static_cast<int>(j));
       }
