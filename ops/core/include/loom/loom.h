@@ -2,11 +2,13 @@
 /// @file
 /// Everything a C++ program needs to use Loom like libtorch: the core (Tensor, dtypes,
 /// devices, errors), the plugin loader, the op packs' free functions and operators,
-/// Tensor's op methods and `x.index({...})`.
+/// Tensor's op methods and `x.index({...})`, and autograd (loom::autograd: backward, grad,
+/// no_grad, custom functions, gradcheck).
 ///
 /// Ops come from plugins: call loom::init() once (it loads ops_core and, when present,
 /// ops_nn) or load packs yourself with loom::PluginLoader.
 
+#include "loom/autograd/autograd.h"
 #include "loom/core/tensor.h"
 #include "loom/dispatcher/plugin_loader.h"
 #include "loom/ops/core.h"
