@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the core, dispatcher, plugin and operator suites and the conformance harness under
+# Runs the core, dispatcher, plugin, operator and autograd suites and the conformance harness under
 # ASan+UBSan, and the
 # registration race and dispatcher suites under ThreadSanitizer. Called by
 # scripts/run-tests.sh.
@@ -22,6 +22,11 @@ for f in "$ROOT"/tests/ops/*_test.cpp; do
 done
 for f in "$ROOT"/tests/ops/nn/*_test.cpp; do
   [ -e "$f" ] && asan_tests+=("ops_nn_$(basename "${f%.cpp}")")
+done
+# The autograd suites (tests/autograd/<name>_test.cpp -> autograd_<name>_test): LeakSanitizer
+# also catches a reference cycle in the graph.
+for f in "$ROOT"/tests/autograd/*_test.cpp; do
+  [ -e "$f" ] && asan_tests+=("autograd_$(basename "${f%.cpp}")")
 done
 # The conformance harness runs every op on every dtype and layout: the widest net for
 # out-of-bounds reads in kernels.
