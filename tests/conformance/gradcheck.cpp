@@ -702,6 +702,138 @@ std::vector<Sample> extra_samples(const OperatorHandle& op) {
        [] {
          return List{{"[3, 4] slope 0.2", {R({3, 4}), 0.2}}};
        }},
+      // Shapes, indexing, linear algebra.
+      {"aten::cat",
+       [] {
+         return List{{"[2, 3] ++ [2, 1] ++ [2, 2] dim 1",
+                      {std::vector<Tensor>{R({2, 3}), R({2, 1}, 2), R({2, 2}, 3)}, int64_t{1}}},
+                     {"[2, 3] ++ [0, 3]", {std::vector<Tensor>{R({2, 3}), R({0, 3}, 2)}}}};
+       }},
+      {"aten::stack",
+       [] {
+         return List{
+             {"[2, 3] x 3 dim 1",
+              {std::vector<Tensor>{R({2, 3}), R({2, 3}, 2), R({2, 3}, 3)}, int64_t{1}}},
+             {"[2, 3] x 2 dim -1", {std::vector<Tensor>{R({2, 3}), R({2, 3}, 2)}, int64_t{-1}}}};
+       }},
+      {"aten::squeeze",
+       [] {
+         return List{{"[3, 1, 4, 1]", {R({3, 1, 4, 1})}}};
+       }},
+      {"aten::squeeze.dim",
+       [] {
+         return List{{"[3, 1, 4] dim 1", {R({3, 1, 4}), int64_t{1}}},
+                     {"[3, 1, 4] dim 0 (not 1)", {R({3, 1, 4}), int64_t{0}}}};
+       }},
+      {"aten::squeeze.dims",
+       [] {
+         return List{{"[3, 1, 4, 1] dims [1, -1]", {R({3, 1, 4, 1}), IL{1, -1}}}};
+       }},
+      {"aten::narrow",
+       [] {
+         return List{
+             {"[5, 4] dim 1 from 1 length 2", {R({5, 4}), int64_t{1}, int64_t{1}, int64_t{2}}}};
+       }},
+      {"aten::select.int",
+       [] {
+         return List{{"[5, 4] dim 0 index -1", {R({5, 4}), int64_t{0}, int64_t{-1}}}};
+       }},
+      {"aten::slice.Tensor",
+       [] {
+         return List{
+             {"[5, 4] dim 0 1:5:2", {R({5, 4}), int64_t{0}, int64_t{1}, int64_t{5}, int64_t{2}}},
+             {"[5, 4] dim 1 -3:", {R({5, 4}), int64_t{1}, int64_t{-3}}}};
+       }},
+      {"aten::tril",
+       [] {
+         return List{{"[3, 4] diagonal 1", {R({3, 4}), int64_t{1}}},
+                     {"[2, 3, 4] diagonal -1", {R({2, 3, 4}), int64_t{-1}}}};
+       }},
+      {"aten::triu",
+       [] {
+         return List{{"[3, 4] diagonal 1", {R({3, 4}), int64_t{1}}},
+                     {"[2, 3, 4] diagonal -1", {R({2, 3, 4}), int64_t{-1}}}};
+       }},
+      {"aten::movedim.int",
+       [] {
+         return List{{"[2, 3, 4] 0 -> 2", {R({2, 3, 4}), int64_t{0}, int64_t{2}}}};
+       }},
+      {"aten::gather",
+       [] {
+         return List{{"[3, 4] dim 0 by [5, 4]", {R({3, 4}), int64_t{0}, I({5, 4}, 3)}}};
+       }},
+      {"aten::index.Tensor",
+       [] {
+         using Idx = std::vector<std::optional<Tensor>>;
+         return List{
+             {"[3, 4][[5], [5]] (repeats)", {R({3, 4}), Idx{I({5}, 3), I({5}, 4, 7)}}},
+             {"[2, 3, 4][:, [2, 1], None]", {R({2, 3, 4}), Idx{std::nullopt, I({2, 1}, 3)}}},
+             {"[3, 4][[2, 1], [3]] (broadcast)", {R({3, 4}), Idx{I({2, 1}, 3), I({3}, 4, 9)}}}};
+       }},
+      {"aten::index_put",
+       [] {
+         using Idx = std::vector<std::optional<Tensor>>;
+         return List{{"[3, 4][[2], [2]] = [2] (no repeats)",
+                      {R({3, 4}), Idx{index_tensor({0, 2}, {2}), index_tensor({1, 3}, {2})},
+                       R({2}, 2), false}},
+                     {"[3, 4][[2]] = [4] broadcast",
+                      {R({3, 4}), Idx{index_tensor({2, 0}, {2})}, R({4}, 2), false}}};
+       }},
+      {"aten::index_add",
+       [] {
+         return List{{"[5, 4] dim 1 by [3] alpha 0.5",
+                      {R({5, 4}), int64_t{1}, I({3}, 4), R({5, 3}, 2), 0.5}}};
+       }},
+      {"aten::sort",
+       [] {
+         return List{{"[3, 5] dim 0 descending", {R({3, 5}), int64_t{0}, true}}};
+       }},
+      {"aten::softmax.int",
+       [] {
+         return List{{"[3, 4] dim 0", {R({3, 4}), int64_t{0}}}};
+       }},
+      {"aten::log_softmax.int",
+       [] {
+         return List{{"[3, 4] dim 0", {R({3, 4}), int64_t{0}}}};
+       }},
+      {"aten::addmm",
+       [] {
+         return List{{"[3, 4] + [3, 5] x [5, 4] beta 0.5 alpha 2",
+                      {R({3, 4}), R({3, 5}, 2), R({5, 4}, 3), 0.5, 2.0}}};
+       }},
+      {"aten::addcmul",
+       [] {
+         return List{{"[3, 4] value 0.5", {R({3, 4}), R({3, 4}, 2), R({4}, 3), 0.5}}};
+       }},
+      {"aten::addcdiv",
+       [] {
+         return List{{"[3, 4] value 0.5", {R({3, 4}), R({3, 4}, 2), P({4}, 3), 0.5}}};
+       }},
+      {"aten::lerp.Scalar",
+       [] {
+         return List{{"[3, 4] to [4] by 0.3", {R({3, 4}), R({4}, 2), 0.3}}};
+       }},
+      {"aten::linear",
+       [] {
+         return List{{"[3, 5] x [4, 5], no bias", {R({3, 5}), R({4, 5}, 2)}},
+                     {"[5] x [4, 5] + [4]", {R({5}), R({4, 5}, 2), R({4}, 3)}}};
+       }},
+      {"aten::matmul",
+       [] {
+         return List{{"[2, 3, 4] x [2, 4, 2]", {R({2, 3, 4}), R({2, 4, 2}, 2)}},
+                     {"[5] x [5]", {R({5}), R({5}, 2)}},
+                     {"[2, 3, 5] x [5]", {R({2, 3, 5}), R({5}, 2)}},
+                     {"[5] x [2, 5, 3]", {R({5}), R({2, 5, 3}, 2)}}};
+       }},
+      {"aten::einsum",
+       [] {
+         auto e = [](const char* eq, std::vector<Tensor> ts) {
+           return Sample{eq, {std::string(eq), std::move(ts)}};
+         };
+         return List{e("bij,bjk->bik", {R({2, 3, 4}), R({2, 4, 2}, 2)}), e("ii->i", {R({4, 4})}),
+                     e("ij->", {R({3, 4})}), e("i,j->ij", {R({3}), R({4}, 2)}),
+                     e("ij,ij->i", {R({3, 4}), R({3, 4}, 2)})};
+       }},
       {"aten::hardtanh",
        [] {
          return List{{"[3, 4] in [-0.5, 1.5]", {R({3, 4}), -0.5, 1.5}}};
