@@ -44,7 +44,8 @@ bool mentions_generator(const Type& t) {
 }
 
 /// The shape sets a schema-made sample runs on, for ops with n tensor inputs: equal shapes,
-/// broadcasting (when n > 1), a zero-size and a 0-d case.
+/// broadcasting (when n > 1: against [4], [3, 1] and 0-d operands), a zero-size and a 0-d
+/// case.
 std::vector<std::vector<std::vector<int64_t>>> shape_sets(size_t n) {
   std::vector<std::vector<std::vector<int64_t>>> sets;
   sets.push_back(std::vector<std::vector<int64_t>>(n, {3, 4}));
@@ -56,6 +57,9 @@ std::vector<std::vector<std::vector<int64_t>>> shape_sets(size_t n) {
     std::vector<std::vector<int64_t>> c(n, {3, 1});
     c[0] = {3, 4};
     sets.push_back(c);
+    std::vector<std::vector<int64_t>> z(n, std::vector<int64_t>{});  // a 0-d operand
+    z[0] = {3, 4};
+    sets.push_back(z);
   }
   sets.push_back(std::vector<std::vector<int64_t>>(n, {0, 4}));
   sets.push_back(std::vector<std::vector<int64_t>>(n, std::vector<int64_t>{}));
