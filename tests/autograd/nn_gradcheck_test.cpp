@@ -357,6 +357,23 @@ TEST_F(NnGradcheckTest, EmbeddingPaddingIdxAndScaleGradByFreq) {
             (std::vector<double>{1, 2, 3, 13, 14, 15, 9, 10, 11, 0, 0, 0, 10, 11, 12}));
 }
 
+TEST_F(NnGradcheckTest, EmbeddingDoubleBackward) {
+  const Tensor idx = ints({0, 2, 2, 4, 1, 2}, {2, 3});
+  check("embedding_dense_backward",
+        [&](const variable_list& v) { return embedding_dense_backward(v[0], idx, 5, -1, false); },
+        {leaf({2, 3, 4}, 124)});
+  check("embedding_dense_backward padding_idx scale_grad_by_freq",
+        [&](const variable_list& v) { return embedding_dense_backward(v[0], idx, 5, 4, true); },
+        {leaf({2, 3, 4}, 125)});
+  try {
+    autograd::gradgradcheck(
+        [&](const variable_list& v) -> variable_list { return {embedding(v[0], idx, 1, true)}; },
+        {leaf({5, 3}, 126)});
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "embedding gradgradcheck: " << e.what();
+  }
+}
+
 // ---- losses ----
 
 TEST_F(NnGradcheckTest, NllLoss) {
@@ -434,6 +451,25 @@ TEST_F(NnGradcheckTest, PointwiseLosses) {
     check("margin_ranking_loss" + red,
           [r](const variable_list& v) { return margin_ranking_loss(v[0], v[1], v[2], 0.1, r); },
           {leaf({5}, 154), leaf({5}, 155), leaf({5}, 156)});
+  }
+}
+
+TEST_F(NnGradcheckTest, MseLossDoubleBackward) {
+  const Tensor x = leaf({3, 4}, 157), y = leaf({3, 4}, 158), row = leaf({4}, 159);
+  for (Reduction r : kReductions) {
+    const std::string red = std::string(" reduction=") + name_of(r);
+    check("mse_loss_backward" + red,
+          [r](const variable_list& v) { return mse_loss_backward(v[0], v[1], v[2], r); },
+          {r == Reduction::None ? leaf({3, 4}, 160) : leaf({}, 160), x, y});
+    for (const Tensor& target : {y, row}) {
+      try {
+        autograd::gradgradcheck(
+            [r](const variable_list& v) -> variable_list { return {mse_loss(v[0], v[1], r)}; },
+            {x, target});
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "mse_loss gradgradcheck" << red << ": " << e.what();
+      }
+    }
   }
 }
 

@@ -92,6 +92,21 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
       return mse_loss_backward(c.grad(), x, y, reduction_of(c));
     });
   });
+  // mse_loss's double backward: mse_loss_backward is 2 norm (x - y) grad_output, self's shape.
+  derivative(m, "mse_loss_backward", {"grad_output", "self", "target"},
+             [](BackwardContext& c) -> variable_list {
+               const Tensor x = c.saved("self");
+               const double k =
+                   2.0 / (reduction_of(c) == Reduction::Mean ? static_cast<double>(x.numel()) : 1.0);
+               variable_list g(3);
+               if (c.needs_grad(0)) g[0] = c.grad() * (x - c.saved("target")) * k;
+               if (c.needs_grad(1) || c.needs_grad(2)) {
+                 const Tensor gx = c.grad() * c.saved("grad_output") * k;
+                 if (c.needs_grad(1)) g[1] = gx;
+                 if (c.needs_grad(2)) g[2] = -gx;
+               }
+               return g;
+             });
   derivative(m, "smooth_l1_loss", {"self", "target"}, [](BackwardContext& c) -> variable_list {
     return difference_loss(c, [&](const Tensor& x, const Tensor& y) {
       return smooth_l1_loss_backward(c.grad(), x, y, reduction_of(c), c.real("beta"));
