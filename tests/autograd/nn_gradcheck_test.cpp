@@ -73,6 +73,16 @@ class NnGradcheckTest : public ::testing::Test {
       ADD_FAILURE() << what << ": " << e.what();
     }
   }
+
+  /// gradgradcheck of f; failures name what.
+  static void check_gradgrad(const std::string& what, const Fn& f, const variable_list& inputs) {
+    try {
+      autograd::gradgradcheck([&](const variable_list& in) -> variable_list { return {f(in)}; },
+                              inputs);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << what << " (gradgradcheck): " << e.what();
+    }
+  }
 };
 
 // ---- convolution ----
@@ -673,6 +683,92 @@ TEST_F(NnGradcheckTest, Interpolate) {
           return interpolate(v[0], {3, 4, 4}, "trilinear");
         },
         {leaf({1, 1, 2, 3, 3}, 203)});
+}
+
+// ---- double backward (formulas of the backward ops) ----
+
+TEST_F(NnGradcheckTest, DoubleBackward) {
+  check_gradgrad("conv2d stride/padding/dilation/groups/bias",
+                 [](const variable_list& v) {
+                   return conv2d(v[0], v[1], v[2], {2, 1}, {1, 0}, {1, 2}, 2);
+                 },
+                 {leaf({1, 4, 4, 5}, 211), leaf({2, 2, 2, 2}, 212), leaf({2}, 213)});
+  check_gradgrad("conv2d padding=same unbatched",
+                 [](const variable_list& v) { return conv2d(v[0], v[1], std::nullopt, 1, "same"); },
+                 {leaf({1, 3, 4}, 214), leaf({2, 1, 2, 2}, 215)});
+  check_gradgrad("conv_transpose2d",
+                 [](const variable_list& v) {
+                   return conv_transpose2d(v[0], v[1], v[2], 2, 1, 1);
+                 },
+                 {leaf({1, 2, 2, 3}, 216), leaf({2, 2, 2, 2}, 217), leaf({2}, 218)});
+  check_gradgrad("conv1d", [](const variable_list& v) { return conv1d(v[0], v[1], v[2], 2); },
+                 {leaf({2, 2, 5}, 219), leaf({3, 2, 2}, 220), leaf({3}, 221)});
+  const Tensor x = leaf({1, 2, 4, 5}, 222);
+  check_gradgrad("max_pool2d",
+                 [](const variable_list& v) { return max_pool2d(v[0], {2, 2}, {1, 2}, {1, 0}); },
+                 {x});
+  check_gradgrad("max_pool2d_with_indices",
+                 [](const variable_list& v) {
+                   return std::get<0>(max_pool2d_with_indices(v[0], {3, 2}, {}, 0, 1, true));
+                 },
+                 {x});
+  check_gradgrad("max_pool1d",
+                 [](const variable_list& v) { return max_pool1d(v[0], {2}); },
+                 {leaf({2, 2, 5}, 223)});
+  check_gradgrad("adaptive_max_pool2d",
+                 [](const variable_list& v) { return std::get<0>(adaptive_max_pool2d(v[0], {3, 2})); },
+                 {x});
+  check_gradgrad("avg_pool2d",
+                 [](const variable_list& v) { return avg_pool2d(v[0], {2, 3}, {1, 2}, {1, 1}, true, false); },
+                 {x});
+  check_gradgrad("adaptive_avg_pool2d",
+                 [](const variable_list& v) { return adaptive_avg_pool2d(v[0], {3, 3}); }, {x});
+  check_gradgrad("reflection_pad2d",
+                 [](const variable_list& v) { return reflection_pad2d(v[0], {1, 2, 2, 1}); }, {x});
+  check_gradgrad("replication_pad1d",
+                 [](const variable_list& v) { return replication_pad1d(v[0], {2, 1}); },
+                 {leaf({2, 4}, 224)});
+  check_gradgrad("reflection_pad3d",
+                 [](const variable_list& v) { return reflection_pad3d(v[0], {1, 0, 0, 1, 1, 1}); },
+                 {leaf({1, 2, 2, 2, 3}, 225)});
+  check_gradgrad("replication_pad3d",
+                 [](const variable_list& v) { return replication_pad3d(v[0], {1, 0, 0, 1, 1, 1}); },
+                 {leaf({1, 2, 2, 2, 3}, 226)});
+  check_gradgrad("upsample_nearest2d",
+                 [](const variable_list& v) { return upsample_nearest2d(v[0], {5, 7}); }, {x});
+  check_gradgrad("_upsample_nearest_exact1d",
+                 [](const variable_list& v) { return upsample_nearest_exact1d(v[0], {7}, 1.6); },
+                 {leaf({1, 2, 4}, 227)});
+  check_gradgrad("upsample_bilinear2d align_corners",
+                 [](const variable_list& v) { return upsample_bilinear2d(v[0], {5, 6}, true); },
+                 {x});
+  check_gradgrad("upsample_linear1d",
+                 [](const variable_list& v) { return upsample_linear1d(v[0], {7}, false); },
+                 {leaf({1, 2, 4}, 228)});
+  check_gradgrad("upsample_trilinear3d",
+                 [](const variable_list& v) { return upsample_trilinear3d(v[0], {3, 3, 4}, false); },
+                 {leaf({1, 1, 2, 2, 3}, 229)});
+  check_gradgrad("upsample_nearest3d",
+                 [](const variable_list& v) { return upsample_nearest3d(v[0], {3, 3, 4}); },
+                 {leaf({1, 1, 2, 2, 3}, 230)});
+  check_gradgrad("native_dropout",
+                 [](const variable_list& v) {
+                   manual_seed(3);
+                   return std::get<0>(native_dropout(v[0], 0.5, true));
+                 },
+                 {leaf({3, 4}, 231)});
+  const Tensor t = ints({0, 2, 1, 2}, {4});
+  const Tensor wt = constant({3}, 232, 0.5, 2);
+  const Tensor t4 = ints({0, 1, 2, 1, 2, 2, 0, 1}, {2, 2, 2});
+  for (Reduction r : kReductions) {
+    const std::string red = std::string(" reduction=") + name_of(r);
+    check_gradgrad("nll_loss" + red,
+                   [&](const variable_list& v) { return nll_loss(v[0], t, wt, r, 1); },
+                   {leaf({4, 3}, 233)});
+    check_gradgrad("nll_loss2d" + red,
+                   [&](const variable_list& v) { return nll_loss2d(v[0], t4, wt, r); },
+                   {leaf({2, 3, 2, 2}, 234)});
+  }
 }
 
 }  // namespace

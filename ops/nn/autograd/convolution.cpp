@@ -5,6 +5,11 @@
 // unbatched input to a batch of one, and padding='same' with an odd total padding (the
 // extra element on the right/bottom, which convolution cannot express) differentiates the
 // convolution of the input padded by that extra element.
+//
+// convolution_backward has a formula too (double backward): its three results are linear in
+// grad_output and in one of input / weight each, <gI, grad_input> being <conv(gI, w), go>
+// and <gW, grad_weight> being <conv(x, gW), go>, so every part is a convolution or a
+// convolution_backward again.
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -119,6 +124,53 @@ variable_list conv_mode_grads(BackwardContext& c, int64_t spatial) {
   }
   return g;
 }
+/// The double backward of convolution_backward(go, x, w): gradients for (go, x, w) given
+/// those of (grad_input, grad_weight, grad_bias), any of which may be undefined.
+variable_list conv_double_backward(BackwardContext& c) {
+  ConvArgs a = plain_args(c);
+  a.output_padding = list(c.ints("output_padding"));
+  a.transposed = c.flag("transposed");
+  const Tensor go = c.saved("grad_output"), x = c.saved("input"), w = c.saved("weight");
+  const Tensor& g_input = c.grad(0);
+  const Tensor& g_weight = c.grad(1);
+  const Tensor& g_bias = c.grad(2);
+  auto conv = [&](const Tensor& in, const Tensor& weight, const Tensor& bias) {
+    return convolution(in, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt,
+                       a.stride, a.padding, a.dilation, a.transposed, a.output_padding,
+                       a.groups);
+  };
+  variable_list g(3);
+  if (c.needs_grad(0)) {
+    Tensor bias = g_bias;  // added once, by the first convolution
+    Tensor ggo;
+    if (g_input.defined()) {
+      ggo = conv(g_input, w, bias);
+      bias = Tensor();
+    }
+    if (g_weight.defined()) {
+      const Tensor t = conv(x, g_weight, bias);
+      ggo = ggo.defined() ? ggo + t : t;
+      bias = Tensor();
+    }
+    if (bias.defined()) {
+      std::vector<int64_t> shape(static_cast<size_t>(go.dim()), 1);
+      shape[1] = bias.numel();
+      ggo = bias.view(shape).expand(go.sizes());
+    }
+    g[0] = ggo;
+  }
+  auto backward = [&](const Tensor& in, const Tensor& weight, std::vector<bool> mask) {
+    return convolution_backward(go, in, weight, std::nullopt, a.stride, a.padding, a.dilation,
+                                a.transposed, a.output_padding, a.groups, mask);
+  };
+  if (c.needs_grad(1) && g_weight.defined()) {
+    g[1] = std::get<0>(backward(x, g_weight, {true, false, false}));
+  }
+  if (c.needs_grad(2) && g_input.defined()) {
+    g[2] = std::get<1>(backward(g_input, w, {false, true, false}));
+  }
+  return g;
+}
 }  // namespace
 
 LOOM_LIBRARY_IMPL(aten, Autograd, m) {
@@ -148,6 +200,8 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
              [](BackwardContext& c) -> variable_list {
                return conv_nd_grads(c, 2, transposed_args(c));
              });
+  derivative(m, "convolution_backward", {"grad_output", "input", "weight"},
+             conv_double_backward);
 }
 
 }  // namespace loom

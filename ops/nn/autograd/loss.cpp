@@ -86,6 +86,18 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
                                            c.saved("weight"), reduction_of(c),
                                            c.integer("ignore_index"), c.result(1))};
              });
+  // Double backward: nll_loss_backward is linear in grad_output and does not read self's
+  // values, and its adjoint in grad_output is the forward loss of the incoming gradient.
+  derivative(m, "nll_loss_backward", {"target", "weight"}, [](BackwardContext& c) -> variable_list {
+    return {std::get<0>(nll_loss_forward(c.grad(), c.saved("target"), c.saved("weight"),
+                                         reduction_of(c), c.integer("ignore_index")))};
+  });
+  derivative(m, "nll_loss2d_backward", {"target", "weight"},
+             [](BackwardContext& c) -> variable_list {
+               return {std::get<0>(nll_loss2d_forward(c.grad(), c.saved("target"),
+                                                      c.saved("weight"), reduction_of(c),
+                                                      c.integer("ignore_index")))};
+             });
   // On the tiny-MLP benchmark path: one node, one backward op call.
   derivative(m, "mse_loss", {"self", "target"}, [](BackwardContext& c) -> variable_list {
     return difference_loss(c, [&](const Tensor& x, const Tensor& y) {

@@ -3,6 +3,8 @@
 // gradient crops by the negated padding, the reflection and replication ops call their
 // backward ops. _pad_circular has a kernel of its own here (PyTorch's is a composite), so
 // its formula folds each wrapped element back with index_add. pad (F.pad) is a composite.
+// The backward ops are linear in grad_output (and do not read self's values): their own
+// gradient is the forward padding of the incoming gradient (double backward).
 #include <algorithm>
 #include <vector>
 
@@ -69,6 +71,26 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
   });
   derivative(m, "_pad_circular", {}, [](BackwardContext& c) -> variable_list {
     return {circular_pad_backward(c.grad(), c.input_sizes(0), c.ints("pad"))};
+  });
+
+  // ---- double backward ----
+  derivative(m, "reflection_pad1d_backward", {}, [](BackwardContext& c) -> variable_list {
+    return {reflection_pad1d(c.grad(), c.ints("padding"))};
+  });
+  derivative(m, "reflection_pad2d_backward", {}, [](BackwardContext& c) -> variable_list {
+    return {reflection_pad2d(c.grad(), c.ints("padding"))};
+  });
+  derivative(m, "reflection_pad3d_backward", {}, [](BackwardContext& c) -> variable_list {
+    return {reflection_pad3d(c.grad(), c.ints("padding"))};
+  });
+  derivative(m, "replication_pad1d_backward", {}, [](BackwardContext& c) -> variable_list {
+    return {replication_pad1d(c.grad(), c.ints("padding"))};
+  });
+  derivative(m, "replication_pad2d_backward", {}, [](BackwardContext& c) -> variable_list {
+    return {replication_pad2d(c.grad(), c.ints("padding"))};
+  });
+  derivative(m, "replication_pad3d_backward", {}, [](BackwardContext& c) -> variable_list {
+    return {replication_pad3d(c.grad(), c.ints("padding"))};
   });
 }
 
