@@ -771,5 +771,39 @@ TEST_F(NnGradcheckTest, DoubleBackward) {
   }
 }
 
+// With create_graph the normalization formulas compute from differentiable ops: the values
+// must be those of the backward ops, and their derivatives pass gradgradcheck.
+TEST_F(NnGradcheckTest, NormalizationDoubleBackward) {
+  const Tensor x = leaf({3, 4, 2}, 241), w = leaf({4}, 242, 0.5, 1.5), b = leaf({4}, 243);
+  const Tensor lw = leaf({2}, 244, 0.5, 1.5), lb = leaf({2}, 245);
+  const Tensor rv = full({4}, 0.7, DType::Float64);
+  const std::vector<std::pair<std::string, Fn>> cases = {
+      {"batch_norm training",
+       [](const variable_list& v) {
+         return batch_norm(v[0], v[1], v[2], std::nullopt, std::nullopt, true, 0.1, 1e-5);
+       }},
+      {"batch_norm eval",
+       [&rv](const variable_list& v) {
+         return batch_norm(v[0], v[1], v[2], full({4}, 0.2, DType::Float64), rv, false, 0.1, 1e-5);
+       }},
+      {"group_norm", [](const variable_list& v) { return group_norm(v[0], 2, v[1], v[2]); }},
+      {"layer_norm", [](const variable_list& v) { return layer_norm(v[0], {2}, v[3], v[4]); }},
+      {"layer_norm 2 dims", [](const variable_list& v) { return layer_norm(v[0], {4, 2}); }},
+  };
+  const Tensor seed = constant({3, 4, 2}, 246);
+  for (const auto& [name, f] : cases) {
+    const variable_list in{x, w, b, lw, lb};
+    const variable_list plain = autograd::grad({f(in)}, in, {seed}, std::nullopt, false, true);
+    const variable_list graph = autograd::grad({f(in)}, in, {seed}, std::nullopt, true, true);
+    for (size_t i = 0; i < in.size(); ++i) {
+      ASSERT_EQ(plain[i].defined(), graph[i].defined()) << name << " input " << i;
+      if (!plain[i].defined()) continue;
+      testing::expect_close(graph[i], plain[i].sizes(), testing::to_doubles(plain[i]), 1e-9,
+                            1e-10);
+    }
+    check_gradgrad(name, f, in);
+  }
+}
+
 }  // namespace
 }  // namespace loom
