@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "loom/autograd/autograd.h"
@@ -802,6 +803,40 @@ TEST_F(NnGradcheckTest, NormalizationDoubleBackward) {
                             1e-10);
     }
     check_gradgrad(name, f, in);
+  }
+}
+
+// smooth_l1, huber, soft_margin and binary_cross_entropy compute self's gradient from
+// differentiable ops under create_graph: the same values, and a double backward.
+TEST_F(NnGradcheckTest, PointwiseLossDoubleBackward) {
+  const Tensor x = leaf({3, 4}, 251), y = leaf({3, 4}, 252), row = leaf({4}, 253);
+  const Tensor p = leaf({3, 4}, 254, 0.1, 0.9), t = leaf({3, 4}, 255, 0, 1);
+  const Tensor w = leaf({4}, 256, 0.5, 2);
+  for (Reduction r : kReductions) {
+    const std::string red = std::string(" reduction=") + name_of(r);
+    const std::vector<std::tuple<std::string, Fn, variable_list>> cases = {
+        {"smooth_l1_loss", [r](const variable_list& v) { return smooth_l1_loss(v[0], v[1], r, 0.7); },
+         {x, y}},
+        {"smooth_l1_loss beta=0 broadcast",
+         [r](const variable_list& v) { return smooth_l1_loss(v[0], v[1], r, 0.0); }, {x, row}},
+        {"huber_loss", [r](const variable_list& v) { return huber_loss(v[0], v[1], r, 0.6); },
+         {x, row}},
+        {"soft_margin_loss", [r](const variable_list& v) { return soft_margin_loss(v[0], v[1], r); },
+         {x, y}},
+        {"binary_cross_entropy weight",
+         [r](const variable_list& v) { return binary_cross_entropy(v[0], v[1], v[2], r); },
+         {p, t, w}},
+    };
+    for (const auto& [name, f, in] : cases) {
+      const Tensor seed = r == Reduction::None ? constant({3, 4}, 257) : constant({}, 257);
+      const variable_list plain = autograd::grad({f(in)}, in, {seed}, std::nullopt, false);
+      const variable_list graph = autograd::grad({f(in)}, in, {seed}, std::nullopt, true);
+      for (size_t i = 0; i < in.size(); ++i) {
+        testing::expect_close(graph[i], plain[i].sizes(), testing::to_doubles(plain[i]), 1e-9,
+                              1e-10);
+      }
+      check_gradgrad(name + red, f, in);
+    }
   }
 }
 

@@ -6,9 +6,12 @@
 // cross_entropy_loss, l1_loss, kl_div and margin_ranking_loss are composites (Note [Loss
 // composites] in cpu/loss_util.h) and need no formula.
 #include <algorithm>
+#include <cstddef>
+#include <type_traits>
 #include <vector>
 
 #include "loom/autograd/derivative.h"
+#include "loom/autograd/grad_mode.h"
 #include "loom/ops/core.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/tensor_methods.h"
@@ -63,9 +66,17 @@ Tensor log_sigmoid_of(const Tensor& x) {
 }
 
 /// The pointwise losses whose target gradient is minus self's (mse, smooth_l1, huber):
-/// one backward op call serves both.
-template <typename Backward>
-variable_list difference_loss(BackwardContext& c, Backward&& backward) {
+/// one backward op call serves both. When the backward is recorded (create_graph), the
+/// derivative d(x - y) of the loss in x - y comes from differentiable ops instead, so that
+/// the double backward needs no formula for the backward op (mse_loss_backward has one).
+template <typename Backward, typename Derivative>
+variable_list difference_loss(BackwardContext& c, Backward&& backward, Derivative&& derivative) {
+  if constexpr (!std::is_same_v<std::decay_t<Derivative>, std::nullptr_t>) {
+    if (autograd::GradMode::is_enabled()) {
+      const Tensor gs = reduced_grad(c, derivative(c.saved("self") - c.saved("target")));
+      return {c.needs_grad(0) ? gs : Tensor(), c.needs_grad(1) ? -gs : Tensor()};
+    }
+  }
   const std::vector<int64_t> sizes = broadcast_sizes(c);
   const Tensor gs = backward(broadcast(c.saved("self"), sizes), broadcast(c.saved("target"), sizes));
   return {c.needs_grad(0) ? gs : Tensor(), c.needs_grad(1) ? -gs : Tensor()};
@@ -100,9 +111,12 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
              });
   // On the tiny-MLP benchmark path: one node, one backward op call.
   derivative(m, "mse_loss", {"self", "target"}, [](BackwardContext& c) -> variable_list {
-    return difference_loss(c, [&](const Tensor& x, const Tensor& y) {
-      return mse_loss_backward(c.grad(), x, y, reduction_of(c));
-    });
+    return difference_loss(
+        c,
+        [&](const Tensor& x, const Tensor& y) {
+          return mse_loss_backward(c.grad(), x, y, reduction_of(c));
+        },
+        nullptr);
   });
   // mse_loss's double backward: mse_loss_backward is 2 norm (x - y) grad_output, self's shape.
   derivative(m, "mse_loss_backward", {"grad_output", "self", "target"},
@@ -120,14 +134,28 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
                return g;
              });
   derivative(m, "smooth_l1_loss", {"self", "target"}, [](BackwardContext& c) -> variable_list {
-    return difference_loss(c, [&](const Tensor& x, const Tensor& y) {
-      return smooth_l1_loss_backward(c.grad(), x, y, reduction_of(c), c.real("beta"));
-    });
+    const double beta = c.real("beta");
+    return difference_loss(
+        c,
+        [&](const Tensor& x, const Tensor& y) {
+          return smooth_l1_loss_backward(c.grad(), x, y, reduction_of(c), beta);
+        },
+        [beta](const Tensor& d) {
+          // d / beta inside (-beta, beta), else its sign (beta = 0: the L1 gradient).
+          if (beta == 0) return sign(d);
+          return where(lt(abs(d), Scalar(beta)), d / Scalar(beta), sign(d));
+        });
   });
   derivative(m, "huber_loss", {"self", "target"}, [](BackwardContext& c) -> variable_list {
-    return difference_loss(c, [&](const Tensor& x, const Tensor& y) {
-      return huber_loss_backward(c.grad(), x, y, reduction_of(c), c.real("delta"));
-    });
+    const double delta = c.real("delta");
+    return difference_loss(
+        c,
+        [&](const Tensor& x, const Tensor& y) {
+          return huber_loss_backward(c.grad(), x, y, reduction_of(c), delta);
+        },
+        [delta](const Tensor& d) {
+          return where(lt(abs(d), Scalar(delta)), d, sign(d) * delta);
+        });
   });
   // log(1 + exp(-y x)): d/dy = -x sigmoid(-y x).
   derivative(m, "soft_margin_loss", {"self", "target"}, [](BackwardContext& c) -> variable_list {
@@ -135,8 +163,11 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
     const Tensor x = c.saved("self"), y = c.saved("target");
     variable_list g(2);
     if (c.needs_grad(0)) {
-      g[0] = soft_margin_loss_backward(c.grad(), broadcast(x, sizes), broadcast(y, sizes),
-                                       reduction_of(c));
+      // -y sigmoid(-y x); from differentiable ops when the backward is recorded.
+      g[0] = autograd::GradMode::is_enabled()
+                 ? reduced_grad(c, -y * sigmoid(-x * y))
+                 : soft_margin_loss_backward(c.grad(), broadcast(x, sizes),
+                                             broadcast(y, sizes), reduction_of(c));
     }
     if (c.needs_grad(1)) g[1] = reduced_grad(c, -x * sigmoid(-x * y));
     return g;
@@ -147,7 +178,13 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
                const Tensor x = c.saved("self"), y = c.saved("target"), w = c.saved("weight");
                variable_list g(3);
                if (c.needs_grad(0)) {
-                 g[0] = binary_cross_entropy_backward(c.grad(), x, y, w, reduction_of(c));
+                 if (autograd::GradMode::is_enabled()) {
+                   // (x - y) / max(x (1 - x), 1e-12) w, the backward op's expression.
+                   const Tensor d = (x - y) / clamp((Scalar(1.0) - x) * x, Scalar(1e-12));
+                   g[0] = reduced_grad(c, w.defined() ? d * w : d);
+                 } else {
+                   g[0] = binary_cross_entropy_backward(c.grad(), x, y, w, reduction_of(c));
+                 }
                }
                if (c.needs_grad(1)) {
                  const Tensor d = log1p(-x) - log(x);
