@@ -698,59 +698,83 @@ TEST_F(NnGradcheckTest, DoubleBackward) {
                  [](const variable_list& v) { return conv2d(v[0], v[1], std::nullopt, 1, "same"); },
                  {leaf({1, 3, 4}, 214), leaf({2, 1, 2, 2}, 215)});
   check_gradgrad("conv_transpose2d",
-                 [](const variable_list& v) {
-                   return conv_transpose2d(v[0], v[1], v[2], 2, 1, 1);
-                 },
+                 [](const variable_list& v) { return conv_transpose2d(v[0], v[1], v[2], 2, 1, 1); },
                  {leaf({1, 2, 2, 3}, 216), leaf({2, 2, 2, 2}, 217), leaf({2}, 218)});
   check_gradgrad("conv1d", [](const variable_list& v) { return conv1d(v[0], v[1], v[2], 2); },
                  {leaf({2, 2, 5}, 219), leaf({3, 2, 2}, 220), leaf({3}, 221)});
   const Tensor x = leaf({1, 2, 4, 5}, 222);
   check_gradgrad("max_pool2d",
-                 [](const variable_list& v) { return max_pool2d(v[0], {2, 2}, {1, 2}, {1, 0}); },
+                 [](const variable_list& v) {
+                   return max_pool2d(v[0], {2, 2}, {1, 2}, {1, 0});
+                 },
                  {x});
   check_gradgrad("max_pool2d_with_indices",
                  [](const variable_list& v) {
                    return std::get<0>(max_pool2d_with_indices(v[0], {3, 2}, {}, 0, 1, true));
                  },
                  {x});
-  check_gradgrad("max_pool1d",
-                 [](const variable_list& v) { return max_pool1d(v[0], {2}); },
+  check_gradgrad("max_pool1d", [](const variable_list& v) { return max_pool1d(v[0], {2}); },
                  {leaf({2, 2, 5}, 223)});
   check_gradgrad("adaptive_max_pool2d",
-                 [](const variable_list& v) { return std::get<0>(adaptive_max_pool2d(v[0], {3, 2})); },
+                 [](const variable_list& v) {
+                   return std::get<0>(adaptive_max_pool2d(v[0], {3, 2}));
+                 },
                  {x});
   check_gradgrad("avg_pool2d",
-                 [](const variable_list& v) { return avg_pool2d(v[0], {2, 3}, {1, 2}, {1, 1}, true, false); },
+                 [](const variable_list& v) {
+                   return avg_pool2d(v[0], {2, 3}, {1, 2}, {1, 1}, true, false);
+                 },
                  {x});
   check_gradgrad("adaptive_avg_pool2d",
-                 [](const variable_list& v) { return adaptive_avg_pool2d(v[0], {3, 3}); }, {x});
+                 [](const variable_list& v) {
+                   return adaptive_avg_pool2d(v[0], {3, 3});
+                 },
+                 {x});
   check_gradgrad("reflection_pad2d",
-                 [](const variable_list& v) { return reflection_pad2d(v[0], {1, 2, 2, 1}); }, {x});
+                 [](const variable_list& v) {
+                   return reflection_pad2d(v[0], {1, 2, 2, 1});
+                 },
+                 {x});
   check_gradgrad("replication_pad1d",
-                 [](const variable_list& v) { return replication_pad1d(v[0], {2, 1}); },
+                 [](const variable_list& v) {
+                   return replication_pad1d(v[0], {2, 1});
+                 },
                  {leaf({2, 4}, 224)});
   check_gradgrad("reflection_pad3d",
-                 [](const variable_list& v) { return reflection_pad3d(v[0], {1, 0, 0, 1, 1, 1}); },
+                 [](const variable_list& v) {
+                   return reflection_pad3d(v[0], {1, 0, 0, 1, 1, 1});
+                 },
                  {leaf({1, 2, 2, 2, 3}, 225)});
   check_gradgrad("replication_pad3d",
-                 [](const variable_list& v) { return replication_pad3d(v[0], {1, 0, 0, 1, 1, 1}); },
+                 [](const variable_list& v) {
+                   return replication_pad3d(v[0], {1, 0, 0, 1, 1, 1});
+                 },
                  {leaf({1, 2, 2, 2, 3}, 226)});
   check_gradgrad("upsample_nearest2d",
-                 [](const variable_list& v) { return upsample_nearest2d(v[0], {5, 7}); }, {x});
+                 [](const variable_list& v) {
+                   return upsample_nearest2d(v[0], {5, 7});
+                 },
+                 {x});
   check_gradgrad("_upsample_nearest_exact1d",
                  [](const variable_list& v) { return upsample_nearest_exact1d(v[0], {7}, 1.6); },
                  {leaf({1, 2, 4}, 227)});
   check_gradgrad("upsample_bilinear2d align_corners",
-                 [](const variable_list& v) { return upsample_bilinear2d(v[0], {5, 6}, true); },
+                 [](const variable_list& v) {
+                   return upsample_bilinear2d(v[0], {5, 6}, true);
+                 },
                  {x});
   check_gradgrad("upsample_linear1d",
                  [](const variable_list& v) { return upsample_linear1d(v[0], {7}, false); },
                  {leaf({1, 2, 4}, 228)});
   check_gradgrad("upsample_trilinear3d",
-                 [](const variable_list& v) { return upsample_trilinear3d(v[0], {3, 3, 4}, false); },
+                 [](const variable_list& v) {
+                   return upsample_trilinear3d(v[0], {3, 3, 4}, false);
+                 },
                  {leaf({1, 1, 2, 2, 3}, 229)});
   check_gradgrad("upsample_nearest3d",
-                 [](const variable_list& v) { return upsample_nearest3d(v[0], {3, 3, 4}); },
+                 [](const variable_list& v) {
+                   return upsample_nearest3d(v[0], {3, 3, 4});
+                 },
                  {leaf({1, 1, 2, 2, 3}, 230)});
   check_gradgrad("native_dropout",
                  [](const variable_list& v) {
@@ -789,7 +813,10 @@ TEST_F(NnGradcheckTest, NormalizationDoubleBackward) {
        }},
       {"group_norm", [](const variable_list& v) { return group_norm(v[0], 2, v[1], v[2]); }},
       {"layer_norm", [](const variable_list& v) { return layer_norm(v[0], {2}, v[3], v[4]); }},
-      {"layer_norm 2 dims", [](const variable_list& v) { return layer_norm(v[0], {4, 2}); }},
+      {"layer_norm 2 dims",
+       [](const variable_list& v) {
+         return layer_norm(v[0], {4, 2});
+       }},
   };
   const Tensor seed = constant({3, 4, 2}, 246);
   for (const auto& [name, f] : cases) {
@@ -799,8 +826,7 @@ TEST_F(NnGradcheckTest, NormalizationDoubleBackward) {
     for (size_t i = 0; i < in.size(); ++i) {
       ASSERT_EQ(plain[i].defined(), graph[i].defined()) << name << " input " << i;
       if (!plain[i].defined()) continue;
-      testing::expect_close(graph[i], plain[i].sizes(), testing::to_doubles(plain[i]), 1e-9,
-                            1e-10);
+      testing::expect_close(graph[i], plain[i].sizes(), testing::to_doubles(plain[i]), 1e-9, 1e-10);
     }
     check_gradgrad(name, f, in);
   }
@@ -815,13 +841,17 @@ TEST_F(NnGradcheckTest, PointwiseLossDoubleBackward) {
   for (Reduction r : kReductions) {
     const std::string red = std::string(" reduction=") + name_of(r);
     const std::vector<std::tuple<std::string, Fn, variable_list>> cases = {
-        {"smooth_l1_loss", [r](const variable_list& v) { return smooth_l1_loss(v[0], v[1], r, 0.7); },
+        {"smooth_l1_loss",
+         [r](const variable_list& v) { return smooth_l1_loss(v[0], v[1], r, 0.7); },
          {x, y}},
         {"smooth_l1_loss beta=0 broadcast",
-         [r](const variable_list& v) { return smooth_l1_loss(v[0], v[1], r, 0.0); }, {x, row}},
-        {"huber_loss", [r](const variable_list& v) { return huber_loss(v[0], v[1], r, 0.6); },
+         [r](const variable_list& v) { return smooth_l1_loss(v[0], v[1], r, 0.0); },
          {x, row}},
-        {"soft_margin_loss", [r](const variable_list& v) { return soft_margin_loss(v[0], v[1], r); },
+        {"huber_loss",
+         [r](const variable_list& v) { return huber_loss(v[0], v[1], r, 0.6); },
+         {x, row}},
+        {"soft_margin_loss",
+         [r](const variable_list& v) { return soft_margin_loss(v[0], v[1], r); },
          {x, y}},
         {"binary_cross_entropy weight",
          [r](const variable_list& v) { return binary_cross_entropy(v[0], v[1], v[2], r); },

@@ -136,8 +136,7 @@ variable_list conv_double_backward(BackwardContext& c) {
   const Tensor& g_bias = c.grad(2);
   auto conv = [&](const Tensor& in, const Tensor& weight, const Tensor& bias) {
     return convolution(in, weight, bias.defined() ? std::optional<Tensor>(bias) : std::nullopt,
-                       a.stride, a.padding, a.dilation, a.transposed, a.output_padding,
-                       a.groups);
+                       a.stride, a.padding, a.dilation, a.transposed, a.output_padding, a.groups);
   };
   variable_list g(3);
   if (c.needs_grad(0)) {
@@ -187,21 +186,17 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
   derivative(m, "conv2d", {"input", "weight"}, [](BackwardContext& c) -> variable_list {
     return conv_nd_grads(c, 2, plain_args(c));
   });
-  derivative(m, "conv1d.padding", {"input", "weight"}, [](BackwardContext& c) -> variable_list {
-    return conv_mode_grads(c, 1);
-  });
-  derivative(m, "conv2d.padding", {"input", "weight"}, [](BackwardContext& c) -> variable_list {
-    return conv_mode_grads(c, 2);
-  });
+  derivative(m, "conv1d.padding", {"input", "weight"},
+             [](BackwardContext& c) -> variable_list { return conv_mode_grads(c, 1); });
+  derivative(m, "conv2d.padding", {"input", "weight"},
+             [](BackwardContext& c) -> variable_list { return conv_mode_grads(c, 2); });
   derivative(m, "conv_transpose1d", {"input", "weight"}, [](BackwardContext& c) -> variable_list {
     return conv_nd_grads(c, 1, transposed_args(c));
   });
-  derivative(m, "conv_transpose2d.input", {"input", "weight"},
-             [](BackwardContext& c) -> variable_list {
-               return conv_nd_grads(c, 2, transposed_args(c));
-             });
-  derivative(m, "convolution_backward", {"grad_output", "input", "weight"},
-             conv_double_backward);
+  derivative(
+      m, "conv_transpose2d.input", {"input", "weight"},
+      [](BackwardContext& c) -> variable_list { return conv_nd_grads(c, 2, transposed_args(c)); });
+  derivative(m, "convolution_backward", {"grad_output", "input", "weight"}, conv_double_backward);
 }
 
 }  // namespace loom

@@ -23,11 +23,10 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
     return {native_dropout_backward(c.grad(), c.result(1), scale)};
   });
   // Double backward: native_dropout_backward is its own adjoint in grad_output.
-  autograd::derivative(m, "native_dropout_backward", {"mask"},
-                       [](BackwardContext& c) -> variable_list {
-                         return {native_dropout_backward(c.grad(), c.saved("mask"),
-                                                         c.real("scale"))};
-                       });
+  autograd::derivative(
+      m, "native_dropout_backward", {"mask"}, [](BackwardContext& c) -> variable_list {
+        return {native_dropout_backward(c.grad(), c.saved("mask"), c.real("scale"))};
+      });
 }
 
 }  // namespace loom

@@ -26,9 +26,8 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
         const Tensor idx = c.saved("indices").reshape({-1});
         Tensor out = g.index_select(0, idx);  // [n, D]
         if (c.flag("scale_grad_by_freq")) {
-          const Tensor counts =
-              index_add(zeros({c.integer("num_weights")}, g.dtype(), g.device()), 0, idx,
-                        ones({idx.numel()}, g.dtype(), g.device()));
+          const Tensor counts = index_add(zeros({c.integer("num_weights")}, g.dtype(), g.device()),
+                                          0, idx, ones({idx.numel()}, g.dtype(), g.device()));
           out = out / counts.index_select(0, idx).unsqueeze(1);
         }
         out = out.masked_fill(eq(idx, Scalar(c.integer("padding_idx"))).unsqueeze(1), 0);

@@ -78,37 +78,37 @@ variable_list difference_loss(BackwardContext& c, Backward&& backward, Derivativ
     }
   }
   const std::vector<int64_t> sizes = broadcast_sizes(c);
-  const Tensor gs = backward(broadcast(c.saved("self"), sizes), broadcast(c.saved("target"), sizes));
+  const Tensor gs =
+      backward(broadcast(c.saved("self"), sizes), broadcast(c.saved("target"), sizes));
   return {c.needs_grad(0) ? gs : Tensor(), c.needs_grad(1) ? -gs : Tensor()};
 }
 }  // namespace
 
 LOOM_LIBRARY_IMPL(aten, Autograd, m) {
   using autograd::derivative;
-  derivative(m, "nll_loss_forward", {"self", "target", "weight", "result1"},
-             [](BackwardContext& c) -> variable_list {
-               return {nll_loss_backward(c.grad(), c.saved("self"), c.saved("target"),
-                                         c.saved("weight"), reduction_of(c),
-                                         c.integer("ignore_index"), c.result(1))};
-             });
-  derivative(m, "nll_loss2d_forward", {"self", "target", "weight", "result1"},
-             [](BackwardContext& c) -> variable_list {
-               return {nll_loss2d_backward(c.grad(), c.saved("self"), c.saved("target"),
-                                           c.saved("weight"), reduction_of(c),
-                                           c.integer("ignore_index"), c.result(1))};
-             });
+  derivative(
+      m, "nll_loss_forward", {"self", "target", "weight", "result1"},
+      [](BackwardContext& c) -> variable_list {
+        return {nll_loss_backward(c.grad(), c.saved("self"), c.saved("target"), c.saved("weight"),
+                                  reduction_of(c), c.integer("ignore_index"), c.result(1))};
+      });
+  derivative(
+      m, "nll_loss2d_forward", {"self", "target", "weight", "result1"},
+      [](BackwardContext& c) -> variable_list {
+        return {nll_loss2d_backward(c.grad(), c.saved("self"), c.saved("target"), c.saved("weight"),
+                                    reduction_of(c), c.integer("ignore_index"), c.result(1))};
+      });
   // Double backward: nll_loss_backward is linear in grad_output and does not read self's
   // values, and its adjoint in grad_output is the forward loss of the incoming gradient.
   derivative(m, "nll_loss_backward", {"target", "weight"}, [](BackwardContext& c) -> variable_list {
     return {std::get<0>(nll_loss_forward(c.grad(), c.saved("target"), c.saved("weight"),
                                          reduction_of(c), c.integer("ignore_index")))};
   });
-  derivative(m, "nll_loss2d_backward", {"target", "weight"},
-             [](BackwardContext& c) -> variable_list {
-               return {std::get<0>(nll_loss2d_forward(c.grad(), c.saved("target"),
-                                                      c.saved("weight"), reduction_of(c),
-                                                      c.integer("ignore_index")))};
-             });
+  derivative(
+      m, "nll_loss2d_backward", {"target", "weight"}, [](BackwardContext& c) -> variable_list {
+        return {std::get<0>(nll_loss2d_forward(c.grad(), c.saved("target"), c.saved("weight"),
+                                               reduction_of(c), c.integer("ignore_index")))};
+      });
   // On the tiny-MLP benchmark path: one node, one backward op call.
   derivative(m, "mse_loss", {"self", "target"}, [](BackwardContext& c) -> variable_list {
     return difference_loss(
@@ -123,7 +123,8 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
              [](BackwardContext& c) -> variable_list {
                const Tensor x = c.saved("self");
                const double k =
-                   2.0 / (reduction_of(c) == Reduction::Mean ? static_cast<double>(x.numel()) : 1.0);
+                   2.0 /
+                   (reduction_of(c) == Reduction::Mean ? static_cast<double>(x.numel()) : 1.0);
                variable_list g(3);
                if (c.needs_grad(0)) g[0] = c.grad() * (x - c.saved("target")) * k;
                if (c.needs_grad(1) || c.needs_grad(2)) {
@@ -153,9 +154,7 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
         [&](const Tensor& x, const Tensor& y) {
           return huber_loss_backward(c.grad(), x, y, reduction_of(c), delta);
         },
-        [delta](const Tensor& d) {
-          return where(lt(abs(d), Scalar(delta)), d, sign(d) * delta);
-        });
+        [delta](const Tensor& d) { return where(lt(abs(d), Scalar(delta)), d, sign(d) * delta); });
   });
   // log(1 + exp(-y x)): d/dy = -x sigmoid(-y x).
   derivative(m, "soft_margin_loss", {"self", "target"}, [](BackwardContext& c) -> variable_list {
@@ -166,8 +165,8 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
       // -y sigmoid(-y x); from differentiable ops when the backward is recorded.
       g[0] = autograd::GradMode::is_enabled()
                  ? reduced_grad(c, -y * sigmoid(-x * y))
-                 : soft_margin_loss_backward(c.grad(), broadcast(x, sizes),
-                                             broadcast(y, sizes), reduction_of(c));
+                 : soft_margin_loss_backward(c.grad(), broadcast(x, sizes), broadcast(y, sizes),
+                                             reduction_of(c));
     }
     if (c.needs_grad(1)) g[1] = reduced_grad(c, -x * sigmoid(-x * y));
     return g;
@@ -223,8 +222,8 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
                    g[1] = reduced_grad(c, weighted(d));
                  }
                  if (c.needs_grad(2)) {
-                   const Tensor coef = pw.defined() ? Scalar(1.0) + (pw - Scalar(1.0)) * y
-                                                    : ones_like(y);
+                   const Tensor coef =
+                       pw.defined() ? Scalar(1.0) + (pw - Scalar(1.0)) * y : ones_like(y);
                    g[2] = reduced_grad(c, (Scalar(1.0) - y) * x - coef * ls);
                  }
                  if (c.needs_grad(3)) g[3] = reduced_grad(c, weighted(-y * ls));

@@ -96,8 +96,8 @@ variable_list batch_norm_differentiable(BackwardContext& c, const Tensor& rm, co
 variable_list batch_norm_train(BackwardContext& c) {
   if (GradMode::is_enabled()) return batch_norm_differentiable(c, Tensor(), Tensor(), true);
   return tuple_list(native_batch_norm_backward(c.grad(), c.saved("input"), c.saved("weight"),
-                                               std::nullopt, std::nullopt, c.result(1),
-                                               c.result(2), true, c.real("eps"), mask_of(c)));
+                                               std::nullopt, std::nullopt, c.result(1), c.result(2),
+                                               true, c.real("eps"), mask_of(c)));
 }
 
 // native_batch_norm in evaluation: the running stats are the statistics (a missing one is
@@ -173,17 +173,17 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
              [](BackwardContext& c) -> variable_list {
                if (GradMode::is_enabled()) return layer_norm_differentiable(c);
                return tuple_list(native_layer_norm_backward(
-                   c.grad(), c.saved("input"), c.ints("normalized_shape"), c.result(1),
-                   c.result(2), c.saved("weight"), c.saved("bias"), mask_of(c)));
+                   c.grad(), c.saved("input"), c.ints("normalized_shape"), c.result(1), c.result(2),
+                   c.saved("weight"), c.saved("bias"), mask_of(c)));
              });
-  derivative(m, "native_group_norm", {"input", "weight", "result1", "result2"},
-             [](BackwardContext& c) -> variable_list {
-               if (GradMode::is_enabled()) return group_norm_differentiable(c);
-               return tuple_list(native_group_norm_backward(
-                   c.grad(), c.saved("input"), c.result(1), c.result(2), c.saved("weight"),
-                   c.integer("N"), c.integer("C"), c.integer("HxW"), c.integer("group"),
-                   mask_of(c)));
-             });
+  derivative(
+      m, "native_group_norm", {"input", "weight", "result1", "result2"},
+      [](BackwardContext& c) -> variable_list {
+        if (GradMode::is_enabled()) return group_norm_differentiable(c);
+        return tuple_list(native_group_norm_backward(
+            c.grad(), c.saved("input"), c.result(1), c.result(2), c.saved("weight"), c.integer("N"),
+            c.integer("C"), c.integer("HxW"), c.integer("group"), mask_of(c)));
+      });
 }
 
 }  // namespace loom

@@ -55,19 +55,17 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
                    c.ints("padding"), c.ints("dilation"), c.flag("ceil_mode"), c.result(1))};
              });
   derivative(m, "max_pool2d", {"self"}, [](BackwardContext& c) -> variable_list {
-    return {max_pool2d_backward(c.grad(), c.saved("self"), c.ints("kernel_size"),
-                                c.ints("stride"), c.ints("padding"), c.ints("dilation"),
-                                c.flag("ceil_mode"))};
+    return {max_pool2d_backward(c.grad(), c.saved("self"), c.ints("kernel_size"), c.ints("stride"),
+                                c.ints("padding"), c.ints("dilation"), c.flag("ceil_mode"))};
   });
-  derivative(m, "max_pool1d_with_indices", {"self", "result1"},
-             [](BackwardContext& c) -> variable_list {
-               const Lifted l = lift(c, true);
-               return {max_pool2d_with_indices_backward(
-                           c.grad().unsqueeze(-2), c.saved("self").unsqueeze(-2), l.kernel,
-                           l.stride, l.padding, l.dilation, c.flag("ceil_mode"),
-                           c.result(1).unsqueeze(-2))
-                           .squeeze(-2)};
-             });
+  derivative(
+      m, "max_pool1d_with_indices", {"self", "result1"}, [](BackwardContext& c) -> variable_list {
+        const Lifted l = lift(c, true);
+        return {max_pool2d_with_indices_backward(
+                    c.grad().unsqueeze(-2), c.saved("self").unsqueeze(-2), l.kernel, l.stride,
+                    l.padding, l.dilation, c.flag("ceil_mode"), c.result(1).unsqueeze(-2))
+                    .squeeze(-2)};
+      });
   derivative(m, "max_pool1d", {"self"}, [](BackwardContext& c) -> variable_list {
     const Lifted l = lift(c, true);
     return {max_pool2d_backward(c.grad().unsqueeze(-2), c.saved("self").unsqueeze(-2), l.kernel,
@@ -75,9 +73,9 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
                 .squeeze(-2)};
   });
   derivative(m, "avg_pool2d", {"self"}, [](BackwardContext& c) -> variable_list {
-    return {avg_pool2d_backward(c.grad(), c.saved("self"), c.ints("kernel_size"),
-                                c.ints("stride"), c.ints("padding"), c.flag("ceil_mode"),
-                                c.flag("count_include_pad"), opt_int(c, "divisor_override"))};
+    return {avg_pool2d_backward(c.grad(), c.saved("self"), c.ints("kernel_size"), c.ints("stride"),
+                                c.ints("padding"), c.flag("ceil_mode"), c.flag("count_include_pad"),
+                                opt_int(c, "divisor_override"))};
   });
   derivative(m, "avg_pool1d", {"self"}, [](BackwardContext& c) -> variable_list {
     const Lifted l = lift(c, false);
@@ -99,13 +97,12 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
              [](BackwardContext& c) -> variable_list {
                return {adaptive_max_pool2d_backward(c.grad(), c.saved("self"), c.result(1))};
              });
-  derivative(m, "adaptive_max_pool1d", {"self", "result1"},
-             [](BackwardContext& c) -> variable_list {
-               return {adaptive_max_pool2d_backward(c.grad().unsqueeze(-2),
-                                                    c.saved("self").unsqueeze(-2),
-                                                    c.result(1).unsqueeze(-2))
-                           .squeeze(-2)};
-             });
+  derivative(
+      m, "adaptive_max_pool1d", {"self", "result1"}, [](BackwardContext& c) -> variable_list {
+        return {adaptive_max_pool2d_backward(c.grad().unsqueeze(-2), c.saved("self").unsqueeze(-2),
+                                             c.result(1).unsqueeze(-2))
+                    .squeeze(-2)};
+      });
 
   // ---- double backward ----
   derivative(m, "max_pool2d_with_indices_backward", {"indices"},
@@ -117,9 +114,9 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
                return {gather_planes(c.grad(), c.saved("indices"))};
              });
   derivative(m, "max_pool2d_backward", {"self"}, [](BackwardContext& c) -> variable_list {
-    const Tensor indices = std::get<1>(max_pool2d_with_indices(
-        c.saved("self"), c.ints("kernel_size"), c.ints("stride"), c.ints("padding"),
-        c.ints("dilation"), c.flag("ceil_mode")));
+    const Tensor indices = std::get<1>(
+        max_pool2d_with_indices(c.saved("self"), c.ints("kernel_size"), c.ints("stride"),
+                                c.ints("padding"), c.ints("dilation"), c.flag("ceil_mode")));
     return {gather_planes(c.grad(), indices)};
   });
   derivative(m, "avg_pool2d_backward", {}, [](BackwardContext& c) -> variable_list {
