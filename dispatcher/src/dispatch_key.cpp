@@ -67,7 +67,10 @@ std::string DispatchKeySet::str() const {
 }
 
 namespace {
-thread_local LocalDispatchKeySet tls_local_keys;
+// Note [Initial-exec TLS]: libloom_core is linked by the program (never dlopen'ed late), so
+// its hot thread-locals use the initial-exec model: a fixed offset from the thread pointer
+// instead of a __tls_get_addr call on every dispatch, grad-mode check and node creation.
+__attribute__((tls_model("initial-exec"))) thread_local LocalDispatchKeySet tls_local_keys;
 }
 
 LocalDispatchKeySet& local_dispatch_key_set() { return tls_local_keys; }

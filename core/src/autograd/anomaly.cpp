@@ -13,7 +13,8 @@
 namespace loom::autograd {
 namespace {
 std::atomic<bool> g_anomaly{false};
-thread_local bool tls_inference = false;
+// Note [Initial-exec TLS] in dispatcher/src/dispatch_key.cpp.
+__attribute__((tls_model("initial-exec"))) thread_local bool tls_inference = false;
 
 // "libfoo.so(_ZN4loom3addEv+0x1c) [0x...]" -> "loom::add()"; the raw text if it has no symbol.
 std::string demangle_frame(const char* frame) {

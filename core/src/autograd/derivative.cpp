@@ -30,11 +30,14 @@ struct Plan {
   size_t nargs = 0;
   std::vector<ArgKind> arg_kind;
   std::vector<bool> arg_saved;
+  std::vector<int> other_index;  // per argument: its place among the non-tensor ones, or -1
+  size_t num_other = 0;
   std::vector<bool> ret_is_tensor, ret_is_list;
   std::vector<int> ret_view_of;      // argument a return is a view of, or -1
   std::vector<size_t> saved_outputs;  // flat output indices
   bool inplace = false;               // arg 0 written and returned
   bool out_variant = false;           // writes into a returned argument other than self
+  std::shared_ptr<const struct Spec> spec;  // the formula (nodes hold the plan only)
 };
 
 struct Spec {
@@ -76,15 +79,22 @@ bool same_alias_set(const std::optional<AliasInfo>& a, const std::optional<Alias
          a->before_set[0] == b->before_set[0];
 }
 
-std::shared_ptr<const Plan> make_plan(const OperatorHandle& op, const Spec& spec) {
+std::shared_ptr<const Plan> make_plan(const OperatorHandle& op,
+                                      const std::shared_ptr<const Spec>& spec_ptr) {
+  const Spec& spec = *spec_ptr;
   auto p = std::make_shared<Plan>();
+  p->spec = spec_ptr;
   const FunctionSchema& s = op.schema();
   p->schema = &s;
   p->op_name = op.name();
   p->node_name = node_name_for(s.name());
   p->nargs = s.arguments().size();
   p->arg_saved.assign(p->nargs, false);
-  for (const Argument& a : s.arguments()) p->arg_kind.push_back(kind_of(a.type));
+  for (const Argument& a : s.arguments()) {
+    p->arg_kind.push_back(kind_of(a.type));
+    const bool other = p->arg_kind.back() == ArgKind::Other;
+    p->other_index.push_back(other ? static_cast<int>(p->num_other++) : -1);
+  }
   for (const std::string& name : spec.saves) {
     if (name.starts_with("result")) {
       const size_t i = name == "result" ? 0 : std::stoul(name.substr(6));
@@ -134,8 +144,7 @@ std::shared_ptr<const Plan> make_plan(const OperatorHandle& op, const Spec& spec
 
 class DerivativeNode final : public Node {
  public:
-  DerivativeNode(std::shared_ptr<const Plan> plan, std::shared_ptr<const Spec> spec)
-      : plan_(std::move(plan)), spec_(std::move(spec)) {}
+  explicit DerivativeNode(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)) {}
   std::string name() const override { return plan_->node_name; }
 
   variable_list apply(variable_list&& grads) override {
@@ -149,7 +158,7 @@ class DerivativeNode final : public Node {
       }
     }
     BackwardContext ctx(*this, grads);
-    return spec_->formula(ctx);
+    return plan_->spec->formula(ctx);
   }
 
   void release_variables() override {
@@ -158,8 +167,7 @@ class DerivativeNode final : public Node {
   }
 
   std::shared_ptr<const Plan> plan_;
-  std::shared_ptr<const Spec> spec_;
-  absl::InlinedVector<IValue, 4> args_;  // non-tensor arguments (tensor ones are None here)
+  absl::InlinedVector<IValue, 2> args_;  // the non-tensor arguments, in schema order
   absl::InlinedVector<std::pair<uint32_t, SavedTensor>, 2> saved_inputs_;
   absl::InlinedVector<std::pair<uint32_t, SavedTensor>, 1> saved_outputs_;
   absl::InlinedVector<uint32_t, 4> slot_start_;  // per argument (+ one past the end)
@@ -218,7 +226,11 @@ Tensor BackwardContext::result(size_t output) const {
 }
 
 const IValue& BackwardContext::arg(std::string_view name) const {
-  return node_.args_[arg_index(node_, name)];
+  const size_t i = arg_index(node_, name);
+  const int at = node_.plan_->other_index[i];
+  LOOM_CHECK(at >= 0, node_.plan_->op_name, " backward: '", name,
+             "' is a tensor argument; read it with saved()");
+  return node_.args_[static_cast<size_t>(at)];
 }
 
 IntArrayRef BackwardContext::ints(std::string_view name) const {
@@ -256,7 +268,13 @@ const std::string& BackwardContext::op_name() const { return node_.plan_->op_nam
 namespace {
 
 void redispatch(const OperatorHandle& op, Stack& stack, size_t base) {
-  ExcludeDispatchKeyGuard below(DispatchKeySet(DispatchKey::Autograd));
+  // Below autograd (one thread-local lookup serves the guard and the key computation).
+  struct Below {
+    LocalDispatchKeySet& tls = local_dispatch_key_set();
+    const DispatchKeySet previous = tls.excluded;
+    Below() { tls.excluded = previous.add(DispatchKey::Autograd); }
+    ~Below() { tls.excluded = previous; }
+  } below;
   DispatchKeySet ks;
   for (size_t i = base; i < stack.size(); ++i) {
     const IValue& v = stack[i];
@@ -270,7 +288,7 @@ void redispatch(const OperatorHandle& op, Stack& stack, size_t base) {
       }
     }
   }
-  ks = apply_local_keys(ks);
+  ks = (ks | below.tls.included) & ~below.tls.excluded;
   const KernelFunction* k = op.entry()->lookup(ks);
   if (k == nullptr) {
     Stack args(stack.begin() + static_cast<std::ptrdiff_t>(base), stack.end());
@@ -281,9 +299,11 @@ void redispatch(const OperatorHandle& op, Stack& stack, size_t base) {
 
 bool requires_grad(const Tensor& t) { return t.defined() && t.requires_grad(); }
 
+// An undefined tensor to bind references to (`cond ? v.to_tensor() : Tensor()` would copy).
+const Tensor kUndefined;
+
 // Runs op at the Autograd key for plan/spec (Note [Derivative kernels]).
-void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const Plan>& plan,
-            const std::shared_ptr<const Spec>& spec) {
+void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const Plan>& plan) {
   const Plan& p = *plan;
   const size_t base = stack.size() - p.nargs;
   bool any = false;
@@ -311,11 +331,11 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
     check_inplace(self, p.op_name);
   }
 
-  auto node = std::make_shared<DerivativeNode>(plan, spec);
-  node->args_.resize(p.nargs);
+  auto node = std::make_shared<DerivativeNode>(plan);
+  node->args_.reserve(p.num_other);
   auto& edges = node->mutable_next_edges();
   std::vector<Tensor> view_sources;  // arguments returns may be views of
-  absl::InlinedVector<Tensor, 4> inputs;  // the tensor arguments
+  absl::InlinedVector<const TensorImpl*, 4> inputs;  // the tensor arguments
   for (size_t i = 0; i < p.nargs; ++i) {
     node->slot_start_.push_back(static_cast<uint32_t>(edges.size()));
     const IValue& v = stack[base + i];
@@ -327,7 +347,7 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
       }
       node->slot_meta_.push_back(std::move(m));
       edges.push_back(requires_grad(t) ? gradient_edge(t) : Edge{});
-      if (t.defined()) inputs.push_back(t);
+      if (t.defined()) inputs.push_back(t.impl());
       if (p.arg_saved[i]) {
         if (p.inplace && i == 0) {
           // self is about to be overwritten: the formula gets its value from before, a
@@ -341,16 +361,16 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
     switch (p.arg_kind[i]) {
       case ArgKind::Tensor:
       case ArgKind::OptTensor:
-        add_slot(v.is_tensor() ? v.to_tensor() : Tensor());
+        add_slot(v.is_tensor() ? v.to_tensor() : kUndefined);  // no copy of the tensor
         break;
       case ArgKind::TensorList:
         for (const Tensor& t : v.to_tensor_list()) add_slot(t);
         break;
       case ArgKind::OptTensorList:
-        for (const auto& t : v.to_optional_tensor_list()) add_slot(t ? *t : Tensor());
+        for (const auto& t : v.to_optional_tensor_list()) add_slot(t ? *t : kUndefined);
         break;
       case ArgKind::Other:
-        node->args_[i] = v;
+        node->args_.push_back(v);
         break;
     }
   }
@@ -373,8 +393,7 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
   // An op that hands back an input as it is (a schema without its alias annotation) must
   // not turn that input into its own output.
   auto is_input = [&](const Tensor& t) {
-    return std::find_if(inputs.begin(), inputs.end(),
-                        [&](const Tensor& in) { return in.is_same(t); }) != inputs.end();
+    return std::find(inputs.begin(), inputs.end(), t.impl()) != inputs.end();
   };
   auto attach = [&](const Tensor& t, int view_of, bool is_self) {
     if (t.defined() && is_floating_point(t.dtype()) && (is_self || !is_input(t))) {
@@ -389,7 +408,7 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
     } else {
       node->add_input_metadata_undifferentiable();
     }
-    outputs.push_back(t);
+    if (!p.saved_outputs.empty()) outputs.push_back(t);
     ++flat;
   };
   for (size_t r = 0; r < p.ret_is_tensor.size(); ++r) {
@@ -397,7 +416,7 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
     if (p.ret_is_list[r]) {
       for (const Tensor& t : v.to_tensor_list()) attach(t, p.ret_view_of[r], false);
     } else if (p.ret_is_tensor[r]) {
-      attach(v.is_tensor() ? v.to_tensor() : Tensor(), p.ret_view_of[r], p.inplace && r == 0);
+      attach(v.is_tensor() ? v.to_tensor() : kUndefined, p.ret_view_of[r], p.inplace && r == 0);
     }
   }
   if (!differentiable) return;
@@ -409,12 +428,19 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
 
 struct DerivativeKernel {
   std::shared_ptr<const Spec> spec;
-  mutable std::once_flag once;
+  // The plan is made on the first call (the schema is needed); later calls only load a flag
+  // (std::call_once would touch thread-local state on every call).
+  mutable std::atomic<bool> ready{false};
+  mutable std::mutex mu;
   mutable std::shared_ptr<const Plan> plan;
 
   void operator()(const OperatorHandle& op, Stack& stack) const {
-    std::call_once(once, [&] { plan = make_plan(op, *spec); });
-    record(op, stack, plan, spec);
+    if (!ready.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!plan) plan = make_plan(op, spec);
+      ready.store(true, std::memory_order_release);
+    }
+    record(op, stack, plan);
   }
 };
 
@@ -488,29 +514,27 @@ namespace {
 class Fallback {
  public:
   void operator()(const OperatorHandle& op, Stack& stack) {
-    std::pair<std::shared_ptr<const Plan>, std::shared_ptr<const Spec>> entry;
+    std::shared_ptr<const Plan> entry;
     {
       std::shared_lock lock(mu_);
       if (auto it = plans_.find(op.entry()); it != plans_.end()) entry = it->second;
     }
-    if (!entry.first) {
+    if (!entry) {
       auto spec = std::make_shared<Spec>();
       spec->formula = [name = op.name()](BackwardContext&) -> variable_list {
         LOOM_THROW(NotImplementedError, "the derivative for '", name,
                    "' is not implemented (no formula is registered for it at the Autograd key)");
       };
-      auto plan = make_plan(op, *spec);
+      auto plan = make_plan(op, spec);
       std::unique_lock lock(mu_);
-      entry = plans_.try_emplace(op.entry(), std::move(plan), std::move(spec)).first->second;
+      entry = plans_.try_emplace(op.entry(), std::move(plan)).first->second;
     }
-    record(op, stack, entry.first, entry.second);
+    record(op, stack, entry);
   }
 
  private:
   std::shared_mutex mu_;
-  absl::flat_hash_map<const OperatorEntry*,
-                      std::pair<std::shared_ptr<const Plan>, std::shared_ptr<const Spec>>>
-      plans_;
+  absl::flat_hash_map<const OperatorEntry*, std::shared_ptr<const Plan>> plans_;
 };
 
 // Registered by the core itself: every op reached at the Autograd key has some kernel there.

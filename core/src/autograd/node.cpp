@@ -12,7 +12,8 @@ namespace loom::autograd {
 // Per thread, as PyTorch's: graphs are recorded by one thread, and the order only ranks
 // the nodes of one graph.
 uint64_t next_sequence_nr() {
-  static thread_local uint64_t counter = 0;
+  // Note [Initial-exec TLS] in dispatcher/src/dispatch_key.cpp.
+  static __attribute__((tls_model("initial-exec"))) thread_local uint64_t counter = 0;
   return counter++;
 }
 

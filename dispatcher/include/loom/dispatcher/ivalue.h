@@ -97,6 +97,9 @@ class IValue {
 
   /// The Tensor; throws TypeError naming the held type otherwise.
   const Tensor& to_tensor() const { return get<Tensor>("Tensor"); }
+  /// Moves the Tensor out (this IValue keeps an undefined one): a return popped off a stack
+  /// without touching its reference count.
+  Tensor take_tensor() { return std::move(const_cast<Tensor&>(get<Tensor>("Tensor"))); }
   /// The integer (a Bool converts).
   int64_t to_int() const;
   /// The float (an Int converts).

@@ -266,7 +266,7 @@ struct RetTraits<Tensor> {
   using Canonical = Tensor;
   static std::vector<Type> schema_types() { return {Type::tensor()}; }
   static void push(Stack& s, Tensor t) { s.emplace_back(std::move(t)); }
-  static Tensor pop(Stack& s) { return s.back().to_tensor(); }
+  static Tensor pop(Stack& s) { return s.back().take_tensor(); }
 };
 template <typename T, TypeKind K>
 struct ValueRetTraits {
