@@ -176,6 +176,12 @@ Tensor B(std::vector<int64_t> sizes, uint64_t seed = 5) {  // a bool mask, about
   return t;
 }
 
+Tensor index_tensor(std::vector<int64_t> values, std::vector<int64_t> sizes) {  // int64
+  Tensor t = Tensor::empty(sizes, TensorOptions{}.with(DType::Int64));
+  for (size_t i = 0; i < values.size(); ++i) t.data_ptr<int64_t>()[i] = values[i];
+  return t;
+}
+
 /// Runs an op (reference kernels) to make an input another op needs, e.g. pooling indices.
 Stack call_op(const char* name, Stack args) {
   Dispatcher::instance().find_op_or_throw(name).call_boxed(args);
@@ -709,6 +715,117 @@ const std::map<std::string, Maker>& table() {
       {"aten::nll_loss",
        [] {
          return std::vector{sample("[4, 5] by [4]", {R({4, 5}), I({4}, 5)})};
+       }},
+      {"aten::_pad_circular",
+       [] {
+         return std::vector<Sample>{
+             {"[1, 2, 4] pad [1, 2]", {R({1, 2, 4}), IL{1, 2}}},
+             {"[1, 1, 3, 4] pad [1, 1, 2, 0]", {R({1, 1, 3, 4}), IL{1, 1, 2, 0}}}};
+       }},
+      {"aten::_upsample_nearest_exact1d",
+       [] {
+         return std::vector<Sample>{{"[1, 2, 4] to [7]", {R({1, 2, 4}), IL{7}}}};
+       }},
+      {"aten::_upsample_nearest_exact2d",
+       [] {
+         return std::vector<Sample>{{"[1, 1, 3, 4] to [5, 7]", {R({1, 1, 3, 4}), IL{5, 7}}}};
+       }},
+      {"aten::_upsample_nearest_exact3d",
+       [] {
+         return std::vector<Sample>{
+             {"[1, 1, 2, 2, 3] to [3, 4, 4]", {R({1, 1, 2, 2, 3}), IL{3, 4, 4}}}};
+       }},
+      {"aten::upsample_nearest3d",
+       [] {
+         return std::vector<Sample>{
+             {"[1, 1, 2, 2, 3] to [3, 4, 4]", {R({1, 1, 2, 2, 3}), IL{3, 4, 4}}}};
+       }},
+      {"aten::upsample_trilinear3d",
+       [] {
+         return std::vector<Sample>{
+             {"[1, 1, 2, 2, 3] to [3, 4, 4]", {R({1, 1, 2, 2, 3}), IL{3, 4, 4}, false}},
+             {"[1, 1, 2, 2, 3] to [3, 4, 4] align_corners",
+              {R({1, 1, 2, 2, 3}), IL{3, 4, 4}, true}}};
+       }},
+      {"aten::reflection_pad3d",
+       [] {
+         return std::vector<Sample>{{"[1, 1, 2, 3, 3] pad [1, 1, 2, 0, 1, 0]",
+                                     {R({1, 1, 2, 3, 3}), IL{1, 1, 2, 0, 1, 0}}}};
+       }},
+      {"aten::replication_pad3d",
+       [] {
+         return std::vector<Sample>{{"[1, 1, 2, 3, 3] pad [1, 1, 2, 0, 1, 0]",
+                                     {R({1, 1, 2, 3, 3}), IL{1, 1, 2, 0, 1, 0}}}};
+       }},
+      {"aten::index_select_backward",
+       [] {
+         return std::vector<Sample>{
+             {"[3, 4] into [5, 4] dim 0", {R({3, 4}), IL{5, 4}, int64_t{0}, I({3}, 5)}}};
+       }},
+      {"aten::adaptive_max_pool2d_backward",
+       [] {
+         const Tensor x = R({1, 2, 5, 4}, 2);
+         Stack st{x, IL{3, 2}};
+         Dispatcher::instance().find_op_or_throw("aten::adaptive_max_pool2d").call_boxed(st);
+         return std::vector<Sample>{
+             {"[1, 2, 3, 2] into [1, 2, 5, 4]", {R({1, 2, 3, 2}), x, st.at(1).to_tensor()}}};
+       }},
+      {"aten::max_pool2d_backward",
+       [] {
+         return std::vector<Sample>{{"[1, 1, 2, 1] into [1, 1, 5, 4] k 3 s 2",
+                                     {R({1, 1, 2, 1}), R({1, 1, 5, 4}, 2), IL{3, 3}, IL{2, 2}}}};
+       }},
+      {"aten::upsample_nearest1d_backward",
+       [] {
+         return std::vector<Sample>{{"[1, 2, 7] to [1, 2, 4]", {R({1, 2, 7}), IL{7}, IL{1, 2, 4}}}};
+       }},
+      {"aten::_upsample_nearest_exact1d_backward",
+       [] {
+         return std::vector<Sample>{{"[1, 2, 7] to [1, 2, 4]", {R({1, 2, 7}), IL{7}, IL{1, 2, 4}}}};
+       }},
+      {"aten::_upsample_nearest_exact2d_backward",
+       [] {
+         return std::vector<Sample>{
+             {"[1, 1, 5, 7] to [1, 1, 3, 4]", {R({1, 1, 5, 7}), IL{5, 7}, IL{1, 1, 3, 4}}}};
+       }},
+      {"aten::upsample_nearest3d_backward",
+       [] {
+         return std::vector<Sample>{{"[1, 1, 3, 4, 4] to [1, 1, 2, 2, 3]",
+                                     {R({1, 1, 3, 4, 4}), IL{3, 4, 4}, IL{1, 1, 2, 2, 3}}}};
+       }},
+      {"aten::_upsample_nearest_exact3d_backward",
+       [] {
+         return std::vector<Sample>{{"[1, 1, 3, 4, 4] to [1, 1, 2, 2, 3]",
+                                     {R({1, 1, 3, 4, 4}), IL{3, 4, 4}, IL{1, 1, 2, 2, 3}}}};
+       }},
+      {"aten::upsample_linear1d_backward",
+       [] {
+         return std::vector<Sample>{
+             {"[1, 2, 7] to [1, 2, 4]", {R({1, 2, 7}), IL{7}, IL{1, 2, 4}, false}}};
+       }},
+      {"aten::upsample_trilinear3d_backward",
+       [] {
+         return std::vector<Sample>{{"[1, 1, 3, 4, 4] to [1, 1, 2, 2, 3]",
+                                     {R({1, 1, 3, 4, 4}), IL{3, 4, 4}, IL{1, 1, 2, 2, 3}, false}}};
+       }},
+      {"aten::reflection_pad3d_backward",
+       [] {
+         return std::vector<Sample>{
+             {"[1, 1, 3, 5, 5] to [1, 1, 2, 3, 3]",
+              {R({1, 1, 3, 5, 5}), R({1, 1, 2, 3, 3}, 2), IL{1, 1, 2, 0, 1, 0}}}};
+       }},
+      {"aten::replication_pad3d_backward",
+       [] {
+         return std::vector<Sample>{
+             {"[1, 1, 3, 5, 5] to [1, 1, 2, 3, 3]",
+              {R({1, 1, 3, 5, 5}), R({1, 1, 2, 3, 3}, 2), IL{1, 1, 2, 0, 1, 0}}}};
+       }},
+      {"aten::scatter.value_reduce",
+       [] {
+         return std::vector<Sample>{
+             {"[3, 4] dim 1 by [3, 2] add 0.5",
+              {R({3, 4}), int64_t{1}, index_tensor({0, 2, 3, 1, 1, 0}, {3, 2}), 0.5,
+               std::string("add")}}};
        }},
       {"aten::cross_entropy_loss",
        [] {
