@@ -86,19 +86,18 @@ class GraphTask {
   }
 
   variable_list run(const std::vector<Edge>& roots, variable_list root_grads, size_t num_captures) {
-    count_dependencies(roots);
+    count_dependencies(roots);  // every reachable node has its state from here on
     if (capture_) mark_needed(roots);
     for (size_t i = 0; i < roots.size(); ++i) {
-      variable_list& buf = buffer(roots[i].fn.get());
-      accumulate(buf[roots[i].input_nr], std::move(root_grads[i]));
+      accumulate(buffer(roots[i].fn.get())[roots[i].input_nr], std::move(root_grads[i]));
     }
     using Item = std::pair<uint64_t, Node*>;
     std::priority_queue<Item> ready;
     for (const Edge& r : roots) {
-      Node* n = r.fn.get();
-      if (deps_[n] == 0 && !queued_[n]) {
-        queued_[n] = true;
-        ready.push({n->sequence_nr(), n});
+      State& st = states_[r.fn.get()];
+      if (st.deps == 0 && !st.queued) {
+        st.queued = true;
+        ready.push({r.fn->sequence_nr(), r.fn.get()});
       }
     }
     variable_list captured(num_captures);
@@ -106,26 +105,44 @@ class GraphTask {
     while (!ready.empty()) {
       Node* node = ready.top().second;
       ready.pop();
-      variable_list inputs = std::move(buffer(node));
+      State& st = states_[node];
+      variable_list inputs = std::move(st.buffer);
+      inputs.resize(node->num_inputs());
       node->run_pre_hooks(inputs);
-      if (auto it = captures_.find(node); it != captures_.end()) {
-        for (const Capture& c : it->second) accumulate(captured[c.index], inputs[c.input_nr]);
+      if (!captures_.empty()) {
+        if (auto it = captures_.find(node); it != captures_.end()) {
+          for (const Capture& c : it->second) accumulate(captured[c.index], inputs[c.input_nr]);
+        }
       }
-      if (capture_ && !needed_[node]) continue;
+      if (capture_ && !st.needed) continue;
       variable_list outputs = apply(*node, std::move(inputs), anomaly);
       if (!keep_graph_) node->release_variables();
       const auto& edges = node->next_edges();
       for (size_t i = 0; i < edges.size(); ++i) {
         Node* next = edges[i].fn.get();
-        if (next == nullptr || (capture_ && !needed_[next] && !captures_.contains(next))) continue;
-        if (outputs[i].defined()) accumulate(buffer(next)[edges[i].input_nr], std::move(outputs[i]));
-        if (--deps_[next] == 0) ready.push({next->sequence_nr(), next});
+        if (next == nullptr) continue;
+        State& ns = states_[next];
+        if (capture_ && !ns.needed && !captures_.contains(next)) continue;
+        if (outputs[i].defined()) {
+          if (ns.buffer.size() < next->num_inputs()) ns.buffer.resize(next->num_inputs());
+          accumulate(ns.buffer[edges[i].input_nr], std::move(outputs[i]));
+        }
+        if (--ns.deps == 0) ready.push({next->sequence_nr(), next});
       }
     }
     return captured;
   }
 
  private:
+  // What the engine knows of one node of this backward.
+  struct State {
+    int deps = 0;          // edges from nodes that have not run yet
+    bool queued = false;   // a root already in the ready queue
+    bool needed = false;   // capture mode: a captured gradient depends on it
+    bool visited = false;  // mark_needed's DFS: done
+    variable_list buffer;  // the gradients received so far, one per input
+  };
+
   variable_list apply(Node& node, variable_list inputs, bool anomaly) {
     variable_list outputs;
     if (anomaly) {
@@ -146,7 +163,7 @@ class GraphTask {
   }
 
   variable_list& buffer(Node* n) {
-    variable_list& b = buffers_[n];
+    variable_list& b = states_[n].buffer;
     if (b.size() < n->num_inputs()) b.resize(n->num_inputs());
     return b;
   }
@@ -154,7 +171,7 @@ class GraphTask {
   void count_dependencies(const std::vector<Edge>& roots) {
     std::vector<Node*> stack;
     for (const Edge& r : roots) {
-      if (seen_.insert({r.fn.get(), true}).second) stack.push_back(r.fn.get());
+      if (states_.try_emplace(r.fn.get()).second) stack.push_back(r.fn.get());
     }
     while (!stack.empty()) {
       Node* n = stack.back();
@@ -162,50 +179,43 @@ class GraphTask {
       for (const Edge& e : n->next_edges()) {
         Node* next = e.fn.get();
         if (next == nullptr) continue;
-        ++deps_[next];
-        if (seen_.insert({next, true}).second) stack.push_back(next);
+        auto [it, inserted] = states_.try_emplace(next);
+        ++it->second.deps;
+        if (inserted) stack.push_back(next);
       }
     }
   }
 
   // A node runs in capture mode (autograd::grad) only if a captured gradient depends on it.
+  // Post-order DFS; every node already has its state (count_dependencies ran).
   void mark_needed(const std::vector<Edge>& roots) {
-    absl::flat_hash_map<Node*, int> state;  // 1 = in progress, 2 = done
+    absl::flat_hash_map<Node*, bool> entered;
     std::vector<std::pair<Node*, size_t>> stack;
     for (const Edge& r : roots) {
-      if (!state.contains(r.fn.get())) {
-        state[r.fn.get()] = 1;
-        stack.push_back({r.fn.get(), 0});
-      }
+      if (entered.try_emplace(r.fn.get(), true).second) stack.push_back({r.fn.get(), 0});
     }
     while (!stack.empty()) {
       auto& [n, i] = stack.back();
       const auto& edges = n->next_edges();
       if (i < edges.size()) {
         Node* next = edges[i++].fn.get();
-        if (next != nullptr && !state.contains(next)) {
-          state[next] = 1;
-          stack.push_back({next, 0});
-        }
+        if (next != nullptr && entered.try_emplace(next, true).second) stack.push_back({next, 0});
         continue;
       }
       bool needed = false;
       for (const Edge& e : edges) {
         Node* next = e.fn.get();
-        if (next != nullptr && (needed_[next] || captures_.contains(next))) needed = true;
+        if (next != nullptr && (states_[next].needed || captures_.contains(next))) needed = true;
       }
       // AccumulateGrad never runs in capture mode: .grad is left alone.
-      needed_[n] = needed && n->sequence_nr() != UINT64_MAX;
-      state[n] = 2;
+      states_[n].needed = needed && n->sequence_nr() != UINT64_MAX;
       stack.pop_back();
     }
   }
 
   bool keep_graph_;
   bool capture_;
-  absl::flat_hash_map<Node*, int> deps_;
-  absl::flat_hash_map<Node*, bool> seen_, queued_, needed_;
-  absl::flat_hash_map<Node*, variable_list> buffers_;
+  absl::flat_hash_map<Node*, State> states_;
   absl::flat_hash_map<Node*, std::vector<Capture>> captures_;
 };
 
