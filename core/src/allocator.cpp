@@ -1,5 +1,6 @@
 #include "loom/core/allocator.h"
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -93,11 +94,16 @@ std::string Allocator::summary() const {
 }
 
 namespace {
-// Per device type, a stack of registrations; the top one is active. Lookups take
-// the lock: allocation is not on the dispatch path and costs far more than a mutex.
+// Per device type, a stack of registrations; the top one is active and published in
+// `active` for lock-free lookups (every tensor allocation does one: a 1-element op on the
+// autograd path allocates several tensors). Registration takes the lock.
 struct AllocatorRegistry {
   std::mutex mu;
   std::array<std::vector<Allocator*>, kMaxDeviceTypes> stacks;
+  std::array<std::atomic<Allocator*>, kMaxDeviceTypes> active{};
+  void publish(int id) {  // with mu held
+    active[id].store(stacks[id].empty() ? nullptr : stacks[id].back(), std::memory_order_release);
+  }
 };
 AllocatorRegistry& registry() {
   static auto* r = new AllocatorRegistry();  // leaked: handles may be undone during exit
@@ -112,6 +118,7 @@ RegistrationHandle register_allocator(DeviceType type, Allocator* allocator) {
   {
     std::lock_guard<std::mutex> lock(r.mu);
     r.stacks[type.id].push_back(allocator);
+    r.publish(type.id);
   }
   return RegistrationHandle([type, allocator] {
     auto& reg = registry();
@@ -123,18 +130,14 @@ RegistrationHandle register_allocator(DeviceType type, Allocator* allocator) {
         break;
       }
     }
+    reg.publish(type.id);
   });
 }
 
 Allocator* find_allocator(DeviceType type) {
-  if (type.id == 0) {
-    auto& r = registry();
-    std::lock_guard<std::mutex> lock(r.mu);
-    return r.stacks[0].empty() ? &cpu_allocator() : r.stacks[0].back();
-  }
-  auto& r = registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  return r.stacks[type.id].empty() ? nullptr : r.stacks[type.id].back();
+  Allocator* a = registry().active[type.id].load(std::memory_order_acquire);
+  if (a == nullptr && type.id == 0) return &cpu_allocator();
+  return a;
 }
 
 Allocator& get_allocator(DeviceType type) {

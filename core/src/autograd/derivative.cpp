@@ -144,7 +144,10 @@ std::shared_ptr<const Plan> make_plan(const OperatorHandle& op,
 
 class DerivativeNode final : public Node {
  public:
-  explicit DerivativeNode(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)) {}
+  // Not owned: the plan lives as long as its kernel, which is retired (never freed) until
+  // its plugin is unloaded; a graph cannot run past that anyway, its formula's code being
+  // in the plugin.
+  explicit DerivativeNode(const Plan* plan) : plan_(plan) {}
   std::string name() const override { return plan_->node_name; }
 
   variable_list apply(variable_list&& grads) override {
@@ -166,7 +169,7 @@ class DerivativeNode final : public Node {
     for (auto& [out, t] : saved_outputs_) t.reset();
   }
 
-  std::shared_ptr<const Plan> plan_;
+  const Plan* plan_;
   absl::InlinedVector<IValue, 2> args_;  // the non-tensor arguments, in schema order
   absl::InlinedVector<std::pair<uint32_t, SavedTensor>, 2> saved_inputs_;
   absl::InlinedVector<std::pair<uint32_t, SavedTensor>, 1> saved_outputs_;
@@ -331,7 +334,7 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
     check_inplace(self, p.op_name);
   }
 
-  auto node = std::make_shared<DerivativeNode>(plan);
+  auto node = std::make_shared<DerivativeNode>(plan.get());
   node->args_.reserve(p.num_other);
   auto& edges = node->mutable_next_edges();
   std::vector<Tensor> view_sources;  // arguments returns may be views of
