@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -70,13 +71,20 @@ std::vector<ThreadCache*>& registry() {
   static auto* r = new std::vector<ThreadCache*>();
   return *r;
 }
-thread_local bool t_cache_alive = false;  // false before first use and after thread exit
-thread_local ThreadCache t_cache;
+// The cache is reached through a plain pointer (Note [Initial-exec TLS] in
+// dispatcher/src/dispatch_key.cpp: no __tls_get_addr, no init guard per allocation); the
+// owner, which frees it at thread exit, is touched only on the thread's first allocation.
+__attribute__((tls_model("initial-exec"))) thread_local ThreadCache* t_cache = nullptr;
+__attribute__((tls_model("initial-exec"))) thread_local bool t_cache_dead = false;
+thread_local std::unique_ptr<ThreadCache> t_cache_owner;
 
-ThreadCache& thread_cache() {
-  ThreadCache& c = t_cache;  // constructed on first use in this thread
-  t_cache_alive = true;
-  return c;
+// This thread's cache, made on first use; nullptr once the thread is exiting.
+ThreadCache* thread_cache() {
+  if (ThreadCache* c = t_cache) return c;
+  if (t_cache_dead) return nullptr;
+  t_cache_owner = std::make_unique<ThreadCache>();
+  t_cache = t_cache_owner.get();
+  return t_cache;
 }
 
 ThreadCache::ThreadCache() {
@@ -85,7 +93,8 @@ ThreadCache::ThreadCache() {
 }
 
 ThreadCache::~ThreadCache() {
-  t_cache_alive = false;
+  t_cache = nullptr;
+  t_cache_dead = true;
   {
     std::lock_guard<std::mutex> lock(registry_mutex());
     auto& r = registry();
@@ -126,9 +135,10 @@ class CPUCachingAllocator final : public Allocator {
       return DataPtr(nullptr, this, &CPUCachingAllocator::free_small, Device());
     }
     if (nbytes > kMaxRequest) throw_oom(nbytes);
-    if (nbytes <= kSmallMax) {
+    ThreadCache* cache = nbytes <= kSmallMax ? thread_cache() : nullptr;
+    if (cache != nullptr) {
       const size_t size = round_up(nbytes, kAlignment);
-      ThreadCache& c = thread_cache();
+      ThreadCache& c = *cache;
       const size_t k = size / kAlignment - 1;
       void* p = nullptr;
       const bool hit = c.count[k] > 0;
@@ -233,8 +243,8 @@ class CPUCachingAllocator final : public Allocator {
   }
 
   void release_cache() {
-    if (t_cache_alive) {
-      ThreadCache& c = t_cache;
+    if (t_cache != nullptr) {
+      ThreadCache& c = *t_cache;
       for (size_t k = 0; k < kSmallClasses; ++k) {
         for (int i = 0; i < c.count[k]; ++i) std::free(c.blocks[k][i]);
         counters_.on_reserve(-static_cast<int64_t>((k + 1) * kAlignment) * c.count[k]);
@@ -276,13 +286,13 @@ CPUCachingAllocator& the_cpu_allocator() {
 void CPUCachingAllocator::free_small_sized(void* ctx, void* data) {
   const auto size = static_cast<int64_t>(reinterpret_cast<uintptr_t>(ctx) & ~uintptr_t{1});
   auto& self = the_cpu_allocator();
-  if (!t_cache_alive) {  // this thread's cache is gone (or never was): count it globally
+  if (t_cache == nullptr) {  // this thread's cache is gone (or never was): count it globally
     self.counters_.on_free(size);
     std::free(data);
     self.counters_.on_reserve(-size);
     return;
   }
-  ThreadCache& c = t_cache;
+  ThreadCache& c = *t_cache;
   self.counters_.on_allocated_bytes(-size);
   ThreadCache::bump(c.frees);
   if (size <= static_cast<int64_t>(kSmallMax)) {
