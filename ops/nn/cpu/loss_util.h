@@ -6,9 +6,8 @@
 // kl_div and margin_ranking_loss are CompositeImplicitAutograd in PyTorch: their kernels
 // only call other ops (through the dispatcher, never touching data), so they serve every
 // backend and need no derivative formula of their own, the gradient coming from their
-// parts. They are registered for the CPU key like the other reference kernels; once
-// autograd exists they belong at the Autograd key as well, so that a call records their
-// parts rather than looking for a formula.
+// parts. They are registered at Loom's CompositeImplicitAutograd alias key too, which
+// serves every backend key and the Autograd key, so a call records their parts.
 
 #include <cstdint>
 #include <string_view>
