@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 
+#include "gradcheck_util.h"
 #include "loom/autograd/autograd.h"
 #include "loom/loom.h"
 #include "loom/ops/core.h"
@@ -18,6 +19,7 @@ namespace {
 
 using autograd::variable_list;
 using testing::contains;
+using testing::expect_gradcheck;
 using testing::make_tensor;
 using testing::message_of;
 using testing::to_doubles;
@@ -40,15 +42,6 @@ Tensor longs(Values v, std::vector<int64_t> sizes) { return make_tensor(v, sizes
 
 Tensor mask(Values v, std::vector<int64_t> sizes) { return make_tensor(v, sizes, DType::Bool); }
 
-void check(const std::function<variable_list(const variable_list&)>& fn,
-           const variable_list& inputs) {
-  try {
-    autograd::gradcheck(fn, inputs);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << e.what();
-  }
-}
-
 class IndexingGradcheckTest : public ::testing::Test {
  protected:
   void SetUp() override { init(); }
@@ -57,18 +50,20 @@ class IndexingGradcheckTest : public ::testing::Test {
 TEST_F(IndexingGradcheckTest, SelectionAlongOneDim) {
   Tensor x = input({3, 4});
   const Tensor idx = longs({2, 0, 2}, {3});
-  check([&](const variable_list& in) -> variable_list { return {index_select(in[0], -1, idx)}; },
-        {x});
-  check([&](const variable_list& in) -> variable_list { return {index_select(in[0], 0, idx)}; },
-        {x});
+  expect_gradcheck(
+      [&](const variable_list& in) -> variable_list { return {index_select(in[0], -1, idx)}; },
+      {x});
+  expect_gradcheck(
+      [&](const variable_list& in) -> variable_list { return {index_select(in[0], 0, idx)}; }, {x});
   const Tensor gidx = longs({0, 0, 3, 1, 2, 2}, {3, 2});
-  check([&](const variable_list& in) -> variable_list { return {gather(in[0], -1, gidx)}; }, {x});
-  check(
+  expect_gradcheck(
+      [&](const variable_list& in) -> variable_list { return {gather(in[0], -1, gidx)}; }, {x});
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         return {gather(in[0], 0, longs({2, 0, 1, 1}, {1, 4}))};
       },
       {x});
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         return {take(in[0], longs({0, 11, 5, 5}, {2, 2}))};
       },
@@ -79,24 +74,25 @@ TEST_F(IndexingGradcheckTest, Scatter) {
   Tensor self = input({3, 4});
   Tensor src = input({2, 5}, true, 1);  // larger than the index: only its corner is read
   const Tensor idx = longs({0, 2, 1, 1, 3, 0}, {2, 3});
-  check([&](const variable_list& in) -> variable_list { return {scatter(in[0], -1, idx, in[1])}; },
-        {self, src});
-  check(
+  expect_gradcheck(
+      [&](const variable_list& in) -> variable_list { return {scatter(in[0], -1, idx, in[1])}; },
+      {self, src});
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         return {scatter(in[0], 1, idx, Scalar(2.5))};
       },
       {self});
   const Tensor dup = longs({0, 0, 1, 1, 1, 1}, {2, 3});  // repeated targets add up
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list { return {scatter_add(in[0], 1, dup, in[1])}; },
       {self, src});
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         return {scatter_add(in[0], 0, longs({2, 0, 2, 1}, {1, 4}), in[1])};
       },
       {self, input({1, 4}, false, 2)});
   // In place on a non-leaf.
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         Tensor y = in[0] * 1.0;
         scatter_(y, -1, idx, in[1]);
@@ -113,12 +109,12 @@ TEST_F(IndexingGradcheckTest, ScatterReduce) {
   for (const char* reduce : {"sum", "mean", "amax", "amin", "prod"}) {
     for (bool include_self : {true, false}) {
       SCOPED_TRACE(std::string(reduce) + (include_self ? " include_self" : " exclude_self"));
-      check(
+      expect_gradcheck(
           [&](const variable_list& in) -> variable_list {
             return {scatter_reduce(in[0], -1, idx, in[1], reduce, include_self)};
           },
           {self, src});
-      check(
+      expect_gradcheck(
           [&](const variable_list& in) -> variable_list {
             Tensor y = in[0] * 1.0;
             scatter_reduce_(y, 1, idx, in[1], reduce, include_self);
@@ -130,7 +126,7 @@ TEST_F(IndexingGradcheckTest, ScatterReduce) {
   // prod with zeros: one zero in a group, two zeros in another.
   Tensor zs = make_tensor({0, 2, 3, 0, 0, 5}, {2, 3}, DType::Float64);
   zs.set_requires_grad(true);
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         return {scatter_reduce(in[0], 1, longs({0, 0, 1, 2, 2, 3}, {2, 3}), in[1], "prod", true)};
       },
@@ -140,24 +136,25 @@ TEST_F(IndexingGradcheckTest, ScatterReduce) {
 TEST_F(IndexingGradcheckTest, IndexAddAndIndexFill) {
   Tensor self = input({3, 4});
   const Tensor idx = longs({2, 0, 2}, {3});
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         return {index_add(in[0], -1, idx, in[1], 2.0)};
       },
       {self, input({3, 3}, true, 1)});
-  check([&](const variable_list& in) -> variable_list { return {index_add(in[0], 0, idx, in[1])}; },
-        {self, input({3, 4}, false, 2)});
-  check(
+  expect_gradcheck(
+      [&](const variable_list& in) -> variable_list { return {index_add(in[0], 0, idx, in[1])}; },
+      {self, input({3, 4}, false, 2)});
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         return {index_fill(in[0], -1, idx, Scalar(7.0))};
       },
       {self});
   Tensor value = make_tensor({0.5}, {}, DType::Float64);
   value.set_requires_grad(true);
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list { return {index_fill(in[0], 0, idx, in[1])}; },
       {self, value});
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         Tensor y = in[0] * 1.0;
         index_add_(y, 1, idx, in[1]);
@@ -170,26 +167,28 @@ TEST_F(IndexingGradcheckTest, IndexAddAndIndexFill) {
 TEST_F(IndexingGradcheckTest, Masks) {
   Tensor self = input({2, 3});
   const Tensor m = mask({1, 0, 1}, {3});  // broadcasts over self's rows
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         return {masked_fill(in[0], m, Scalar(-1.0))};
       },
       {self});
   Tensor value = make_tensor({0.5}, {}, DType::Float64);
   value.set_requires_grad(true);
-  check([&](const variable_list& in) -> variable_list { return {masked_fill(in[0], m, in[1])}; },
-        {self, value});
+  expect_gradcheck(
+      [&](const variable_list& in) -> variable_list { return {masked_fill(in[0], m, in[1])}; },
+      {self, value});
   // masked_select broadcasts self against a larger mask.
   const Tensor m2 = mask({1, 0, 1, 1, 1, 0}, {2, 3});
-  check([&](const variable_list& in) -> variable_list { return {masked_select(in[0], m2)}; },
-        {self});
-  check([&](const variable_list& in) -> variable_list { return {masked_select(in[0], m2)}; },
-        {input({3}, true, 1)});
+  expect_gradcheck(
+      [&](const variable_list& in) -> variable_list { return {masked_select(in[0], m2)}; }, {self});
+  expect_gradcheck(
+      [&](const variable_list& in) -> variable_list { return {masked_select(in[0], m2)}; },
+      {input({3}, true, 1)});
   // masked_scatter reads the first 4 of source's 5 elements.
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list { return {masked_scatter(in[0], m2, in[1])}; },
       {self, input({5}, true, 2)});
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         Tensor y = in[0] * 1.0;
         masked_fill_(y, m, in[2]);
@@ -202,18 +201,19 @@ TEST_F(IndexingGradcheckTest, Masks) {
 TEST_F(IndexingGradcheckTest, AdvancedIndexing) {
   Tensor x = input({3, 4});
   const Tensor rows = longs({2, 0, 2}, {3});
-  check([&](const variable_list& in) -> variable_list { return {index(in[0], {rows})}; }, {x});
-  check(
+  expect_gradcheck([&](const variable_list& in) -> variable_list { return {index(in[0], {rows})}; },
+                   {x});
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         return {index(in[0], {std::nullopt, longs({-1, 1, 1}, {3})})};
       },
       {x});
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         return {index(in[0], {longs({0, 2}, {2, 1}), longs({1, 3, 3}, {1, 3})})};
       },
       {x});
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         return {index(in[0], {mask({1, 0, 1, 1, 0, 0, 1, 0, 0, 0, 1, 1}, {3, 4})})};
       },
@@ -222,17 +222,17 @@ TEST_F(IndexingGradcheckTest, AdvancedIndexing) {
     SCOPED_TRACE(accumulate ? "accumulate" : "overwrite");
     // values broadcast over the indexed rows' columns.
     const Tensor distinct = longs({2, 0}, {2});
-    check(
+    expect_gradcheck(
         [&](const variable_list& in) -> variable_list {
           return {index_put(in[0], {distinct}, in[1], accumulate)};
         },
         {x, input({4}, true, 1)});
-    check(
+    expect_gradcheck(
         [&](const variable_list& in) -> variable_list {
           return {index_put(in[0], {std::nullopt, longs({3, 1}, {2})}, in[1], accumulate)};
         },
         {x, input({3, 2}, false, 2)});
-    check(
+    expect_gradcheck(
         [&](const variable_list& in) -> variable_list {
           Tensor y = in[0] * 1.0;
           index_put_(y, {distinct, longs({1, 1}, {2})}, in[1], accumulate);
@@ -241,7 +241,7 @@ TEST_F(IndexingGradcheckTest, AdvancedIndexing) {
         {x, input({2}, true, 3)});
   }
   // Repeated indices with accumulate add up.
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         return {index_put(in[0], {rows}, in[1], true)};
       },
@@ -259,27 +259,30 @@ TEST_F(IndexingGradcheckTest, IntegerResultsNeedNoGradient) {
 
 TEST_F(IndexingGradcheckTest, SortingValues) {
   Tensor x = input({3, 4});
-  check([](const variable_list& in) -> variable_list { return {std::get<0>(sort(in[0]))}; }, {x});
-  check(
+  expect_gradcheck(
+      [](const variable_list& in) -> variable_list { return {std::get<0>(sort(in[0]))}; }, {x});
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list { return {std::get<0>(sort(in[0], 0, true))}; },
       {x});
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         return {std::get<0>(sort(in[0], std::optional<bool>(true), -2, false))};
       },
       {x});
-  check([](const variable_list& in) -> variable_list { return {std::get<0>(topk(in[0], 2, -1))}; },
-        {x});
-  check(
+  expect_gradcheck(
+      [](const variable_list& in) -> variable_list { return {std::get<0>(topk(in[0], 2, -1))}; },
+      {x});
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         return {std::get<0>(topk(in[0], 2, 0, false, false))};
       },
       {x});
-  check([](const variable_list& in) -> variable_list { return {msort(in[0])}; }, {x});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {msort(in[0])}; }, {x});
   Tensor scalar = make_tensor({2.0}, {}, DType::Float64);
   scalar.set_requires_grad(true);
-  check([](const variable_list& in) -> variable_list { return {std::get<0>(sort(in[0]))}; },
-        {scalar});
+  expect_gradcheck(
+      [](const variable_list& in) -> variable_list { return {std::get<0>(sort(in[0]))}; },
+      {scalar});
 }
 
 TEST_F(IndexingGradcheckTest, UniqueHasNoDerivative) {
@@ -293,17 +296,17 @@ TEST_F(IndexingGradcheckTest, UniqueHasNoDerivative) {
 
 TEST_F(IndexingGradcheckTest, OnlyTheSecondInputRequiresGrad) {
   const Tensor x = input({3, 4}).detach();
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         return {index_put(x, {longs({2, 0}, {2})}, in[0], false)};
       },
       {input({4}, true, 1)});
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         return {scatter(x, 1, longs({0, 2, 1}, {1, 3}), in[0])};
       },
       {input({1, 3}, false, 2)});
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         return {masked_scatter(x, mask({1, 0, 0, 1}, {4}), in[0])};
       },

@@ -4,6 +4,7 @@
 // bias, and einsum equations (ellipsis, diagonals, sums, broadcasting).
 #include <gtest/gtest.h>
 
+#include "gradcheck_util.h"
 #include "loom/autograd/autograd.h"
 #include "loom/autograd/gradcheck.h"
 #include "loom/loom.h"
@@ -17,55 +18,26 @@ namespace {
 
 using autograd::gradcheck;
 using autograd::variable_list;
+using testing::expect_gradcheck;
+using testing::leaf;
 using testing::make_tensor;
+using testing::numel_of;
 using testing::random_values;
 using testing::to_doubles;
+using testing::transposed_leaf;
 using Sizes = std::vector<int64_t>;
 using Fn = std::function<variable_list(const variable_list&)>;
-
-int64_t numel_of(const Sizes& s) {
-  int64_t n = 1;
-  for (int64_t x : s) n *= x;
-  return n;
-}
-
-// A float64 leaf of random values; strided=true gives its last dim stride 2.
-Tensor leaf(const Sizes& sizes, uint64_t seed, bool strided = false) {
-  Tensor t = make_tensor(random_values(static_cast<size_t>(numel_of(sizes)), seed), sizes,
-                         DType::Float64, strided);
-  t.set_requires_grad(true);
-  return t;
-}
-
-// A float64 leaf whose last two dims are a transpose (non-contiguous).
-Tensor transposed_leaf(const Sizes& sizes, uint64_t seed) {
-  Sizes swapped = sizes;
-  std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
-  Tensor t = make_tensor(random_values(static_cast<size_t>(numel_of(sizes)), seed), swapped,
-                         DType::Float64)
-                 .transpose(-1, -2);
-  t.set_requires_grad(true);
-  return t;
-}
-
-void check(const Fn& f, const variable_list& inputs, const std::string& what) {
-  SCOPED_TRACE(what);
-  try {
-    gradcheck(f, inputs);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << what << ": " << e.what();
-  }
-}
 
 // f of two tensors, checked for both and for each alone.
 void check2(const std::function<Tensor(const Tensor&, const Tensor&)>& f, const Tensor& a,
             const Tensor& b, const std::string& what) {
-  check([&](const variable_list& in) -> variable_list { return {f(in[0], in[1])}; }, {a, b}, what);
+  expect_gradcheck([&](const variable_list& in) -> variable_list { return {f(in[0], in[1])}; },
+                   {a, b}, what);
   const Tensor a0 = a.detach(), b0 = b.detach();
-  check([&](const variable_list& in) -> variable_list { return {f(in[0], b0)}; }, {a},
-        what + " (first only)");
-  check([&](const variable_list& in) -> variable_list { return {f(a0, in[0])}; }, {b},
-        what + " (second only)");
+  expect_gradcheck([&](const variable_list& in) -> variable_list { return {f(in[0], b0)}; }, {a},
+                   what + " (first only)");
+  expect_gradcheck([&](const variable_list& in) -> variable_list { return {f(a0, in[0])}; }, {b},
+                   what + " (second only)");
 }
 
 class LinalgGradcheckTest : public ::testing::Test {
@@ -98,13 +70,13 @@ TEST_F(LinalgGradcheckTest, AddmmAddbmmBaddbmm) {
     for (const Self& s :
          {Self{{3, 2}, "full"}, Self{{2}, "row"}, Self{{3, 1}, "column"}, Self{{}, "0-d"}}) {
       const Tensor self = leaf(s.sizes, 13);
-      check(
+      expect_gradcheck(
           [&](const variable_list& in) -> variable_list {
             return {addmm(in[0], in[1], in[2], beta, alpha)};
           },
           {self, transposed_leaf({3, 4}, 14), leaf({4, 2}, 15, true)},
           loom::str_cat("addmm self ", s.name, k));
-      check(
+      expect_gradcheck(
           [&](const variable_list& in) -> variable_list {
             return {addbmm(in[0], in[1], in[2], beta, alpha)};
           },
@@ -113,7 +85,7 @@ TEST_F(LinalgGradcheckTest, AddmmAddbmmBaddbmm) {
     }
     for (const Self& s : {Self{{2, 3, 2}, "full"}, Self{{3, 2}, "matrix"}, Self{{1, 3, 1}, "ones"},
                           Self{{}, "0-d"}}) {
-      check(
+      expect_gradcheck(
           [&](const variable_list& in) -> variable_list {
             return {baddbmm(in[0], in[1], in[2], beta, alpha)};
           },
@@ -123,8 +95,9 @@ TEST_F(LinalgGradcheckTest, AddmmAddbmmBaddbmm) {
   }
   // Only the matrices.
   const Tensor self = leaf({3, 2}, 21).detach();
-  check([&](const variable_list& in) -> variable_list { return {addmm(self, in[0], in[1])}; },
-        {leaf({3, 4}, 22), leaf({4, 2}, 23)}, "addmm matrices only");
+  expect_gradcheck(
+      [&](const variable_list& in) -> variable_list { return {addmm(self, in[0], in[1])}; },
+      {leaf({3, 4}, 22), leaf({4, 2}, 23)}, "addmm matrices only");
 }
 
 TEST_F(LinalgGradcheckTest, MatmulRankCombinations) {
@@ -160,22 +133,28 @@ TEST_F(LinalgGradcheckTest, Linear) {
   for (const Sizes& xs : std::vector<Sizes>{{5, 4}, {4}, {2, 3, 4}, {2, 1, 3, 4}}) {
     const std::string k = "input " + sizes_str(xs);
     const Tensor x = leaf(xs, 140, true), w = transposed_leaf({3, 4}, 141), b = leaf({3}, 142);
-    check([](const variable_list& in) -> variable_list { return {linear(in[0], in[1], in[2])}; },
-          {x, w, b}, "linear bias " + k);
-    check([](const variable_list& in) -> variable_list { return {linear(in[0], in[1])}; }, {x, w},
-          "linear no bias " + k);
+    expect_gradcheck(
+        [](const variable_list& in) -> variable_list { return {linear(in[0], in[1], in[2])}; },
+        {x, w, b}, "linear bias " + k);
+    expect_gradcheck(
+        [](const variable_list& in) -> variable_list { return {linear(in[0], in[1])}; }, {x, w},
+        "linear no bias " + k);
     const Tensor x0 = x.detach(), w0 = w.detach();
-    check([&](const variable_list& in) -> variable_list { return {linear(x0, w0, in[0])}; }, {b},
-          "linear bias only " + k);
-    check([&](const variable_list& in) -> variable_list { return {linear(x0, in[0], in[1])}; },
-          {w, b}, "linear weight and bias " + k);
-    check([&](const variable_list& in) -> variable_list { return {linear(in[0], w0)}; }, {x},
-          "linear input only " + k);
+    expect_gradcheck(
+        [&](const variable_list& in) -> variable_list { return {linear(x0, w0, in[0])}; }, {b},
+        "linear bias only " + k);
+    expect_gradcheck(
+        [&](const variable_list& in) -> variable_list { return {linear(x0, in[0], in[1])}; },
+        {w, b}, "linear weight and bias " + k);
+    expect_gradcheck([&](const variable_list& in) -> variable_list { return {linear(in[0], w0)}; },
+                     {x}, "linear input only " + k);
     // A broadcast bias shape and a 1-D weight.
-    check([](const variable_list& in) -> variable_list { return {linear(in[0], in[1], in[2])}; },
-          {x, w, leaf({1}, 143)}, "linear bias [1] " + k);
-    check([](const variable_list& in) -> variable_list { return {linear(in[0], in[1], in[2])}; },
-          {x, leaf({4}, 144), leaf({}, 145)}, "linear 1-D weight " + k);
+    expect_gradcheck(
+        [](const variable_list& in) -> variable_list { return {linear(in[0], in[1], in[2])}; },
+        {x, w, leaf({1}, 143)}, "linear bias [1] " + k);
+    expect_gradcheck(
+        [](const variable_list& in) -> variable_list { return {linear(in[0], in[1], in[2])}; },
+        {x, leaf({4}, 144), leaf({}, 145)}, "linear 1-D weight " + k);
   }
 }
 
@@ -213,13 +192,13 @@ TEST_F(LinalgGradcheckTest, Einsum) {
   for (const Case& c : cases) {
     variable_list in;
     for (const Sizes& s : c.sizes) in.push_back(leaf(s, seed++, s.size() >= 2 && seed % 2 == 0));
-    check([&](const variable_list& x) -> variable_list { return {einsum(c.eq, x)}; }, in,
-          "einsum " + c.eq);
+    expect_gradcheck([&](const variable_list& x) -> variable_list { return {einsum(c.eq, x)}; }, in,
+                     "einsum " + c.eq);
     if (in.size() > 1) {
       // Only the last operand.
       variable_list fixed(in.begin(), in.end() - 1);
       for (Tensor& t : fixed) t = t.detach();
-      check(
+      expect_gradcheck(
           [&](const variable_list& x) -> variable_list {
             variable_list all = fixed;
             all.push_back(x[0]);
@@ -228,8 +207,9 @@ TEST_F(LinalgGradcheckTest, Einsum) {
           {in.back()}, "einsum last operand only " + c.eq);
     }
   }
-  check([](const variable_list& x) -> variable_list { return {einsum("ij,jk->ik", x)}; },
-        {transposed_leaf({3, 4}, 250), transposed_leaf({4, 2}, 251)}, "einsum transposed");
+  expect_gradcheck([](const variable_list& x) -> variable_list { return {einsum("ij,jk->ik", x)}; },
+                   {transposed_leaf({3, 4}, 250), transposed_leaf({4, 2}, 251)},
+                   "einsum transposed");
 }
 
 TEST_F(LinalgGradcheckTest, EmptyInputs) {

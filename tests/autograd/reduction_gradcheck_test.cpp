@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "gradcheck_util.h"
 #include "loom/autograd/autograd.h"
 #include "loom/autograd/gradcheck.h"
 #include "loom/loom.h"
@@ -19,43 +20,15 @@ namespace {
 
 using autograd::gradcheck;
 using autograd::variable_list;
+using testing::leaf;
+using testing::leaf_of;
 using testing::make_tensor;
+using testing::numel_of;
 using testing::random_values;
 using testing::to_doubles;
+using testing::transposed_leaf;
 using Values = std::vector<double>;
 using Sizes = std::vector<int64_t>;
-
-int64_t numel_of(const Sizes& s) {
-  int64_t n = 1;
-  for (int64_t x : s) n *= x;
-  return n;
-}
-
-// A float64 leaf of random values; strided=true gives its last dim stride 2.
-Tensor leaf(const Sizes& sizes, uint64_t seed, bool strided = false, double lo = -2,
-            double hi = 2) {
-  Tensor t = make_tensor(random_values(static_cast<size_t>(numel_of(sizes)), seed, lo, hi), sizes,
-                         DType::Float64, strided);
-  t.set_requires_grad(true);
-  return t;
-}
-
-Tensor leaf_of(const Values& v, const Sizes& sizes) {
-  Tensor t = make_tensor(v, sizes, DType::Float64);
-  t.set_requires_grad(true);
-  return t;
-}
-
-// A float64 leaf whose last two dims are a transpose (non-contiguous).
-Tensor transposed_leaf(const Sizes& sizes, uint64_t seed) {
-  Sizes swapped = sizes;
-  std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
-  Tensor base = make_tensor(random_values(static_cast<size_t>(numel_of(sizes)), seed), swapped,
-                            DType::Float64);
-  Tensor t = base.transpose(-1, -2);
-  t.set_requires_grad(true);
-  return t;
-}
 
 // Values away from zero (|x| in [0.5, 1.5], random signs), for prod / cumprod / norms.
 Tensor away_from_zero(const Sizes& sizes, uint64_t seed, bool strided = false) {

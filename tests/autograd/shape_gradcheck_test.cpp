@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 
+#include "gradcheck_util.h"
 #include "loom/autograd/autograd.h"
 #include "loom/loom.h"
 #include "loom/ops/core.h"
@@ -18,6 +19,7 @@ namespace loom {
 namespace {
 
 using autograd::variable_list;
+using testing::expect_gradcheck;
 using testing::make_tensor;
 using testing::to_doubles;
 using Values = std::vector<double>;
@@ -42,15 +44,6 @@ Tensor transposed(int64_t rows, int64_t cols, double seed = 0) {
   return t;
 }
 
-void check(const std::function<variable_list(const variable_list&)>& fn,
-           const variable_list& inputs) {
-  try {
-    autograd::gradcheck(fn, inputs);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << e.what();
-  }
-}
-
 class ShapeGradcheckTest : public ::testing::Test {
  protected:
   void SetUp() override { init(); }
@@ -59,44 +52,54 @@ class ShapeGradcheckTest : public ::testing::Test {
 TEST_F(ShapeGradcheckTest, ViewsThatKeepEveryElement) {
   Tensor x = input({2, 3});
   EXPECT_FALSE(x.is_contiguous());
-  check([](const variable_list& in) -> variable_list { return {in[0].view({6})}; }, {x});
-  check(
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {in[0].view({6})}; }, {x});
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         return {in[0].view({3, -1})};
       },
       {input({2, 3}, false)});
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         return {in[0].unflatten(-1, {1, 3})};
       },
       {x});
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         return {in[0].view_as(zeros({3, 2}, DType::Float64))};
       },
       {input({2, 3}, false)});
   Tensor y = input({2, 1, 3, 1});
-  check([](const variable_list& in) -> variable_list { return {in[0].squeeze()}; }, {y});
-  check([](const variable_list& in) -> variable_list { return {in[0].squeeze(-1)}; }, {y});
-  check(
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {in[0].squeeze()}; }, {y});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {in[0].squeeze(-1)}; },
+                   {y});
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         return {squeeze(in[0], IntArrayRef{1, -1})};
       },
       {y});
-  check([](const variable_list& in) -> variable_list { return {in[0].unsqueeze(-1)}; }, {x});
-  check([](const variable_list& in) -> variable_list { return {in[0].unsqueeze(1)}; }, {x});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {in[0].unsqueeze(-1)}; },
+                   {x});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {in[0].unsqueeze(1)}; },
+                   {x});
   Tensor z = input({2, 3, 4});
-  check([](const variable_list& in) -> variable_list { return {in[0].transpose(0, -1)}; }, {z});
-  check([](const variable_list& in) -> variable_list { return {in[0].permute({-1, 0, 1})}; }, {z});
-  check([](const variable_list& in) -> variable_list { return {in[0].t()}; }, {x});
-  check([](const variable_list& in) -> variable_list { return {movedim(in[0], 0, -1)}; }, {z});
-  check(
+  expect_gradcheck(
+      [](const variable_list& in) -> variable_list { return {in[0].transpose(0, -1)}; }, {z});
+  expect_gradcheck(
+      [](const variable_list& in) -> variable_list {
+        return {in[0].permute({-1, 0, 1})};
+      },
+      {z});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {in[0].t()}; }, {x});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {movedim(in[0], 0, -1)}; },
+                   {z});
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         return {movedim(in[0], IntArrayRef{0, -1}, IntArrayRef{-1, 1})};
       },
       {z});
-  check([](const variable_list& in) -> variable_list { return {swapaxes(in[0], -1, 1)}; }, {z});
-  check(
+  expect_gradcheck(
+      [](const variable_list& in) -> variable_list { return {swapaxes(in[0], -1, 1)}; }, {z});
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         LOOM_TYPED_OP(op, "aten::swapdims", Tensor(const Tensor&, int64_t, int64_t));
         return {op(in[0], 0, 2)};
@@ -107,20 +110,26 @@ TEST_F(ShapeGradcheckTest, ViewsThatKeepEveryElement) {
 TEST_F(ShapeGradcheckTest, ReshapeAndFlattenViewOrCopy) {
   // Viewable (stride-2 gaps merge) and not viewable (transposed): a copy, not a view.
   Tensor x = input({2, 3});
-  check([](const variable_list& in) -> variable_list { return {in[0].reshape({3, 2})}; }, {x});
+  expect_gradcheck(
+      [](const variable_list& in) -> variable_list {
+        return {in[0].reshape({3, 2})};
+      },
+      {x});
   Tensor xt = transposed(2, 3);
   Tensor r = xt.reshape({-1});
   EXPECT_FALSE(r.is_alias_of(xt));
-  check([](const variable_list& in) -> variable_list { return {in[0].reshape({-1})}; }, {xt});
-  check([](const variable_list& in) -> variable_list { return {in[0].flatten()}; }, {xt});
-  check(
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {in[0].reshape({-1})}; },
+                   {xt});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {in[0].flatten()}; },
+                   {xt});
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         return {in[0].flatten(1, -1), in[0].flatten(0, -2), in[0].flatten(-1, -1)};
       },
       {input({2, 3, 4})});
-  check([](const variable_list& in) -> variable_list { return {in[0].flatten()}; },
-        {input({}, false)});
-  check(
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {in[0].flatten()}; },
+                   {input({}, false)});
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         return {in[0].reshape_as(zeros({6}, DType::Float64))};
       },
@@ -138,17 +147,17 @@ TEST_F(ShapeGradcheckTest, InPlaceOnReshapeCopyDoesNotReachTheBase) {
 }
 
 TEST_F(ShapeGradcheckTest, ExpandSumsOverTheExpandedDims) {
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         return {in[0].expand({3, 2, 4})};
       },
       {input({2, 1})});
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         return {in[0].expand({2, -1})};
       },
       {input({3})});
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         return {in[0].expand_as(zeros({2, 3}, DType::Float64))};
       },
@@ -157,29 +166,36 @@ TEST_F(ShapeGradcheckTest, ExpandSumsOverTheExpandedDims) {
 
 TEST_F(ShapeGradcheckTest, ViewsThatSeePartOfTheInput) {
   Tensor x = input({3, 4});
-  check([](const variable_list& in) -> variable_list { return {in[0].narrow(-1, 1, 2)}; }, {x});
-  check([](const variable_list& in) -> variable_list { return {in[0].narrow(0, -2, 2)}; }, {x});
-  check([](const variable_list& in) -> variable_list { return {slice(in[0], 1, 1, {}, 2)}; }, {x});
-  check([](const variable_list& in) -> variable_list { return {slice(in[0], -2, -2)}; }, {x});
-  check([](const variable_list& in) -> variable_list { return {in[0].select(-1, 1)}; }, {x});
-  check([](const variable_list& in) -> variable_list { return {in[0].select(0, -1)}; }, {x});
-  check(
+  expect_gradcheck(
+      [](const variable_list& in) -> variable_list { return {in[0].narrow(-1, 1, 2)}; }, {x});
+  expect_gradcheck(
+      [](const variable_list& in) -> variable_list { return {in[0].narrow(0, -2, 2)}; }, {x});
+  expect_gradcheck(
+      [](const variable_list& in) -> variable_list { return {slice(in[0], 1, 1, {}, 2)}; }, {x});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {slice(in[0], -2, -2)}; },
+                   {x});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {in[0].select(-1, 1)}; },
+                   {x});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {in[0].select(0, -1)}; },
+                   {x});
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         return {as_strided(in[0], {2, 2}, {1, 4}, 1)};
       },
       {input({3, 4}, false)});
-  check([](const variable_list& in) -> variable_list { return {as_strided(in[0], {3}, {2})}; },
-        {input({6}, false)});
+  expect_gradcheck(
+      [](const variable_list& in) -> variable_list { return {as_strided(in[0], {3}, {2})}; },
+      {input({6}, false)});
   // An input with a storage offset (its own default offset), and a view that reads elements
   // twice (their gradients add up).
   Tensor offset_leaf = input({8}, false).detach().narrow(0, 2, 5);
   offset_leaf.set_requires_grad(true);
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         return {as_strided(in[0], {2, 2}, {2, 1})};
       },
       {offset_leaf});
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         return {as_strided(in[0], {2, 3}, {1, 1}, 3)};
       },
@@ -188,28 +204,32 @@ TEST_F(ShapeGradcheckTest, ViewsThatSeePartOfTheInput) {
 
 TEST_F(ShapeGradcheckTest, SplitsWithOnlySomeOutputsUsed) {
   Tensor x = input({3, 5});
-  check([](const variable_list& in) -> variable_list { return {in[0].split(2, -1)[1]}; }, {x});
-  check(
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {in[0].split(2, -1)[1]}; },
+                   {x});
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         auto parts = in[0].split(2, -1);
         return {parts[0], parts[2]};
       },
       {x});
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         return {split_with_sizes(in[0], {1, 3, 1}, 1)[1]};
       },
       {x});
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         auto parts = split(in[0], IntArrayRef{2, 1}, -2);
         return {parts[1] * 2.0 + parts[0].sum()};
       },
       {x});
-  check([](const variable_list& in) -> variable_list { return {in[0].chunk(2, 0)[0]}; }, {x});
-  check([](const variable_list& in) -> variable_list { return {in[0].chunk(3, -1)[2]}; }, {x});
-  check([](const variable_list& in) -> variable_list { return {in[0].unbind(-1)[3]}; }, {x});
-  check(
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {in[0].chunk(2, 0)[0]}; },
+                   {x});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {in[0].chunk(3, -1)[2]}; },
+                   {x});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {in[0].unbind(-1)[3]}; },
+                   {x});
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         auto rows = in[0].unbind(0);
         return {rows[0] * rows[2]};
@@ -221,14 +241,15 @@ TEST_F(ShapeGradcheckTest, ConcatenationAndStacking) {
   Tensor a = input({2, 3});
   Tensor b = transposed(2, 2, 1);
   Tensor c = input({2, 1}, false, 2);
-  check([](const variable_list& in) -> variable_list { return {cat(in, -1)}; }, {a, b, c});
-  check(
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {cat(in, -1)}; },
+                   {a, b, c});
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         LOOM_TYPED_OP(op, "aten::concat", Tensor(TensorList, int64_t));
         return {op(in, 1)};
       },
       {a, b, c});
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         LOOM_TYPED_OP(op, "aten::concatenate", Tensor(TensorList, int64_t));
         return {op({in[0], in[1]}, 0)};
@@ -238,45 +259,63 @@ TEST_F(ShapeGradcheckTest, ConcatenationAndStacking) {
   Tensor d = input({2, 3}, true, 4).detach();
   Tensor empty = zeros({0}, DType::Float64);
   empty.set_requires_grad(true);
-  check(
+  expect_gradcheck(
       [&](const variable_list& in) -> variable_list {
         return {cat({in[0], d, in[1]}, 0)};
       },
       {a, empty});
-  check([](const variable_list& in) -> variable_list { return {stack(in, -1)}; },
-        {a, input({2, 3}, false, 5)});
-  check([](const variable_list& in) -> variable_list { return {stack(in, 0)}; },
-        {transposed(3, 2), input({3, 2}, true, 6)});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {stack(in, -1)}; },
+                   {a, input({2, 3}, false, 5)});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {stack(in, 0)}; },
+                   {transposed(3, 2), input({3, 2}, true, 6)});
 }
 
 TEST_F(ShapeGradcheckTest, CopyingShapeOps) {
   Tensor x = input({2, 3});
-  check([](const variable_list& in) -> variable_list { return {in[0].repeat({2, 1, 3})}; }, {x});
-  check([](const variable_list& in) -> variable_list { return {in[0].repeat({2, 2})}; }, {x});
-  check([](const variable_list& in) -> variable_list { return {tile(in[0], {2})}; }, {x});
-  check([](const variable_list& in) -> variable_list { return {tile(in[0], {2, 1, 2})}; }, {x});
-  check([](const variable_list& in) -> variable_list { return {in[0].flip({0, -1})}; }, {x});
-  check(
+  expect_gradcheck(
+      [](const variable_list& in) -> variable_list {
+        return {in[0].repeat({2, 1, 3})};
+      },
+      {x});
+  expect_gradcheck(
+      [](const variable_list& in) -> variable_list {
+        return {in[0].repeat({2, 2})};
+      },
+      {x});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {tile(in[0], {2})}; },
+                   {x});
+  expect_gradcheck(
+      [](const variable_list& in) -> variable_list {
+        return {tile(in[0], {2, 1, 2})};
+      },
+      {x});
+  expect_gradcheck(
+      [](const variable_list& in) -> variable_list {
+        return {in[0].flip({0, -1})};
+      },
+      {x});
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         return {roll(in[0], {1, -2}, {0, 1})};
       },
       {x});
-  check([](const variable_list& in) -> variable_list { return {roll(in[0], {4})}; }, {x});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {roll(in[0], {4})}; },
+                   {x});
   Tensor sq = transposed(3, 3);
-  check([](const variable_list& in) -> variable_list { return {in[0].tril(-1)}; }, {sq});
-  check([](const variable_list& in) -> variable_list { return {in[0].triu(1)}; }, {sq});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {in[0].tril(-1)}; }, {sq});
+  expect_gradcheck([](const variable_list& in) -> variable_list { return {in[0].triu(1)}; }, {sq});
 }
 
 TEST_F(ShapeGradcheckTest, InPlaceShapeOps) {
   Tensor x = input({2, 1, 3});
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         Tensor y = in[0] * 1.0;
         transpose_(y, 0, -1);
         return {y};
       },
       {x});
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         Tensor y = in[0] * 1.0;
         squeeze_(y, 1);
@@ -284,7 +323,7 @@ TEST_F(ShapeGradcheckTest, InPlaceShapeOps) {
         return {y};
       },
       {x});
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         Tensor y = in[0] * 1.0;
         squeeze_(y);
@@ -292,14 +331,14 @@ TEST_F(ShapeGradcheckTest, InPlaceShapeOps) {
         return {y};
       },
       {x});
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         Tensor y = in[0] * 1.0;
         tril_(y);
         return {y};
       },
       {transposed(3, 3)});
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         Tensor y = in[0] * 1.0;
         triu_(y, -1);
@@ -317,7 +356,7 @@ TEST_F(ShapeGradcheckTest, InPlaceThroughAViewReachesTheBase) {
   EXPECT_EQ(to_doubles(x.grad()), (Values{2, 1, 1}));
 
   // The same through gradcheck, with a step slice and a select, and reading the view after.
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         Tensor y = in[0] * 1.0;
         Tensor v = slice(y, -1, 0, {}, 2);
@@ -327,7 +366,7 @@ TEST_F(ShapeGradcheckTest, InPlaceThroughAViewReachesTheBase) {
       },
       {input({2, 4}), input({2, 1}, false, 1)});
   // Through one output of split and one of unbind.
-  check(
+  expect_gradcheck(
       [](const variable_list& in) -> variable_list {
         Tensor y = in[0] * 1.0;
         y.split(2, 1)[1].mul_(3.0);
