@@ -870,5 +870,22 @@ TEST_F(NnGradcheckTest, PointwiseLossDoubleBackward) {
   }
 }
 
+// PyTorch's output_differentiability: the saved statistics and nll's total_weight are
+// outputs without a gradient (DerivativeOptions::non_differentiable_outputs).
+TEST_F(NnGradcheckTest, StatisticsOutputsDoNotRequireGrad) {
+  Tensor x = make_tensor(random_values(2 * 3 * 4, 91), {2, 3, 4}, DType::Float64);
+  x.set_requires_grad(true);
+  auto [y, mean, rstd] = native_layer_norm(x, {4}, std::nullopt, std::nullopt, 1e-5);
+  EXPECT_TRUE(y.requires_grad());
+  EXPECT_FALSE(mean.requires_grad());
+  EXPECT_FALSE(rstd.requires_grad());
+  Tensor logits = make_tensor(random_values(2 * 3, 92), {2, 3}, DType::Float64);
+  logits.set_requires_grad(true);
+  auto [loss, total_weight] = nll_loss_forward(
+      logits, make_tensor({0, 2}, {2}, DType::Int64), std::nullopt, Reduction::Mean, -100);
+  EXPECT_TRUE(loss.requires_grad());
+  EXPECT_FALSE(total_weight.requires_grad());
+}
+
 }  // namespace
 }  // namespace loom

@@ -33,6 +33,7 @@ struct Plan {
   std::vector<int> other_index;  // per argument: its place among the non-tensor ones, or -1
   size_t num_other = 0;
   std::vector<bool> ret_is_tensor, ret_is_list;
+  std::vector<bool> ret_differentiable;  // false for DerivativeOptions::non_differentiable_outputs
   std::vector<int> ret_view_of;      // argument a return is a view of, or -1
   std::vector<size_t> saved_outputs;  // flat output indices
   bool inplace = false;               // arg 0 written and returned
@@ -43,6 +44,7 @@ struct Plan {
 struct Spec {
   std::vector<std::string> saves;
   BackwardFormula formula;
+  DerivativeOptions options;
 };
 
 namespace {
@@ -111,6 +113,14 @@ std::shared_ptr<const Plan> make_plan(const OperatorHandle& op,
   }
   const auto& args = s.arguments();
   const auto& rets = s.returns();
+  for (size_t i = 0; i < rets.size(); ++i) {
+    const auto& nd = spec.options.non_differentiable_outputs;
+    p->ret_differentiable.push_back(std::find(nd.begin(), nd.end(), i) == nd.end());
+  }
+  for (size_t i : spec.options.non_differentiable_outputs) {
+    LOOM_CHECK_T(RegistrationError, i < rets.size(), "derivative for ", op.name(),
+                 ": non-differentiable output ", i, " but the op has ", rets.size(), " returns");
+  }
   for (const Argument& r : rets) {
     const ArgKind k = kind_of(r.type);
     p->ret_is_tensor.push_back(k == ArgKind::Tensor || k == ArgKind::OptTensor);
@@ -398,8 +408,9 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
   auto is_input = [&](const Tensor& t) {
     return std::find(inputs.begin(), inputs.end(), t.impl()) != inputs.end();
   };
-  auto attach = [&](const Tensor& t, int view_of, bool is_self) {
-    if (t.defined() && is_floating_point(t.dtype()) && (is_self || !is_input(t))) {
+  auto attach = [&](const Tensor& t, int view_of, bool is_self, bool has_gradient) {
+    if (has_gradient && t.defined() && is_floating_point(t.dtype()) &&
+        (is_self || !is_input(t))) {
       const uint32_t nr = node->add_input_metadata(t);
       if (is_self) {
         rebase_history(t, node);
@@ -417,9 +428,12 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
   for (size_t r = 0; r < p.ret_is_tensor.size(); ++r) {
     const IValue& v = stack[base + r];
     if (p.ret_is_list[r]) {
-      for (const Tensor& t : v.to_tensor_list()) attach(t, p.ret_view_of[r], false);
+      for (const Tensor& t : v.to_tensor_list()) {
+        attach(t, p.ret_view_of[r], false, p.ret_differentiable[r]);
+      }
     } else if (p.ret_is_tensor[r]) {
-      attach(v.is_tensor() ? v.to_tensor() : kUndefined, p.ret_view_of[r], p.inplace && r == 0);
+      attach(v.is_tensor() ? v.to_tensor() : kUndefined, p.ret_view_of[r], p.inplace && r == 0,
+             p.ret_differentiable[r]);
     }
   }
   if (!differentiable) return;
@@ -449,9 +463,10 @@ struct DerivativeKernel {
 
 }  // namespace
 
-KernelFunction derivative_kernel(std::vector<std::string> saves, BackwardFormula formula) {
+KernelFunction derivative_kernel(std::vector<std::string> saves, BackwardFormula formula,
+                                 DerivativeOptions options) {
   auto k = std::make_shared<DerivativeKernel>();
-  k->spec = std::make_shared<Spec>(Spec{std::move(saves), std::move(formula)});
+  k->spec = std::make_shared<Spec>(Spec{std::move(saves), std::move(formula), std::move(options)});
   return KernelFunction::from_boxed(
       [k](const OperatorHandle& op, Stack& stack) { (*k)(op, stack); });
 }
@@ -483,15 +498,15 @@ bool is_inplace_form(const FunctionSchema& functional, const FunctionSchema& inp
 }  // namespace
 
 void derivative(Library& m, std::string_view op, std::vector<std::string> saves,
-                BackwardFormula formula, std::source_location loc) {
-  m.impl_kernel(op, std::nullopt, derivative_kernel(saves, formula), loc);
+                BackwardFormula formula, DerivativeOptions options, std::source_location loc) {
+  m.impl_kernel(op, std::nullopt, derivative_kernel(saves, formula, options), loc);
   const std::string inplace = inplace_name(op);
   const auto inplace_op = Dispatcher::instance().find_op(qualified(m, inplace));
   const auto functional_op = Dispatcher::instance().find_op(qualified(m, op));
   if (inplace_op && functional_op &&
       is_inplace_form(functional_op->schema(), inplace_op->schema())) {
-    m.impl_kernel(inplace, std::nullopt, derivative_kernel(std::move(saves), std::move(formula)),
-                  loc);
+    m.impl_kernel(inplace, std::nullopt,
+                  derivative_kernel(std::move(saves), std::move(formula), std::move(options)), loc);
   }
 }
 

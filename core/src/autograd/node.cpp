@@ -119,7 +119,7 @@ Tensor SavedTensor::unpack(const std::shared_ptr<Node>& owner) const {
                " instead. Hint: enable anomaly detection to find the operation that failed to "
                "compute its gradient, with loom::autograd::set_detect_anomaly(true).");
   }
-  if (is_output_ && owner && GradMode::is_enabled()) {
+  if (is_output_ && !is_leaf_ && owner && GradMode::is_enabled()) {
     // Recording the backward (create_graph): the output must be part of the graph again.
     Tensor t = data_.as_strided_view(data_.sizes(), data_.strides(), data_.storage_offset());
     set_history(t, owner, output_nr_);

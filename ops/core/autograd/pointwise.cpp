@@ -369,8 +369,9 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
 // --- activations --------------------------------------------------------------------------------
 LOOM_LIBRARY_IMPL(aten, Autograd, m) {
   using autograd::derivative;
+  // threshold_backward: zero where the result is <= 0, so a NaN input passes its gradient.
   derivative(m, "relu", {"result"}, [](BackwardContext& c) -> variable_list {
-    return {masked(c.grad(), gt(c.result(), 0))};
+    return {where(le(c.result(), 0), zeros_like(c.grad()), c.grad())};
   });
   // hardtanh_backward on the result: inside (min_val, max_val) exactly where self is.
   derivative(m, "relu6", {"result"}, [](BackwardContext& c) -> variable_list {

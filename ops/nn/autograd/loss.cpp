@@ -91,13 +91,15 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
       [](BackwardContext& c) -> variable_list {
         return {nll_loss_backward(c.grad(), c.saved("self"), c.saved("target"), c.saved("weight"),
                                   reduction_of(c), c.integer("ignore_index"), c.result(1))};
-      });
+      },
+      {.non_differentiable_outputs = {1}});  // total_weight, as in PyTorch
   derivative(
       m, "nll_loss2d_forward", {"self", "target", "weight", "result1"},
       [](BackwardContext& c) -> variable_list {
         return {nll_loss2d_backward(c.grad(), c.saved("self"), c.saved("target"), c.saved("weight"),
                                     reduction_of(c), c.integer("ignore_index"), c.result(1))};
-      });
+      },
+      {.non_differentiable_outputs = {1}});  // total_weight, as in PyTorch
   // Double backward: nll_loss_backward is linear in grad_output and does not read self's
   // values, and its adjoint in grad_output is the forward loss of the incoming gradient.
   derivative(m, "nll_loss_backward", {"target", "weight"}, [](BackwardContext& c) -> variable_list {

@@ -156,12 +156,15 @@ variable_list group_norm_differentiable(BackwardContext& c) {
 LOOM_LIBRARY_IMPL(aten, Autograd, m) {
   using autograd::derivative;
   using autograd::derivative_kernel;
+  // The saved statistics have no gradient (PyTorch's output_differentiability).
+  const autograd::DerivativeOptions kStats{.non_differentiable_outputs = {1, 2}};
   {
     // One formula per mode, chosen per call: what each saves differs (see above).
     const KernelFunction train =
-        derivative_kernel({"input", "weight", "result1", "result2"}, batch_norm_train);
+        derivative_kernel({"input", "weight", "result1", "result2"}, batch_norm_train, kStats);
     const KernelFunction eval =
-        derivative_kernel({"input", "weight", "running_mean", "running_var"}, batch_norm_eval);
+        derivative_kernel({"input", "weight", "running_mean", "running_var"}, batch_norm_eval,
+                          kStats);
     constexpr size_t kArgs = 8, kTraining = 5;  // native_batch_norm's schema
     m.impl_kernel("native_batch_norm", std::nullopt,
                   KernelFunction::from_boxed([train, eval](const OperatorHandle& op, Stack& s) {
@@ -175,7 +178,8 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
                return tuple_list(native_layer_norm_backward(
                    c.grad(), c.saved("input"), c.ints("normalized_shape"), c.result(1), c.result(2),
                    c.saved("weight"), c.saved("bias"), mask_of(c)));
-             });
+             },
+             kStats);
   derivative(
       m, "native_group_norm", {"input", "weight", "result1", "result2"},
       [](BackwardContext& c) -> variable_list {

@@ -90,14 +90,23 @@ class BackwardContext {
 /// A backward formula.
 using BackwardFormula = std::function<variable_list(BackwardContext&)>;
 
+/// Options of a derivative registration.
+struct DerivativeOptions {
+  /// Returns (by position) that have no gradient, as PyTorch's output_differentiability: the
+  /// saved statistics of batch/layer norm, nll_loss's total_weight. They never require grad
+  /// and the formula never gets a gradient for them (it sees zeros).
+  std::vector<size_t> non_differentiable_outputs;
+};
+
 /// The Autograd-key kernel for one op from its formula (Note [Derivative kernels]). saves:
 /// tensor argument names and "result", "result1", ... for outputs.
-KernelFunction derivative_kernel(std::vector<std::string> saves, BackwardFormula formula);
+KernelFunction derivative_kernel(std::vector<std::string> saves, BackwardFormula formula,
+                                 DerivativeOptions options = {});
 
 /// Registers formula for op at m's key (Autograd) and, when the dispatcher knows it, for
 /// op's in-place form ("mul.Tensor" -> "mul_.Tensor"), which records the same derivative.
 void derivative(Library& m, std::string_view op, std::vector<std::string> saves,
-                BackwardFormula formula,
+                BackwardFormula formula, DerivativeOptions options = {},
                 std::source_location loc = std::source_location::current());
 
 /// Registers op's in-place form only (for ops whose functional form is a composite).
