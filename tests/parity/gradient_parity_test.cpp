@@ -7,7 +7,8 @@
 // all zeros on the other). Samples: the conformance harness's (tests/conformance/samples.cpp)
 // and the kink table below (Note [Kink samples]), which is where this test earns its keep:
 // gradcheck cannot decide the gradient at a kink, a tie or a jump, but PyTorch's choice there
-// is what models trained on PyTorch expect.
+// is what models trained on PyTorch expect. In-place forms run on their functional op's
+// samples (Note [In-place parity]).
 //
 // One test per op (GradientParity/OpGradientParity.MatchesLibtorch/aten__relu); each prints
 // "agree", "differ" (the first differing element, with both values) or "skipped" (why).
@@ -1065,6 +1066,29 @@ void results_of(const torch::jit::Stack& st, std::vector<at::Tensor>& all) {
   }
 }
 
+// Note [In-place parity]: an in-place form ("relu_", "mul_.Tensor": the op's name ends in
+// '_', only self is written) is checked on its functional op's samples, applied to a clone of
+// the self leaf on both sides (a leaf cannot be modified in place), so its gradient goes
+// through the in-place formula and the clone. A formula that reads self after it was
+// overwritten shows here.
+
+/// The functional op of an in-place form, or nullopt if op is not one.
+std::optional<OperatorHandle> functional_of(const OperatorHandle& op) {
+  const FunctionSchema& s = op.schema();
+  if (!s.name().ends_with("_") || s.arguments().empty()) return std::nullopt;
+  for (size_t i = 0; i < s.arguments().size(); ++i) {
+    const auto& alias = s.arguments()[i].alias;
+    const bool writes = alias && alias->is_write;
+    if (writes != (i == 0)) return std::nullopt;
+  }
+  std::string fname = s.ns() + "::" + s.name().substr(0, s.name().size() - 1);
+  if (!s.overload_name().empty()) fname += "." + s.overload_name();
+  // The in-place pows are named after their exponent only.
+  if (fname == "aten::pow.Scalar") fname = "aten::pow.Tensor_Scalar";
+  if (fname == "aten::pow.Tensor") fname = "aten::pow.Tensor_Tensor";
+  return Dispatcher::instance().find_op(fname);
+}
+
 /// What one sample came to.
 struct SampleOutcome {
   std::string skip;        ///< not compared, and why
@@ -1074,6 +1098,7 @@ struct SampleOutcome {
 
 SampleOutcome run_sample(const OperatorHandle& op, const c10::OperatorHandle& top,
                          const Sample& smp, bool first_result_only = false) {
+  const bool inplace = op.schema().is_mutable();
   SampleOutcome out;
   const auto& schema_args = op.schema().arguments();
   Stack args(smp.args.begin(), smp.args.end());
@@ -1129,6 +1154,16 @@ SampleOutcome run_sample(const OperatorHandle& op, const c10::OperatorHandle& to
       return out;
     }
     tstack.push_back(*tv);
+  }
+  if (inplace) {
+    if (leaves.slots.empty() || leaves.slots[0] != std::pair<size_t, int>{0, -1}) {
+      out.skip = "self is not a float64 tensor";
+      return out;
+    }
+    Stack c{args[0]};
+    Dispatcher::instance().find_op_or_throw("aten::clone").call_boxed(c);
+    args[0] = c.at(0);
+    tstack[0] = c10::IValue(tstack[0].toTensor().clone());
   }
   // Forward on both sides.
   std::string torch_error, loom_error;
@@ -1257,16 +1292,19 @@ void check_op(const std::string& name) {
     GTEST_SKIP() << name << ": not in libtorch " << TORCH_VERSION;
   }
   std::vector<Sample> samples;
-  const conformance::Samples harness = conformance::samples_for(op);
+  // In-place forms take their functional op's samples (Note [In-place parity]).
+  const OperatorHandle sop = functional_of(op).value_or(op);
+  const std::string& sname = sop.name();
+  const conformance::Samples harness = conformance::samples_for(sop);
   samples = harness.samples;
-  if (auto it = extra_table().find(name); it != extra_table().end()) {
+  if (auto it = extra_table().find(sname); it != extra_table().end()) {
     for (Sample& k : it->second()) samples.push_back(std::move(k));
   }
-  if (auto it = kink_table().find(name); it != kink_table().end()) {
-    kink_ops_seen().insert(name);
+  if (auto it = kink_table().find(sname); it != kink_table().end()) {
+    kink_ops_seen().insert(sname);
     for (Sample& k : it->second()) samples.push_back(std::move(k));
   }
-  samples = with_variants(op, std::move(samples));
+  samples = with_variants(sop, std::move(samples));
   if (samples.empty()) {
     t.skipped.push_back(name);
     std::printf("[gradient parity] %s: skipped (%s)\n", name.c_str(), harness.skip_reason.c_str());
@@ -1288,7 +1326,7 @@ void check_op(const std::string& name) {
     if (!o.note.empty()) notes.insert(str_cat(smp.label, ": ", o.note));
     if (!o.difference.empty()) {
       const std::string msg = str_cat(smp.label, ": ", o.difference);
-      if (const Known* k = known_for(name, smp.label, o.difference)) {
+      if (const Known* k = known_for(sname, smp.label, o.difference)) {
         t.known_used.insert(k->op + " / " + k->label);
         knowns.push_back(str_cat(msg, " [known: ", k->reason, "]"));
       } else {
@@ -1329,12 +1367,14 @@ void check_op(const std::string& name) {
               kinks);
 }
 
-/// Every functional Loom op with a derivative.
+/// Every Loom op with a derivative: the functional ones, and the in-place forms (Note
+/// [In-place parity]).
 std::vector<std::string> differentiable_ops() {
   load_plugins();
   std::vector<std::string> names;
   for (const OperatorHandle& op : Dispatcher::instance().ops()) {
-    if (!op.has_schema() || op.schema().is_mutable() || op.schema().ns() != "aten") continue;
+    if (!op.has_schema() || op.schema().ns() != "aten") continue;
+    if (op.schema().is_mutable() && !functional_of(op)) continue;
     if (has_derivative(op)) names.push_back(op.name());
   }
   std::sort(names.begin(), names.end());
