@@ -986,11 +986,6 @@ const std::vector<Known>& known_differences() {
       "factor (mean normalised by target.numel()); Loom's passes gradcheck";
   const std::string var0d = "^grad of self: element 0: loom -?nan, libtorch inf$";
   static const auto* v = new std::vector<Known>{
-      // Loom's bugs (to fix in its formulas):
-      {"aten::native_group_norm", "in 2 groups",
-       "Loom bug: the gradients of the mean and rstd results are ignored; PyTorch propagates "
-       "them (infinitely_differentiable_native_group_norm_backward)",
-       ".*agrees when only the first result gets a gradient\\)$"},
       // PyTorch's behaviour is arguably the bug:
       {"aten::hardswish", "kink: at -3 and 3",
        "PyTorch 1.13 CPU bug: at x == 3 its vectorised kernel gives grad (x >= 3), its scalar "

@@ -161,16 +161,18 @@ class DerivativeNode final : public Node {
   std::string name() const override { return plan_->node_name; }
 
   variable_list apply(variable_list&& grads) override {
-    bool any = false;
-    for (const Tensor& g : grads) any |= g.defined();
-    if (!any) return variable_list(num_outputs());
+    uint64_t arrived = 0;
+    for (size_t i = 0; i < grads.size(); ++i) {
+      if (grads[i].defined()) arrived |= uint64_t{1} << std::min<size_t>(i, 63);
+    }
+    if (arrived == 0) return variable_list(num_outputs());
     for (size_t i = 0; i < grads.size(); ++i) {
       const InputMetadata& m = input_metadata(i);
       if (!grads[i].defined() && m.differentiable) {
         grads[i] = ops::zeros({m.sizes.data(), m.sizes.size()}, m.dtype, m.device);
       }
     }
-    BackwardContext ctx(*this, grads);
+    BackwardContext ctx(*this, grads, arrived);
     return plan_->spec->formula(ctx);
   }
 
@@ -204,6 +206,10 @@ size_t arg_index(const DerivativeNode& n, std::string_view name) {
 const Tensor& BackwardContext::grad(size_t output) const {
   LOOM_CHECK(output < grads_.size(), node_.plan_->op_name, " backward: no output ", output);
   return grads_[output];
+}
+
+bool BackwardContext::has_grad(size_t output) const {
+  return output < grads_.size() && ((arrived_ >> std::min<size_t>(output, 63)) & 1);
 }
 
 bool BackwardContext::needs_grad(size_t slot) const {

@@ -145,7 +145,15 @@ variable_list group_norm_differentiable(BackwardContext& c) {
   variable_list out(3);
   if (c.needs_grad(0)) {
     const Tensor gxhat = (w.defined() ? g * w.view(channel) : g).reshape(grouped);
-    out[0] = normalized_input_grad(gxhat, xhat_g, rstd, last).reshape(x.sizes());
+    Tensor gx = normalized_input_grad(gxhat, xhat_g, rstd, last);
+    // mean = sum(x) / M and rstd = (sum((x - mean)^2) / M + eps)^-1/2 per (sample, group).
+    const double M = static_cast<double>(xg.size(2));
+    if (c.has_grad(1)) gx = gx + (c.grad(1).reshape({N, G, 1}) / M);
+    if (c.has_grad(2)) {
+      const Tensor r = rstd.reshape({N, G, 1});
+      gx = gx - c.grad(2).reshape({N, G, 1}) * r * r * r * (xg - mu) / M;
+    }
+    out[0] = gx.reshape(x.sizes());
   }
   if (c.needs_grad(1)) out[1] = sum_over(g * xhat, reduce);
   if (c.needs_grad(2)) out[2] = sum_over(g, reduce);
@@ -183,7 +191,11 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
   derivative(
       m, "native_group_norm", {"input", "weight", "result1", "result2"},
       [](BackwardContext& c) -> variable_list {
-        if (GradMode::is_enabled()) return group_norm_differentiable(c);
+        // Gradients arriving at mean / rstd (PyTorch keeps them differentiable) or a
+        // recorded backward: the formula from differentiable ops.
+        if (GradMode::is_enabled() || c.has_grad(1) || c.has_grad(2)) {
+          return group_norm_differentiable(c);
+        }
         return tuple_list(native_group_norm_backward(
             c.grad(), c.saved("input"), c.result(1), c.result(2), c.saved("weight"), c.integer("N"),
             c.integer("C"), c.integer("HxW"), c.integer("group"), mask_of(c)));

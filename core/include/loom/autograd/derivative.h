@@ -43,6 +43,8 @@ class BackwardContext {
  public:
   /// Gradient of output i of the forward op (zeros if none arrived).
   const Tensor& grad(size_t output = 0) const;
+  /// Whether a gradient arrived for output i (grad(i) is zeros otherwise).
+  bool has_grad(size_t output) const;
   /// Whether slot `slot` needs a gradient (skip the work otherwise).
   bool needs_grad(size_t slot) const;
   /// Whether the tensor argument called arg needs a gradient.
@@ -82,9 +84,11 @@ class BackwardContext {
 
  private:
   friend class DerivativeNode;
-  BackwardContext(DerivativeNode& node, variable_list& grads) : node_(node), grads_(grads) {}
+  BackwardContext(DerivativeNode& node, variable_list& grads, uint64_t arrived)
+      : node_(node), grads_(grads), arrived_(arrived) {}
   DerivativeNode& node_;
   variable_list& grads_;
+  uint64_t arrived_;  // bit i: a gradient arrived for output i
 };
 
 /// A backward formula.
