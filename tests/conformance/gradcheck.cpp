@@ -867,26 +867,12 @@ variable_list floating_results(const Stack& st) {
   return out;
 }
 
-/// Ops whose formula (as PyTorch's) propagates the gradient of some results only: the
-/// others are saved statistics, checked by value in the harness, not differentiated.
-const std::map<std::string, std::vector<size_t>>& differentiated_results() {
-  static const auto* t = new std::map<std::string, std::vector<size_t>>{
-      // mean / invstd (rstd): derivatives.yaml uses grad (result0's) only.
-      {"aten::native_batch_norm", {0}},
-      {"aten::native_layer_norm", {0}},
-      {"aten::native_group_norm", {0}},
-  };
-  return *t;
-}
-
 /// The function gradcheck differentiates: the op called boxed on call's arguments with the
-/// checked inputs put in their slots, returning its floating results (those listed in
-/// differentiated_results() for the ops there).
-autograd::CheckedFunction function_of(const OperatorHandle& op, const Call& call) {
-  std::vector<size_t> keep;
-  if (auto it = differentiated_results().find(op.name()); it != differentiated_results().end()) {
-    keep = it->second;
-  }
+/// checked inputs put in their slots, returning its floating results (only those at keep
+/// when keep is not empty: results that do not require grad, PyTorch's
+/// output_differentiability, such as batch norm's saved statistics, are left out).
+autograd::CheckedFunction function_of(const OperatorHandle& op, const Call& call,
+                                      std::vector<size_t> keep = {}) {
   return [op, call, keep](const variable_list& inputs) -> variable_list {
     Stack st = call.args;
     for (size_t k = 0; k < call.slots.size(); ++k) {
@@ -1006,6 +992,16 @@ Prepared prepare(const OperatorHandle& op, const Sample& s, Layout layout, Check
                      [](const Tensor& t) { return t.requires_grad(); })) {
       p.skip = "not differentiable (no result requires grad)";
       return p;
+    }
+    std::vector<size_t> keep;
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (results[i].requires_grad()) keep.push_back(i);
+    }
+    if (keep.size() < results.size()) {
+      p.fn = function_of(op, p.call, keep);
+      variable_list kept;
+      for (size_t i : keep) kept.push_back(results[i]);
+      results = std::move(kept);
     }
     if (std::any_of(results.begin(), results.end(),
                     [](const Tensor& t) { return t.dtype() != DType::Float64; })) {
