@@ -191,7 +191,10 @@ TEST_F(LinalgGradcheckTest, Einsum) {
   uint64_t seed = 200;
   for (const Case& c : cases) {
     variable_list in;
-    for (const Sizes& s : c.sizes) in.push_back(leaf(s, seed++, s.size() >= 2 && seed % 2 == 0));
+    for (const Sizes& s : c.sizes) {
+      const bool strided = s.size() >= 2 && seed % 2 == 0;
+      in.push_back(leaf(s, seed++, strided));
+    }
     expect_gradcheck([&](const variable_list& x) -> variable_list { return {einsum(c.eq, x)}; }, in,
                      "einsum " + c.eq);
     if (in.size() > 1) {
