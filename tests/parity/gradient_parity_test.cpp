@@ -39,58 +39,18 @@
 #include "loom/dispatcher/boxing.h"
 #include "loom/dispatcher/plugin_loader.h"
 #include "ops_test_util.h"
+#include "torch_interop.h"
 
 namespace loom::parity {
 namespace {
 
+// The Tensor overload lives in torch_interop.h; this file adds others.
+using parity::to_torch;
+
 using autograd::variable_list;
 using conformance::Sample;
 
-void load_plugins() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    PluginLoader::instance().load("ops_core");
-    PluginLoader::instance().load("ops_nn");
-  });
-}
-
-// ---- Conversions (as libtorch_parity_test.cpp) ----------------------------------------------
-
-std::optional<at::ScalarType> torch_dtype(DType d) {
-  switch (d) {
-    case DType::Bool:
-      return at::kBool;
-    case DType::UInt8:
-      return at::kByte;
-    case DType::Int8:
-      return at::kChar;
-    case DType::Int16:
-      return at::kShort;
-    case DType::Int32:
-      return at::kInt;
-    case DType::Int64:
-      return at::kLong;
-    case DType::Float16:
-      return at::kHalf;
-    case DType::BFloat16:
-      return at::kBFloat16;
-    case DType::Float32:
-      return at::kFloat;
-    case DType::Float64:
-      return at::kDouble;
-  }
-  return std::nullopt;
-}
-
-/// A libtorch copy of a Loom CPU tensor (contiguous).
-at::Tensor to_torch(const Tensor& t) {
-  const Tensor c =
-      t.is_contiguous() ? t : testing::make_tensor(testing::to_doubles(t), t.sizes(), t.dtype());
-  std::vector<int64_t> sizes(c.sizes().begin(), c.sizes().end());
-  at::Tensor out = at::empty(sizes, at::TensorOptions().dtype(*torch_dtype(c.dtype())));
-  if (c.numel() > 0) std::memcpy(out.data_ptr(), c.data_ptr(), c.numel() * c.element_size());
-  return out;
-}
+// ---- Conversions (shared ones in torch_interop.h) --------------------------------------------
 
 /// The leaves of one call: Loom's and libtorch's copies of the same values, and where they go.
 struct Leaves {
@@ -1381,14 +1341,6 @@ std::vector<std::string> differentiable_ops() {
   }
   std::sort(names.begin(), names.end());
   return names;
-}
-
-std::string case_name(const ::testing::TestParamInfo<std::string>& info) {
-  std::string n = info.param;
-  for (char& ch : n) {
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  }
-  return n;
 }
 
 class OpGradientParity : public ::testing::TestWithParam<std::string> {};

@@ -19,55 +19,15 @@
 #include "loom/dispatcher/boxing.h"
 #include "loom/dispatcher/plugin_loader.h"
 #include "ops_test_util.h"
+#include "torch_interop.h"
 
 namespace loom::parity {
 namespace {
 
+// The Tensor overload lives in torch_interop.h; this file adds others.
+using parity::to_torch;
+
 using conformance::Sample;
-
-void load_plugins() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    PluginLoader::instance().load("ops_core");
-    PluginLoader::instance().load("ops_nn");
-  });
-}
-
-std::optional<at::ScalarType> torch_dtype(DType d) {
-  switch (d) {
-    case DType::Bool:
-      return at::kBool;
-    case DType::UInt8:
-      return at::kByte;
-    case DType::Int8:
-      return at::kChar;
-    case DType::Int16:
-      return at::kShort;
-    case DType::Int32:
-      return at::kInt;
-    case DType::Int64:
-      return at::kLong;
-    case DType::Float16:
-      return at::kHalf;
-    case DType::BFloat16:
-      return at::kBFloat16;
-    case DType::Float32:
-      return at::kFloat;
-    case DType::Float64:
-      return at::kDouble;
-  }
-  return std::nullopt;
-}
-
-/// A libtorch copy of a contiguous Loom CPU tensor.
-at::Tensor to_torch(const Tensor& t) {
-  const Tensor c =
-      t.is_contiguous() ? t : testing::make_tensor(testing::to_doubles(t), t.sizes(), t.dtype());
-  std::vector<int64_t> sizes(c.sizes().begin(), c.sizes().end());
-  at::Tensor out = at::empty(sizes, at::TensorOptions().dtype(*torch_dtype(c.dtype())));
-  if (c.numel() > 0) std::memcpy(out.data_ptr(), c.data_ptr(), c.numel() * c.element_size());
-  return out;
-}
 
 /// A Loom sample argument as a c10 IValue (nullopt if it has no libtorch form here).
 std::optional<c10::IValue> to_torch(const IValue& v) {
@@ -255,14 +215,6 @@ TEST_P(LibtorchParity, MatchesLibtorch) {
     }
   }
   if (checked == 0) GTEST_SKIP() << GetParam() << ": no sample converts to libtorch";
-}
-
-std::string case_name(const ::testing::TestParamInfo<std::string>& info) {
-  std::string n = info.param;
-  for (char& ch : n) {
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  }
-  return n;
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, LibtorchParity, ::testing::ValuesIn(all_ops()), case_name);
