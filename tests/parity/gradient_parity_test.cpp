@@ -44,7 +44,7 @@
 namespace loom::parity {
 namespace {
 
-// The Tensor overload lives in torch_interop.h; this file adds others.
+// The shared overloads live in torch_interop.h; this file adds one taking its leaves.
 using parity::to_torch;
 
 using autograd::variable_list;
@@ -64,64 +64,12 @@ struct Leaves {
 /// A Loom argument as a c10 IValue (nullopt if it has no libtorch form here). Tensors that
 /// are leaves are replaced by their libtorch leaves (slot lookup in leaves).
 std::optional<c10::IValue> to_torch(const IValue& v, size_t arg, const Leaves& leaves) {
-  auto leaf_of = [&](int elem) -> const at::Tensor* {
+  return parity::to_torch(v, [&](int elem) -> const at::Tensor* {
     for (size_t k = 0; k < leaves.slots.size(); ++k) {
       if (leaves.slots[k] == std::pair<size_t, int>{arg, elem}) return &leaves.torch[k];
     }
     return nullptr;
-  };
-  switch (v.tag()) {
-    case IValue::Tag::None:
-      return c10::IValue();
-    case IValue::Tag::Tensor: {
-      if (!v.to_tensor().defined()) return c10::IValue();
-      if (const at::Tensor* l = leaf_of(-1)) return c10::IValue(*l);
-      return c10::IValue(to_torch(v.to_tensor()));
-    }
-    case IValue::Tag::Int:
-      return c10::IValue(v.to_int());
-    case IValue::Tag::Double:
-      return c10::IValue(v.to_double());
-    case IValue::Tag::Bool:
-      return c10::IValue(v.to_bool());
-    case IValue::Tag::String:
-      return c10::IValue(v.to_string());
-    case IValue::Tag::IntList:
-      return c10::IValue(v.to_int_list());
-    case IValue::Tag::DoubleList:
-      return c10::IValue(v.to_double_list());
-    case IValue::Tag::DType: {
-      auto t = torch_dtype(v.to_dtype());
-      return t ? std::optional<c10::IValue>(c10::IValue(*t)) : std::nullopt;
-    }
-    case IValue::Tag::Device:
-      if (!v.to_device().is_cpu()) return std::nullopt;
-      return c10::IValue(c10::Device(c10::kCPU));
-    case IValue::Tag::BoolList: {
-      std::vector<bool> b = v.to_bool_list();
-      if (b.size() == 3) return c10::IValue(std::array<bool, 3>{b[0], b[1], b[2]});
-      if (b.size() == 2) return c10::IValue(std::array<bool, 2>{b[0], b[1]});
-      return std::nullopt;
-    }
-    case IValue::Tag::OptionalTensorList: {
-      c10::List<c10::optional<at::Tensor>> list;
-      for (const auto& t : v.to_optional_tensor_list()) {
-        list.push_back(t ? c10::optional<at::Tensor>(to_torch(*t)) : c10::nullopt);
-      }
-      return c10::IValue(list);
-    }
-    case IValue::Tag::TensorList: {
-      std::vector<at::Tensor> list;
-      const std::vector<Tensor> ts = v.to_tensor_list();
-      for (size_t j = 0; j < ts.size(); ++j) {
-        const at::Tensor* l = leaf_of(static_cast<int>(j));
-        list.push_back(l ? *l : to_torch(ts[j]));
-      }
-      return c10::IValue(list);
-    }
-    default:
-      return std::nullopt;
-  }
+  });
 }
 
 // ---- Comparison ----------------------------------------------------------------------------

@@ -24,59 +24,9 @@
 namespace loom::parity {
 namespace {
 
-// The Tensor overload lives in torch_interop.h; this file adds others.
-using parity::to_torch;
 
 using conformance::Sample;
 
-/// A Loom sample argument as a c10 IValue (nullopt if it has no libtorch form here).
-std::optional<c10::IValue> to_torch(const IValue& v) {
-  switch (v.tag()) {
-    case IValue::Tag::None:
-      return c10::IValue();
-    case IValue::Tag::Tensor:
-      return c10::IValue(to_torch(v.to_tensor()));
-    case IValue::Tag::Int:
-      return c10::IValue(v.to_int());
-    case IValue::Tag::Double:
-      return c10::IValue(v.to_double());
-    case IValue::Tag::Bool:
-      return c10::IValue(v.to_bool());
-    case IValue::Tag::String:
-      return c10::IValue(v.to_string());
-    case IValue::Tag::IntList:
-      return c10::IValue(v.to_int_list());
-    case IValue::Tag::DoubleList:
-      return c10::IValue(v.to_double_list());
-    case IValue::Tag::DType: {
-      auto t = torch_dtype(v.to_dtype());
-      return t ? std::optional<c10::IValue>(c10::IValue(*t)) : std::nullopt;
-    }
-    case IValue::Tag::Device:
-      if (!v.to_device().is_cpu()) return std::nullopt;
-      return c10::IValue(c10::Device(c10::kCPU));
-    case IValue::Tag::BoolList: {
-      std::vector<bool> b = v.to_bool_list();
-      if (b.size() == 3) return c10::IValue(std::array<bool, 3>{b[0], b[1], b[2]});
-      if (b.size() == 2) return c10::IValue(std::array<bool, 2>{b[0], b[1]});
-      return std::nullopt;
-    }
-    case IValue::Tag::OptionalTensorList: {
-      c10::List<c10::optional<at::Tensor>> list;
-      for (const auto& t : v.to_optional_tensor_list()) {
-        list.push_back(t ? c10::optional<at::Tensor>(to_torch(*t)) : c10::nullopt);
-      }
-      return c10::IValue(list);
-    }
-    case IValue::Tag::TensorList: {
-      std::vector<at::Tensor> list;
-      for (const Tensor& t : v.to_tensor_list()) list.push_back(to_torch(t));
-      return c10::IValue(list);
-    }
-    default:
-      return std::nullopt;
-  }
-}
 
 /// Loom's tensors as doubles next to libtorch's; "" when they agree.
 std::string compare(const Tensor& got, const at::Tensor& want) {
