@@ -71,4 +71,9 @@ struct Samples {
 /// scalars). The reason says why an op gets none (random, factory, in-place, ...).
 Samples samples_for(const OperatorHandle& op);
 
+/// samples plus, for the gradient checks, variants whose other argument values take another
+/// path in a formula: reduction none (0) and sum (2) besides the samples' mean (the losses),
+/// and keepdim=true besides false (the reductions).
+std::vector<Sample> with_variants(const OperatorHandle& op, std::vector<Sample> samples);
+
 }  // namespace loom::conformance

@@ -7,6 +7,7 @@
 
 #include "conformance.h"
 #include "loom/core/str_cat.h"
+#include "loom/dispatcher/boxing.h"
 #include "loom/dispatcher/schema.h"
 
 namespace loom::conformance {
@@ -848,6 +849,36 @@ Samples samples_for(const OperatorHandle& op) {
     if (op.name().rfind(prefix, 0) == 0) return Samples{{}, "values are random or uninitialised"};
   }
   return from_schema(s);
+}
+
+std::vector<Sample> with_variants(const OperatorHandle& op, std::vector<Sample> samples) {
+  const auto reduction = op.schema().argument_index("reduction");
+  const auto keepdim = op.schema().argument_index("keepdim");
+  if (!reduction && !keepdim) return samples;
+  std::vector<Sample> out;
+  for (const Sample& s : samples) {
+    out.push_back(s);
+    Stack full(s.args.begin(), s.args.end());
+    try {
+      normalize_boxed_arguments(op, full);
+    } catch (const std::exception&) {
+      continue;  // reported when the sample itself runs
+    }
+    if (reduction && full.at(*reduction).tag() == IValue::Tag::Int &&
+        full.at(*reduction).to_int() == 1) {
+      for (const auto& [r, name] : {std::pair{int64_t{0}, "none"}, std::pair{int64_t{2}, "sum"}}) {
+        Sample v{str_cat(s.label, ", reduction ", name), full};
+        v.args[*reduction] = r;
+        out.push_back(std::move(v));
+      }
+    }
+    if (keepdim && full.at(*keepdim).tag() == IValue::Tag::Bool && !full.at(*keepdim).to_bool()) {
+      Sample v{str_cat(s.label, ", keepdim"), full};
+      v.args[*keepdim] = true;
+      out.push_back(std::move(v));
+    }
+  }
+  return out;
 }
 
 }  // namespace loom::conformance

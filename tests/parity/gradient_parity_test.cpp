@@ -49,6 +49,7 @@ using parity::to_torch;
 
 using autograd::variable_list;
 using conformance::Sample;
+using conformance::with_variants;
 
 // ---- Conversions (shared ones in torch_interop.h) --------------------------------------------
 
@@ -829,38 +830,6 @@ bool differentiable_argument(const std::string& op, const std::string& arg) {
   return it == per_op->end() || !it->second.contains(arg);
 }
 
-/// Variants of each sample for arguments whose other values take another path in a formula
-/// (as the harness's gradcheck): reduction none (0) and sum (2) besides mean (1), and
-/// keepdim=true besides false.
-std::vector<Sample> with_variants(const OperatorHandle& op, std::vector<Sample> samples) {
-  const auto reduction = op.schema().argument_index("reduction");
-  const auto keepdim = op.schema().argument_index("keepdim");
-  if (!reduction && !keepdim) return samples;
-  std::vector<Sample> out;
-  for (const Sample& s : samples) {
-    out.push_back(s);
-    Stack full(s.args.begin(), s.args.end());
-    try {
-      normalize_boxed_arguments(op, full);
-    } catch (const std::exception&) {
-      continue;  // reported when the sample itself runs
-    }
-    if (reduction && full.at(*reduction).tag() == IValue::Tag::Int &&
-        full.at(*reduction).to_int() == 1) {
-      for (const auto& [r, name] : {std::pair{int64_t{0}, "none"}, std::pair{int64_t{2}, "sum"}}) {
-        Sample v{str_cat(s.label, ", reduction ", name), full};
-        v.args[*reduction] = r;
-        out.push_back(std::move(v));
-      }
-    }
-    if (keepdim && full.at(*keepdim).tag() == IValue::Tag::Bool && !full.at(*keepdim).to_bool()) {
-      Sample v{str_cat(s.label, ", keepdim"), full};
-      v.args[*keepdim] = true;
-      out.push_back(std::move(v));
-    }
-  }
-  return out;
-}
 
 /// The grad_output of result k: values in [-1, 1) from a seed of k and the sizes, the same
 /// for both sides.
