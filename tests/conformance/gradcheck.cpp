@@ -917,7 +917,6 @@ struct Outcome {
   std::set<std::string> skips;  ///< why samples were not checked
 };
 
-
 /// A sample made ready for gradcheck, or why it cannot be checked.
 struct Prepared {
   Call call;
