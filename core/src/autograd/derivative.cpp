@@ -344,11 +344,7 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
   LOOM_CHECK_T(AutogradError, !p.out_variant, p.op_name,
                "(): functions with out=... arguments don't support automatic differentiation, "
                "but one of the arguments requires grad.");
-  Tensor self;
-  if (p.inplace) {
-    self = stack[base].to_tensor();
-    check_inplace(self, p.op_name);
-  }
+  if (p.inplace) check_inplace(stack[base].to_tensor(), p.op_name);
 
   auto node = std::make_shared<DerivativeNode>(plan.get());
   node->args_.reserve(p.num_other);
@@ -394,19 +390,15 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
     }
   }
   node->slot_start_.push_back(static_cast<uint32_t>(edges.size()));
-  for (int src : p.ret_view_of) {
-    if (src >= 0 && view_sources.empty()) {
-      view_sources.resize(p.nargs);
-      view_sources[src] = stack[base + src].to_tensor();
-    } else if (src >= 0) {
-      view_sources[src] = stack[base + src].to_tensor();
-    }
+  for (int src : p.ret_view_of) {  // the stack holds the returns after the call
+    if (src < 0) continue;
+    view_sources.resize(p.nargs);
+    view_sources[src] = stack[base + src].to_tensor();
   }
 
   redispatch(op, stack, base);
 
   // The returns now sit at stack[base ...]. Floating outputs become the node's outputs.
-  uint32_t flat = 0;
   bool differentiable = false;
   absl::InlinedVector<Tensor, 2> outputs;
   // An op that hands back an input as it is (a schema without its alias annotation) must
@@ -429,7 +421,6 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
       node->add_input_metadata_undifferentiable();
     }
     if (!p.saved_outputs.empty()) outputs.push_back(t);
-    ++flat;
   };
   for (size_t r = 0; r < p.ret_is_tensor.size(); ++r) {
     const IValue& v = stack[base + r];

@@ -77,15 +77,10 @@ bool gradcheck(const CheckedFunction& fn, const variable_list& inputs,
         row[c].assign(static_cast<size_t>(inputs[checked[c]].numel()), 0.0);
       }
       if (!out.requires_grad()) continue;
-      Tensor seed = ops::zeros(out.sizes(), out.dtype(), out.device());
-      Tensor seed64 = seed.dtype() == DType::Float64 ? seed : Tensor();
-      if (seed64.defined()) {
-        *element(seed64, static_cast<int64_t>(k)) = 1.0;
-      } else {
-        Tensor s = ops::zeros(out.sizes(), DType::Float64, out.device());
-        *element(s, static_cast<int64_t>(k)) = 1.0;
-        seed = ops::to_dtype(s, out.dtype());
-      }
+      // One-hot at output element k (outputs are on the CPU: values_of checked).
+      Tensor seed = ops::zeros(out.sizes(), DType::Float64, out.device());
+      *element(seed, static_cast<int64_t>(k)) = 1.0;
+      if (out.dtype() != DType::Float64) seed = ops::to_dtype(seed, out.dtype());
       variable_list g = grad({out}, diff_inputs, {seed}, /*retain_graph=*/true,
                              /*create_graph=*/false, /*allow_unused=*/true);
       for (size_t c = 0; c < checked.size(); ++c) {
