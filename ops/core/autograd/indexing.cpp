@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/common.h"
 #include "loom/autograd/derivative.h"
 #include "loom/ops/core.h"
 #include "loom/ops/tensor_methods.h"
@@ -15,6 +16,7 @@ namespace loom {
 namespace {
 using autograd::BackwardContext;
 using autograd::variable_list;
+using formulas::as_dtype_of;
 using Dims = std::vector<int64_t>;
 
 // g (shaped as index) in the leading corner of zeros shaped as sizes: the gradient of a
@@ -56,8 +58,6 @@ Dims broadcast_sizes(IntArrayRef a, IntArrayRef b) {
   }
   return out;
 }
-
-Tensor as_dtype_of(const Tensor& mask, const Tensor& like) { return mask.to(like.dtype()); }
 
 // PyTorch's scatter_reduce_backward: grad of (self, src) for scatter_reduce.two.
 variable_list scatter_reduce_backward(BackwardContext& c) {

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <string>
 
+#include "autograd/common.h"
 #include "loom/autograd/derivative.h"
 #include "loom/ops/core.h"
 #include "loom/ops/tensor_methods.h"
@@ -14,9 +15,7 @@ namespace loom {
 namespace {
 using autograd::BackwardContext;
 using autograd::variable_list;
-
-// g * s unless s is 1.
-Tensor scaled(const Tensor& g, const Scalar& s) { return s.to<double>() == 1.0 ? g : g * s; }
+using formulas::scaled;
 
 // t's last two dims swapped.
 Tensor mT(const Tensor& t) { return t.transpose(-2, -1); }

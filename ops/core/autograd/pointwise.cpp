@@ -10,6 +10,7 @@
 #include <numbers>
 #include <optional>
 
+#include "autograd/common.h"
 #include "loom/autograd/derivative.h"
 #include "loom/core/error.h"
 #include "loom/dispatcher/dispatch_key.h"
@@ -20,9 +21,7 @@ namespace loom {
 namespace {
 using autograd::BackwardContext;
 using autograd::variable_list;
-
-// grad * s unless s is 1.
-Tensor scaled(const Tensor& g, const Scalar& s) { return s.to<double>() == 1.0 ? g : g * s; }
+using formulas::scaled;
 
 // g where cond holds, else 0 (PyTorch's where(cond, grad, 0)).
 Tensor masked(const Tensor& g, const Tensor& cond) { return where(cond, g, zeros_like(g)); }

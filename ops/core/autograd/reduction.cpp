@@ -4,6 +4,7 @@
 // their _mean forms, the norms, logsumexp, cumsum/cumprod and the softmax family.
 #include <cmath>
 
+#include "autograd/common.h"
 #include "loom/autograd/derivative.h"
 #include "loom/autograd/grad_mode.h"
 #include "loom/ops/core.h"
@@ -13,6 +14,7 @@ namespace loom {
 namespace {
 using autograd::BackwardContext;
 using autograd::variable_list;
+using formulas::as_dtype_of;
 
 // Re-inserts the reduced dims of a keepdim=false reduction so grad broadcasts against self.
 // An empty dims list means every dim (PyTorch's dim=None / dim=[]).
@@ -50,8 +52,6 @@ Tensor sum_keep(const Tensor& t, IntArrayRef dims) {
   if (t.dim() == 0) return t;
   return dims.empty() ? t.sum(all_dims(t.dim()), true) : t.sum(dims, true);
 }
-
-Tensor as_dtype_of(const Tensor& mask, const Tensor& like) { return mask.to(like.dtype()); }
 
 // PyTorch's evenly_distribute_backward / scale_grad_by_count: the gradient of a selecting
 // reduction shared equally by the elements equal to the selected value (NaN matches NaN).
