@@ -9,6 +9,7 @@ packages=(
   cmake ninja-build g++ ccache pkg-config
   libboost-dev libabsl-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev
+  libdnnl-dev ocl-icd-opencl-dev
   doxygen
   libonnx-testdata
   "$@"

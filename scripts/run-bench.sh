@@ -4,6 +4,6 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-bash "$ROOT/scripts/install-deps.sh" libtorch-dev
+bash "$ROOT/scripts/install-deps.sh" libtorch-dev libopenblas-dev
 loom_build "$ROOT/build-release" -DCMAKE_BUILD_TYPE=Release -DLOOM_BUILD_TESTS=OFF
 "$ROOT/build-release/bin/loom" bench --json "${1:-$ROOT/bench.json}"

@@ -78,8 +78,12 @@ class Dispatcher::Impl {
     return *slot;
   }
 
-  const KernelRecord* pick(const OpState& op, const RecordList& list, int key) const {
+  // The kernel the policy selects from list; `without` names a provider to leave out (the
+  // runner-up of Note [Next provider]).
+  const KernelRecord* pick(const OpState& op, const RecordList& list, int key,
+                           const std::string* without = nullptr) const {
     auto by_provider = [&](const std::string& p) -> const KernelRecord* {
+      if (without && p == *without) return nullptr;
       for (auto it = list.rbegin(); it != list.rend(); ++it) {
         if ((*it)->provider == p) return it->get();
       }
@@ -93,9 +97,19 @@ class Dispatcher::Impl {
     }
     const KernelRecord* best = nullptr;
     for (const auto& r : list) {  // later registrations win ties
+      if (without && r->provider == *without) continue;
       if (!best || r->priority >= best->priority) best = r.get();
     }
     return best;
+  }
+
+  // The runner-up at a backend key: what the policy would select among the op's own kernels
+  // there if the active kernel's provider were absent.
+  const KernelRecord* runner_up(const OpState& op, int key, const KernelRecord* active) const {
+    if (!active || active->key != static_cast<DispatchKey>(key) || op.kernels[key].size() < 2) {
+      return nullptr;
+    }
+    return pick(op, op.kernels[key], key, &active->provider);
   }
 
   // The kernel for (op, key): its own, else its CompositeImplicitAutograd kernel (for backend
@@ -118,14 +132,20 @@ class Dispatcher::Impl {
   void publish(OpState& op) {
     OperatorEntry& e = *op.entry;
     std::array<const KernelFunction*, kNumDispatchKeys> next{};
+    std::array<const KernelFunction*, kNumDispatchKeys> second{};
     uint64_t mask = 0;
     if (e.schema_) {
       for (int k = 0; k < kNumDispatchKeys; ++k) {
         if (const KernelRecord* r = select(op, k)) {
           next[k] = &r->fn;
           mask |= uint64_t{1} << k;
+          if (const KernelRecord* s = runner_up(op, k, r)) second[k] = &s->fn;
         }
       }
+    }
+    // Runner-ups first: a kernel that hands a call on reads its slot while it is active.
+    for (int k = 0; k < kNumDispatchKeys; ++k) {
+      if (second[k]) e.next_provider_[k].store(second[k], std::memory_order_release);
     }
     for (int k = 0; k < kNumDispatchKeys; ++k) {
       if (next[k]) e.table_[k].store(next[k], std::memory_order_release);
@@ -133,6 +153,7 @@ class Dispatcher::Impl {
     e.mask_.store(mask, std::memory_order_release);
     for (int k = 0; k < kNumDispatchKeys; ++k) {
       if (!next[k]) e.table_[k].store(nullptr, std::memory_order_release);
+      if (!second[k]) e.next_provider_[k].store(nullptr, std::memory_order_release);
     }
   }
 
@@ -387,6 +408,21 @@ void Dispatcher::release_retired(const std::string& plugin) {
     r.erase(mid, r.end());
   }
   // Destroyed outside the lock: a functor's destructor runs plugin code.
+}
+
+void Dispatcher::report_no_next_provider(OperatorHandle op, DispatchKey key) const {
+  std::string active;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (auto it = impl_->ops.find(op.name()); it != impl_->ops.end()) {
+      if (const KernelRecord* r = impl_->select(*it->second, static_cast<int>(key))) {
+        active = r->provider;
+      }
+    }
+  }
+  LOOM_THROW(NotImplementedError, op.name(), ": provider '", active, "' handed a call on at ",
+             dispatch_key_name(key),
+             " but no other provider is registered there (load the op's reference pack)");
 }
 
 void Dispatcher::report_missing_kernel(OperatorHandle op, DispatchKeySet ks,

@@ -92,8 +92,18 @@ class OperatorHandle {
 };
 
 /// Per-operator dispatch state that the hot path reads (see Note [Lock-free dispatch]).
+///
+/// Note [Next provider]: a provider may take only part of an op's domain (oneDNN computes
+/// float32 and bfloat16, not float64). Its kernel hands the other calls to the runner-up, the
+/// kernel the selection policy would pick at that key if the active provider were absent
+/// (normally the reference kernel), with `Typed::call_next_provider`. Each publication
+/// stores the runner-up beside the selected kernel, so handing on is one more atomic load.
 class OperatorEntry {
  public:
+  /// The runner-up kernel at backend key k (Note [Next provider]), or nullptr.
+  const KernelFunction* next_provider(DispatchKey k) const {
+    return next_provider_[static_cast<int>(k)].load(std::memory_order_acquire);
+  }
   /// The kernel for a call with key set ks (already adjusted by TLS), or nullptr.
   const KernelFunction* lookup(DispatchKeySet ks) const {
     const uint64_t m = ks.bits() & mask_.load(std::memory_order_acquire);
@@ -113,6 +123,7 @@ class OperatorEntry {
   friend class OperatorHandle;
   std::atomic<uint64_t> mask_{0};
   std::array<std::atomic<const KernelFunction*>, kNumDispatchKeys> table_{};
+  std::array<std::atomic<const KernelFunction*>, kNumDispatchKeys> next_provider_{};
   // Everything below is guarded by the dispatcher's registration mutex.
   std::string name_;
   std::unique_ptr<FunctionSchema> schema_;
@@ -171,6 +182,8 @@ class Dispatcher {
   /// Frees retired kernels registered by plugin (call only once nothing can still run them).
   void release_retired(const std::string& plugin);
 
+  /// Throws the error of call_next_provider when the op has one provider at key (cold path).
+  [[noreturn]] void report_no_next_provider(OperatorHandle op, DispatchKey key) const;
   /// Throws the missing-kernel error for a call (cold path).
   [[noreturn]] void report_missing_kernel(OperatorHandle op, DispatchKeySet ks,
                                           const Stack& args) const;
@@ -195,6 +208,13 @@ class OperatorHandle::Typed<R(Args...)> {
   }
   /// Calls the operator.
   R operator()(Args... args) const { return call(std::forward<Args>(args)...); }
+  /// Calls the runner-up provider at backend key (Note [Next provider]): what a provider's
+  /// kernel does with a call outside its domain. Throws NotImplementedError if there is none.
+  R call_next_provider(DispatchKey key, Args... args) const {
+    const KernelFunction* k = op_.entry()->next_provider(key);
+    if (__builtin_expect(k == nullptr, 0)) Dispatcher::instance().report_no_next_provider(op_, key);
+    return k->template call<R, Args...>(op_, std::forward<Args>(args)...);
+  }
   /// The untyped handle.
   OperatorHandle handle() const { return op_; }
 
