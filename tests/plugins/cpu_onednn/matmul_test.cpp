@@ -1,0 +1,350 @@
+// The oneDNN matmul family (plugins/cpu_onednn/matmul.cpp) against the reference kernels:
+// mm, bmm, addmm, baddbmm, the out= forms, linear and matmul on contiguous, transposed,
+// strided and expanded operands, broadcast batches, with and without bias, beta and alpha;
+// float64 and malformed calls handed to the reference (same result, same message); and the
+// gradients of a small graph under each provider.
+//
+// The batched products (bmm, baddbmm, a batched linear) are checked against the reference's
+// mm batch by batch: the reference's batched GEMM (batched_gemm_into in
+// ops/core/cpu/linalg.cpp) returns wrong batches when several products of more than 4096
+// multiply-adds each run in its OpenMP loop (gemm's orphaned `omp for` nested in that
+// loop's worksharing region), which these shapes hit.
+//
+// Tolerance: float32 sums of up to ~300 products of N(0, 1) values, accumulated in another
+// order by oneDNN than by the reference GEMM: |got - want| <= 1e-4 + 1e-4 * |want|.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "loom/autograd/autograd.h"
+#include "loom/core/generator.h"
+#include "onednn_test_util.h"
+#include "test_util.h"
+
+namespace loom::testing {
+namespace {
+
+class OnednnMatmul : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    load_onednn();
+    manual_seed(1234);
+  }
+};
+
+/// f() under oneDNN and under the reference, compared.
+template <typename F>
+void expect_providers_agree(F&& f, const std::string& what) {
+  const Tensor got = with_provider("onednn", f);
+  const Tensor want = with_provider("reference", f);
+  EXPECT_EQ(got.dtype(), want.dtype()) << what;
+  expect_allclose(got, want, 1e-4, 1e-4, what);
+}
+
+/// f() under oneDNN, compared with want.
+template <typename F>
+void expect_onednn_gives(F&& f, const Tensor& want, const std::string& what) {
+  const Tensor got = with_provider("onednn", f);
+  EXPECT_EQ(got.dtype(), want.dtype()) << what;
+  expect_allclose(got, want, 1e-4, 1e-4, what);
+}
+
+/// a @ b for 3-D a, b of one batch size: the reference's mm, one batch at a time.
+Tensor reference_bmm(const Tensor& a, const Tensor& b) {
+  ProviderScope scope("reference");
+  std::vector<Tensor> products;
+  for (int64_t i = 0; i < a.size(0); ++i) products.push_back(mm(a.select(0, i), b.select(0, i)));
+  return stack(products);
+}
+
+/// A [rows, cols] float32 matrix laid out column-major (a transposed view).
+Tensor transposed(int64_t rows, int64_t cols) { return randn({cols, rows}).t(); }
+
+/// A [rows, cols] view with row stride 2 * cols and column stride 2 (strided both ways).
+Tensor strided(int64_t rows, int64_t cols) {
+  return randn({rows * 2, cols * 2}).as_strided_view({rows, cols}, {cols * 4, 2}, 1);
+}
+
+TEST_F(OnednnMatmul, MmContiguousTransposedStrided) {
+  const int64_t m = 37, k = 53, n = 29;
+  const std::vector<std::pair<std::string, std::pair<Tensor, Tensor>>> cases = {
+      {"contiguous", {randn({m, k}), randn({k, n})}},
+      {"self transposed", {transposed(m, k), randn({k, n})}},
+      {"mat2 transposed", {randn({m, k}), transposed(k, n)}},
+      {"both transposed", {transposed(m, k), transposed(k, n)}},
+      {"strided", {strided(m, k), strided(k, n)}},
+      {"row of a matrix", {randn({5, k}).narrow(0, 2, 1), randn({k, n})}},
+      {"column result", {randn({m, k}), randn({k, 7}).narrow(1, 3, 1)}},
+      {"large", {randn({128, 256}), randn({256, 96})}},
+  };
+  for (const auto& [what, ab] : cases) {
+    const Tensor a = ab.first, b = ab.second;
+    expect_providers_agree([&] { return mm(a, b); }, "mm " + what);
+  }
+}
+
+TEST_F(OnednnMatmul, RepeatedShapesReuseThePrimitiveWithNewData) {
+  // The second call of a shape finds its primitive in the cache; it must read the new data.
+  for (int i = 0; i < 3; ++i) {
+    const Tensor a = randn({40, 30}), b = randn({30, 20});
+    expect_providers_agree([&] { return mm(a, b); }, "call " + std::to_string(i));
+  }
+}
+
+TEST_F(OnednnMatmul, MmOutResizesAndHandsOnAliasing) {
+  const Tensor a = randn({24, 24}), b = randn({24, 24});
+  for (const std::vector<int64_t>& start : {std::vector<int64_t>{24, 24}, {0}, {3, 5}}) {
+    auto run = [&] {
+      Tensor out = Tensor::empty(start);
+      Tensor r = mm_out(out, a, b);
+      EXPECT_TRUE(r.is_same(out));
+      return out;
+    };
+    expect_providers_agree(run, "mm.out from " + std::to_string(start.size()) + "-D out");
+  }
+  // out is an input: computed into a temporary by the reference.
+  auto aliased = [&] {
+    Tensor x = a.clone();
+    mm_out(x, x, b);
+    return x;
+  };
+  expect_providers_agree(aliased, "mm.out into self");
+  // A strided out is written in place, its strides kept.
+  auto into_view = [&] {
+    Tensor big = Tensor::empty({24, 48});
+    big.zero_();
+    Tensor view = big.narrow(1, 0, 24);
+    mm_out(view, a, b);
+    return big;
+  };
+  expect_providers_agree(into_view, "mm.out into a view");
+}
+
+TEST_F(OnednnMatmul, BmmLayoutsAndOut) {
+  const int64_t bs = 5, m = 17, k = 19, n = 23;
+  const std::vector<std::pair<std::string, std::pair<Tensor, Tensor>>> cases = {
+      {"contiguous", {randn({bs, m, k}), randn({bs, k, n})}},
+      {"transposed matrices", {randn({bs, k, m}).transpose(1, 2), randn({bs, n, k}).transpose(1, 2)}},
+      {"batch innermost", {randn({m, bs, k}).transpose(0, 1), randn({bs, k, n})}},
+      {"expanded self", {randn({1, m, k}).expand({bs, m, k}), randn({bs, k, n})}},
+      {"expanded mat2", {randn({bs, m, k}), randn({1, k, n}).expand({bs, k, n})}},
+      {"both expanded", {randn({1, m, k}).expand({bs, m, k}), randn({1, k, n}).expand({bs, k, n})}},
+  };
+  for (const auto& [what, ab] : cases) {
+    const Tensor a = ab.first, b = ab.second;
+    const Tensor want = reference_bmm(a, b);
+    expect_onednn_gives([&] { return bmm(a, b); }, want, "bmm " + what);
+    expect_onednn_gives(
+        [&] {
+          Tensor out = Tensor::empty({0});
+          bmm_out(out, a, b);
+          return out;
+        },
+        want, "bmm.out " + what);
+  }
+}
+
+TEST_F(OnednnMatmul, AddmmSelfShapesBetaAlpha) {
+  const int64_t m = 31, k = 27, n = 33;
+  const Tensor a = randn({m, k}), b = randn({k, n});
+  const std::vector<std::pair<std::string, Tensor>> selves = {
+      {"[n]", randn({n})},           {"[1, n]", randn({1, n})},
+      {"[m, 1]", randn({m, 1})},     {"[m, n]", randn({m, n})},
+      {"[]", randn({})},             {"[m, n] transposed", transposed(m, n)},
+      {"[n] strided", randn({2 * n}).as_strided_view({n}, {2}, 0)},
+  };
+  const std::vector<std::pair<double, double>> scalars = {{1, 1}, {0, 1}, {0.5, 2}, {1, -3}, {0, 0.25}};
+  for (const auto& [what, self] : selves) {
+    for (const auto& [beta, alpha] : scalars) {
+      const std::string label =
+          "addmm self " + what + " beta " + std::to_string(beta) + " alpha " + std::to_string(alpha);
+      expect_providers_agree([&] { return addmm(self, a, b, beta, alpha); }, label);
+      expect_providers_agree(
+          [&] {
+            Tensor out = Tensor::empty({0});
+            addmm_out(out, self, a, b, beta, alpha);
+            return out;
+          },
+          label + " (out=)");
+    }
+  }
+}
+
+TEST_F(OnednnMatmul, AddmmBetaZeroIgnoresNaN) {
+  const Tensor self = Tensor::empty({8, 9});
+  self.fill_(std::numeric_limits<double>::quiet_NaN());
+  const Tensor a = randn({8, 10}), b = randn({10, 9});
+  const Tensor got = with_provider("onednn", [&] { return addmm(self, a, b, 0, 1); });
+  for (double v : to_doubles(got)) ASSERT_FALSE(std::isnan(v));
+  expect_providers_agree([&] { return addmm(self, a, b, 0, 1); }, "beta 0 with NaN self");
+  expect_providers_agree([&] { return addmm(self, a, b, 1, 1); }, "beta 1 with NaN self");
+}
+
+TEST_F(OnednnMatmul, AddmmOutIntoSelf) {
+  const Tensor a = randn({20, 16}), b = randn({16, 20}), c = randn({20, 20});
+  for (const auto& [beta, alpha] : std::vector<std::pair<double, double>>{{1, 1}, {0.5, 2}, {0, 1}}) {
+    auto in_place = [&] {
+      Tensor self = c.clone();
+      addmm_out(self, self, a, b, beta, alpha);
+      return self;
+    };
+    expect_providers_agree(in_place, "addmm.out into self, beta " + std::to_string(beta));
+  }
+  // out is mat1: the reference computes into a temporary.
+  const Tensor x0 = randn({20, 20}), e = randn({20, 20});
+  auto into_mat1 = [&] {
+    Tensor x = x0.clone();
+    addmm_out(x, c, x, e, 1, 1);
+    return x;
+  };
+  expect_providers_agree(into_mat1, "addmm.out into mat1");
+}
+
+TEST_F(OnednnMatmul, Baddbmm) {
+  const int64_t bs = 4, m = 13, k = 11, n = 15;
+  const Tensor b1 = randn({bs, m, k}), b2 = randn({bs, k, n});
+  const Tensor product = reference_bmm(b1, b2);
+  const std::vector<std::pair<std::string, Tensor>> selves = {
+      {"[n]", randn({n})}, {"[m, n]", randn({m, n})}, {"[b, m, n]", randn({bs, m, n})},
+      {"[b, 1, n]", randn({bs, 1, n})}, {"[1, 1, n]", randn({1, 1, n})}};
+  for (const auto& [what, self] : selves) {
+    for (const auto& [beta, alpha] : std::vector<std::pair<double, double>>{{1, 1}, {0, 1}, {2, 0.5}}) {
+      const Tensor want =
+          with_provider("reference", [&] { return product * alpha + self * beta; });
+      expect_onednn_gives([&] { return baddbmm(self, b1, b2, beta, alpha); }, want,
+                          "baddbmm self " + what + " beta " + std::to_string(beta));
+    }
+  }
+}
+
+TEST_F(OnednnMatmul, LinearBiasAndLayouts) {
+  const Tensor w = randn({24, 40}), bias = randn({24});
+  const std::vector<std::pair<std::string, Tensor>> inputs = {
+      {"2-D", randn({16, 40})},
+      {"3-D", randn({3, 7, 40})},
+      {"3-D not mergeable", randn({7, 3, 40}).transpose(0, 1)},
+      {"4-D", randn({2, 3, 5, 40})},
+      {"input transposed", randn({40, 16}).t()},
+  };
+  for (const auto& [what, x] : inputs) {
+    // A contiguous input takes the reference's single-GEMM path (see the top of the file).
+    const Tensor xc = x.contiguous();
+    expect_onednn_gives([&] { return linear(x, w, bias); },
+                        with_provider("reference", [&] { return linear(xc, w, bias); }),
+                        "linear with bias, " + what);
+    expect_onednn_gives([&] { return linear(x, w); },
+                        with_provider("reference", [&] { return linear(xc, w); }),
+                        "linear without bias, " + what);
+  }
+  const Tensor x = randn({16, 40});
+  const Tensor wt = randn({40, 24}).t();  // a weight that is itself a transposed view
+  expect_providers_agree([&] { return linear(x, wt, bias); }, "linear, transposed weight");
+  const Tensor sbias = randn({48}).as_strided_view({24}, {2}, 0);
+  expect_providers_agree([&] { return linear(x, w, sbias); }, "linear, strided bias");
+  const Tensor x1 = randn({40});
+  expect_providers_agree([&] { return linear(x1, w, bias); }, "linear, 1-D input");
+}
+
+TEST_F(OnednnMatmul, MatmulRanksAndBroadcast) {
+  const struct {
+    std::vector<int64_t> a, b;
+  } cases[] = {
+      {{12, 10}, {10, 14}},          {{3, 12, 10}, {10, 14}},      {{12, 10}, {3, 10, 14}},
+      {{3, 12, 10}, {3, 10, 14}},    {{1, 12, 10}, {4, 10, 14}},   {{4, 12, 10}, {1, 10, 14}},
+      {{2, 1, 12, 10}, {3, 10, 14}}, {{2, 3, 12, 10}, {10, 14}},   {{10}, {10, 14}},
+      {{12, 10}, {10}},              {{10}, {10}},                 {{3, 12, 10}, {10}},
+  };
+  for (const auto& c : cases) {
+    const Tensor a = randn(c.a), b = randn(c.b);
+    const std::string what = "matmul " + sizes_str(c.a) + " @ " + sizes_str(c.b);
+    expect_providers_agree([&] { return matmul(a, b); }, what);
+  }
+  // [B, m, k] whose batch and row dims do not merge: the 2-D weight is broadcast instead.
+  const Tensor a = randn({12, 3, 10}).transpose(0, 1), b = randn({10, 14});
+  expect_providers_agree([&] { return matmul(a, b); }, "matmul, batch dims not mergeable");
+  // Products above the reference's tiny-GEMM size, batch broadcast (see the top of the file).
+  const Tensor p = randn({1, 40, 30}), q = randn({4, 30, 20});
+  expect_onednn_gives([&] { return matmul(p, q); }, reference_bmm(p.expand({4, 40, 30}), q),
+                      "matmul [1, 40, 30] @ [4, 30, 20]");
+  expect_onednn_gives([&] { return matmul(q.transpose(1, 2), p.squeeze(0).t()); },
+                      reference_bmm(q.transpose(1, 2), p.squeeze(0).t().unsqueeze(0).expand({4, 30, 40})),
+                      "matmul [4, 20, 30] @ [30, 40]");
+}
+
+TEST_F(OnednnMatmul, Float64GoesToTheReference) {
+  const Tensor a = randn({20, 30}, DType::Float64), b = randn({30, 10}, DType::Float64);
+  const Tensor bias = randn({10}, DType::Float64), w = randn({10, 30}, DType::Float64);
+  auto same = [](const Tensor& got, const Tensor& want, const std::string& what) {
+    EXPECT_EQ(got.dtype(), DType::Float64) << what;
+    EXPECT_EQ(to_doubles(got), to_doubles(want)) << what;  // the same kernel: bit for bit
+  };
+  auto both = [&](auto f, const std::string& what) {
+    same(with_provider("onednn", f), with_provider("reference", f), what);
+  };
+  both([&] { return mm(a, b); }, "mm");
+  both([&] { return addmm(bias, a, b); }, "addmm");
+  both([&] { return matmul(a, b); }, "matmul");
+  both([&] { return linear(a, w, bias); }, "linear");
+  both([&] { return bmm(a.unsqueeze(0), b.unsqueeze(0)); }, "bmm");
+}
+
+TEST_F(OnednnMatmul, MalformedCallsGiveTheReferenceErrors) {
+  const Tensor a = randn({4, 5}), b = randn({6, 7}), c3 = randn({2, 4, 5});
+  const Tensor d = randn({5, 3}, DType::Float64);
+  const std::vector<std::pair<std::string, std::function<void()>>> calls = {
+      {"mm shapes", [&] { mm(a, b); }},
+      {"mm 3-D", [&] { mm(c3, b); }},
+      {"mm dtypes", [&] { mm(a, d); }},
+      {"mm.out dtype of out", [&] { mm_out(Tensor::empty({4, 3}, TensorOptions{}.with(DType::Float64)), a, randn({5, 3})); }},
+      {"bmm shapes", [&] { bmm(c3, randn({2, 4, 5})); }},
+      {"addmm self", [&] { addmm(randn({3, 3}), a, randn({5, 3})); }},
+      {"baddbmm self", [&] { baddbmm(randn({2, 7}), c3, randn({2, 5, 3})); }},
+      {"matmul batch", [&] { matmul(randn({2, 4, 5}), randn({3, 5, 4})); }},
+      {"matmul 0-D", [&] { matmul(randn({}), a); }},
+      {"linear weight 3-D", [&] { linear(a, randn({1, 3, 5})); }},
+      {"linear shapes", [&] { linear(a, randn({3, 6}), randn({3})); }},
+  };
+  for (const auto& [what, call] : calls) {
+    const std::string got = with_provider("onednn", [&] { return message_of(call); });
+    const std::string want = with_provider("reference", [&] { return message_of(call); });
+    EXPECT_FALSE(want.empty()) << what;
+    EXPECT_EQ(got, want) << what;
+  }
+}
+
+TEST_F(OnednnMatmul, GradientsAgreeBetweenProviders) {
+  // A graph through every op of the family; each leaf's gradient compared.
+  const Tensor x0 = randn({6, 20}), w0 = randn({16, 20}), b0 = randn({16});
+  const Tensor m0 = randn({16, 12}), s0 = randn({12}), p0 = randn({3, 12, 9}),
+               q0 = randn({3, 9, 6});
+  auto grads = [&](const std::string& provider) {
+    ProviderScope scope(provider);
+    std::vector<Tensor> leaves;
+    for (const Tensor& t : {x0, w0, b0, m0, s0, p0, q0}) {
+      leaves.push_back(t.clone().requires_grad_());
+    }
+    const Tensor &x = leaves[0], &w = leaves[1], &b = leaves[2], &m = leaves[3], &s = leaves[4],
+                 &p = leaves[5], &q = leaves[6];
+    const Tensor h = relu(linear(x, w, b));                       // [6, 16]
+    const Tensor g = addmm(s, h, m, 0.5, 2.0);                    // [6, 12]
+    const Tensor u = matmul(g.unsqueeze(0).expand({3, 6, 12}), p);  // [3, 6, 9]
+    const Tensor v = bmm(u, q);                                   // [3, 6, 6]
+    const Tensor r = baddbmm(v, u, q, 1, 1);                      // [3, 6, 6]
+    const Tensor loss = (mm(r.sum({0}), h.narrow(1, 0, 6)) * r.sum({0})).sum();
+    loss.backward();
+    std::vector<Tensor> out;
+    for (const Tensor& l : leaves) out.push_back(l.grad());
+    return out;
+  };
+  const std::vector<Tensor> got = grads("onednn"), want = grads("reference");
+  const char* names[] = {"x", "w", "b", "m", "s", "p", "q"};
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_TRUE(got[i].defined()) << names[i];
+    // Larger values (products of four layers): a relative tolerance does the work.
+    expect_allclose(got[i], want[i], 1e-3, 1e-3, std::string("grad of ") + names[i]);
+  }
+}
+
+}  // namespace
+}  // namespace loom::testing
