@@ -19,6 +19,15 @@ echo "== ONNX conformance (Debian's libonnx-testdata node tests)"
   exit 1
 }
 tail -1 "$ROOT/build/onnx-conformance.txt"
+if [ -f "$ROOT/build/lib/loom/plugins/libloom_cpu_onednn.so" ]; then
+  echo "== ONNX conformance on the oneDNN CPU provider"
+  "$ROOT/build/bin/loom" conformance onnx --provider onednn > "$ROOT/build/onnx-conformance-onednn.txt" || {
+    grep '^FAIL' "$ROOT/build/onnx-conformance-onednn.txt"
+    tail -1 "$ROOT/build/onnx-conformance-onednn.txt"
+    exit 1
+  }
+  tail -1 "$ROOT/build/onnx-conformance-onednn.txt"
+fi
 
 bash "$ROOT/tests/sanitizers.sh"
 

@@ -34,4 +34,10 @@ Tolerance tolerance_for(DType t) {
 // The reference CPU kernels themselves: every layout and dtype against float64.
 LOOM_CONFORMANCE_BACKEND({.name = "reference", .plugin = "", .provider = "reference"});
 
+#ifdef LOOM_WITH_ONEDNN
+// The oneDNN kernels (plugins/cpu_onednn) on the ops they provide. Float32 only: other dtypes
+// are handed to the reference and so match it exactly.
+LOOM_CONFORMANCE_BACKEND({.name = "onednn", .plugin = "cpu_onednn", .provider = "onednn"});
+#endif
+
 }  // namespace loom::conformance

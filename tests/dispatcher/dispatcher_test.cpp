@@ -125,6 +125,44 @@ TEST(DispatcherProviders, PriorityPreferenceOverrideAndFallback) {
   EXPECT_EQ(which(x).item<float>(), 1.f);
 }
 
+// Note [Next provider]: a provider's kernel hands calls outside its domain to the runner-up,
+// whichever provider the policy made active.
+TEST(DispatcherProviders, AKernelHandsACallToTheNextProvider) {
+  Dispatcher& d = Dispatcher::instance();
+  auto scale = d.find_op_or_throw("dprov::scale")
+                   .typed<Tensor(const Tensor&, double, IntArrayRef, bool)>();
+  const std::string lonely = message_of([&] { scale.call_next_provider(DispatchKey::CPU, Tensor::empty({1}), 2, {1, 1}, false); });
+  EXPECT_TRUE(contains(lonely, "no other provider")) << lonely;
+
+  Library ref(Library::Kind::Impl, "dprov", DispatchKey::CPU);
+  ref.set_provider("ref").impl("scale", [](const Tensor&, double f, IntArrayRef, bool) {
+    return tag_tensor(static_cast<float>(f));
+  });
+  auto partial = std::make_unique<Library>(Library::Kind::Impl, "dprov", DispatchKey::CPU);
+  partial->set_provider("partial", 10)
+      .impl("scale", [scale](const Tensor& x, double f, IntArrayRef p, bool flag) {
+        if (f > 100) return scale.call_next_provider(DispatchKey::CPU, x, f, p, flag);
+        return tag_tensor(-1);
+      });
+  Tensor x = Tensor::empty({1});
+  EXPECT_EQ(scale(x, 2, {1, 1}, false).item<float>(), -1.f) << "the partial provider is active";
+  EXPECT_EQ(scale(x, 500, {1, 1}, false).item<float>(), 500.f)
+      << "a call outside its domain reaches the reference";
+
+  // The active provider is the override's; its runner-up is the other one.
+  d.set_preferred_provider(DispatchKey::CPU, "ref");
+  EXPECT_EQ(scale(x, 2, {1, 1}, false).item<float>(), 2.f);
+  d.set_provider_override("dprov::scale", DispatchKey::CPU, "partial");
+  EXPECT_EQ(scale(x, 2, {1, 1}, false).item<float>(), -1.f);
+  EXPECT_EQ(scale(x, 500, {1, 1}, false).item<float>(), 500.f);
+  d.set_provider_override("dprov::scale", DispatchKey::CPU, "");
+  d.set_preferred_provider(DispatchKey::CPU, "");
+
+  partial.reset();  // unloaded: the reference is active and has no runner-up
+  EXPECT_EQ(scale(x, 3, {1, 1}, false).item<float>(), 3.f);
+  EXPECT_EQ(scale.handle().entry()->next_provider(DispatchKey::CPU), nullptr);
+}
+
 TEST(DispatcherProviders, SameProviderTwiceIsAConflict) {
   Library a(Library::Kind::Impl, "dprov", DispatchKey::Meta);
   a.set_provider("p").impl("which", [](const Tensor& t) { return t; });

@@ -14,5 +14,5 @@ test -s "$work/$prog.cpp" && test -s "$work/compile.sh"
 cd "$src"
 sed -e "s|$prog.cpp|$work/$prog.cpp|; s|-o $prog|-o $work/$prog|" \
   -e "s|\"\$PWD/build/lib\"|$build/lib|; s|-Lbuild/lib|-L$build/lib|" \
-  -e "s|^./$prog$|$work/$prog|" "$work/compile.sh" > "$work/run.sh"
+  -e "s|^./$prog$|$work/$prog|; s| ./$prog$| $work/$prog|" "$work/compile.sh" > "$work/run.sh"
 LOOM_PLUGIN_PATH= bash "$work/run.sh"

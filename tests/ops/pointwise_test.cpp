@@ -11,6 +11,7 @@
 
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/ops/core.h"
+#include "loom/ops/tensor_methods.h"
 #include "ops_test_util.h"
 #include "test_util.h"
 
@@ -887,6 +888,28 @@ TEST_F(Pointwise, SmallIntegerDtypesWrapAndPromoteLikePyTorch) {
   expect_close(u > c, {2}, {1, 1});  // uint8 with int8 compares in int16
   EXPECT_EQ((u + c).dtype(), DType::Int16);
   expect_close(u + c, {2}, {350, -97});
+}
+
+// Note [Output layout follows the input]: a dense non-row-major input (channels-last, a
+// transposed matrix) gives an output of the same layout, as in PyTorch; others row-major.
+TEST(PointwiseLayout, OutputFollowsADenseInputsLayout) {
+  testing::load_ops_core();
+  const std::vector<double> v = random_values(2 * 3 * 4 * 5, 11);
+  Tensor nchw = make_tensor(v, {2, 3, 4, 5}, DType::Float32);
+  Tensor nhwc = nchw.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+  ASSERT_FALSE(nhwc.is_contiguous());
+  for (const Tensor& out : {relu(nhwc), nhwc * 2.0, nhwc + nhwc, exp(nhwc)}) {
+    EXPECT_EQ(out.strides().vec(), nhwc.strides().vec()) << "channels-last in, channels-last out";
+  }
+  expect_close(relu(nhwc), {2, 3, 4, 5}, to_doubles(relu(nchw)));
+  expect_close(nhwc + nchw, {2, 3, 4, 5}, to_doubles(nchw * 2.0));
+
+  Tensor m = make_tensor(random_values(12, 3), {3, 4}, DType::Float32).t();
+  EXPECT_EQ((m * 3.0).strides().vec(), (std::vector<int64_t>{1, 4})) << "a transposed matrix";
+  Tensor strided = make_tensor(random_values(24, 5), {4, 6}, DType::Float32).narrow(1, 0, 3);
+  EXPECT_TRUE((strided * 2.0).is_contiguous()) << "not dense: row-major";
+  Tensor row = make_tensor(random_values(4, 5), {4}, DType::Float32);
+  EXPECT_TRUE((m.t() + row).is_contiguous()) << "row-major in, row-major out";
 }
 
 }  // namespace

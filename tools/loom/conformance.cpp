@@ -1,15 +1,19 @@
-// `loom conformance onnx [DIR]`: runs ONNX's node tests on Loom's ops (tools/loom/onnx).
+// `loom conformance onnx [DIR] [--provider NAME]`: runs ONNX's node tests on Loom's ops
+// (tools/loom/onnx), on the reference CPU kernels or those of another provider (onednn).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "loom/core/error.h"
 #include "loom/core/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/plugin_loader.h"
 #include "onnx/onnx_runner.h"
 
@@ -29,6 +33,27 @@ void load_op_packs() {
   } catch (const PluginError& e) {
     std::cerr << "loom: warning: ops_nn was not loaded, so its tests skip: " << e.what() << "\n";
   }
+}
+
+/// Makes provider the CPU provider for the run: loads the rest of the installed plugins (a
+/// backend such as cpu_onednn) and checks that some op has a CPU kernel from it.
+void use_cpu_provider(const std::string& provider) {
+  for (const PluginFailure& f : PluginLoader::instance().load_all()) {
+    std::cerr << "loom: warning: plugin " << f.path << " was not loaded: " << f.message << "\n";
+  }
+  Dispatcher& d = Dispatcher::instance();
+  std::set<std::string> known;
+  for (const OperatorHandle& op : d.ops()) {
+    for (const KernelInfo& k : d.kernels(op)) {
+      if (k.key == DispatchKey::CPU) known.insert(k.provider);
+    }
+  }
+  if (!known.contains(provider)) {
+    throw UsageError(str_cat("--provider: no CPU kernels from provider '", provider,
+                             "' are registered (known: ", absl::StrJoin(known, ", "), ")"));
+  }
+  d.set_preferred_provider(DispatchKey::CPU, provider);
+  std::cout << "CPU provider: " << provider << "\n";
 }
 
 double parse_tolerance(std::string_view option, const std::string& value) {
@@ -75,6 +100,7 @@ int run_conformance_onnx(Args& args) {
   options.verbose = args.take_flag("--verbose");
   const std::optional<std::string> json_path = args.take_option("--json");
   const bool list_ops = args.take_flag("--list-ops");
+  const std::optional<std::string> provider = args.take_option("--provider");
   if (auto rtol = args.take_option("--rtol")) options.rtol = parse_tolerance("--rtol", *rtol);
   if (auto atol = args.take_option("--atol")) options.atol = parse_tolerance("--atol", *atol);
   const std::vector<std::string> dirs = args.positionals(0, 1);
@@ -88,6 +114,7 @@ int run_conformance_onnx(Args& args) {
     throw InvalidInput(str_cat(options.dir.string(), " is not a folder of ONNX node tests"));
   }
   load_op_packs();
+  if (provider) use_cpu_provider(*provider);
   const onnx::Summary summary = onnx::run_all(options, std::cout);
   std::cout << onnx::summary_line(summary) << "\n";
   if (json_path) write_json(*json_path, options, summary);

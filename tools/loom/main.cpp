@@ -33,8 +33,10 @@ constexpr Command kCommands[] = {
     {"bench", "[--json FILE] [--filter REGEX] [--rounds N] [--list]",
      "run the benchmarks against libtorch (runs loom-bench)", &run_bench},
     {"conformance onnx",
-     "[--filter SUBSTR] [--verbose] [--json FILE] [--rtol R] [--atol A] [--list-ops] [DIR]",
-     "run ONNX's node tests (DIR: /usr/share/libonnx-testdata/data/node) on Loom's ops",
+     "[--filter SUBSTR] [--verbose] [--json FILE] [--rtol R] [--atol A] [--provider NAME] "
+     "[--list-ops] [DIR]",
+     "run ONNX's node tests (DIR: /usr/share/libonnx-testdata/data/node) on Loom's ops "
+     "(--provider onednn: on that CPU provider's kernels)",
      &run_conformance_onnx},
 };
 

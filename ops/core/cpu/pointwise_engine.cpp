@@ -1,6 +1,10 @@
 // The non-template half of TensorIterator (cpu/tensor_iterator.h): broadcasting, type
 // promotion, output checks, dimension coalescing, and the dtype-converting copy.
 #include "cpu/tensor_iterator.h"
+
+#include <algorithm>
+#include <vector>
+
 #include "loom/core/str_cat.h"
 #include "loom/core/tensor_checks.h"
 
@@ -20,6 +24,31 @@ DimVector broadcast_shapes(std::string_view op, IntArrayRef a, IntArrayRef b) {
 }
 
 namespace {
+// Note [Output layout follows the input]: as in PyTorch, a new output takes the dimension
+// order of an input of the full shape that is dense but not row-major (channels-last, a
+// transposed matrix), so that relu of a channels-last activation is channels-last and the
+// loop stays one contiguous sweep. The strides of such an input, if it is one; else empty.
+std::vector<int64_t> dense_layout_of(const Tensor& t, IntArrayRef shape) {
+  if (t.sizes() != shape || t.dim() < 2 || t.is_contiguous()) return {};
+  const auto n = static_cast<size_t>(t.dim());
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  // Innermost first: smaller stride, and for equal strides (size-1 dims) the later dim.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const int64_t sa = t.stride(static_cast<int64_t>(a)), sb = t.stride(static_cast<int64_t>(b));
+    return sa != sb ? sa < sb : a > b;
+  });
+  std::vector<int64_t> strides(n);
+  int64_t run = 1;
+  for (size_t i : order) {
+    const int64_t size = t.size(static_cast<int64_t>(i));
+    if (size != 1 && t.stride(static_cast<int64_t>(i)) != run) return {};
+    strides[i] = run;
+    run *= std::max<int64_t>(size, 1);
+  }
+  return strides;
+}
+
 void update(std::optional<DType>& slot, DType d) { slot = slot ? promote_types(*slot, d) : d; }
 
 // c10's combine_categories: the higher-priority result wins unless the lower one is of a
@@ -103,7 +132,16 @@ void TensorIterator::build() {
 
   // Output.
   if (kind_ == OutputKind::New) {
-    out_ = Tensor::empty(shape(), TensorOptions{}.with(result_));
+    std::vector<int64_t> layout;
+    for (const Operand& in : inputs_) {
+      if (!(layout = dense_layout_of(in.tensor, shape())).empty()) break;
+    }
+    if (layout.empty()) {
+      out_ = Tensor::empty(shape(), TensorOptions{}.with(result_));
+    } else {  // Note [Output layout follows the input]
+      out_ = Tensor::empty({numel_}, TensorOptions{}.with(result_))
+                 .as_strided_view(shape(), layout, 0);
+    }
   } else {
     if (kind_ != OutputKind::Copy) {
       LOOM_CHECK_T(TypeError, can_cast(result_, out_.dtype()), op_, ": result type ",

@@ -6,7 +6,7 @@
 /// no_grad, custom functions, gradcheck).
 ///
 /// Ops come from plugins: call loom::init() once (it loads ops_core and, when present,
-/// ops_nn) or load packs yourself with loom::PluginLoader.
+/// ops_nn and the oneDNN CPU backend) or load plugins yourself with loom::PluginLoader.
 
 #include "loom/autograd/autograd.h"
 #include "loom/core/tensor.h"
@@ -20,14 +20,18 @@
 
 namespace loom {
 
-/// Loads the first-party op packs (ops_core, then ops_nn if it is installed); idempotent.
+/// Loads the first-party op packs (ops_core, then ops_nn if it is installed) and the oneDNN
+/// CPU backend (cpu_onednn) if it is installed; idempotent.
 /// Throws loom::Error if ops_core cannot be loaded.
 inline void init() {
   PluginLoader::instance().load("ops_core");
-  try {
-    PluginLoader::instance().load("ops_nn");
-  } catch (const Error&) {
-    // ops_nn is optional: programs that use only the core pack run without it.
+  // Optional: programs that use only the core pack run without ops_nn, and without the
+  // oneDNN CPU backend the reference kernels run (LOOM_CPU_PROVIDER picks between them).
+  for (const char* optional : {"ops_nn", "cpu_onednn"}) {
+    try {
+      PluginLoader::instance().load(optional);
+    } catch (const Error&) {
+    }
   }
 }
 
