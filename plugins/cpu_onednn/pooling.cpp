@@ -42,9 +42,14 @@ using dnnl::algorithm;
 using dnnl::memory;
 using dnnl::prop_kind;
 
-/// Measured (see the report in the commit): below this many input elements a oneDNN
-/// pooling call (primitive lookup + execution) is no faster than the reference loop.
-constexpr int64_t kMinElements = 0;
+/// Below this many input elements the reference's loop beats a oneDNN call (primitive
+/// lookup, execution, the NaN scan): measured here (2 cores, AVX-512) [1, 16, 8, 8] takes
+/// 1.1-1.9 us in the reference and 1.5-2.6 us in oneDNN; [4, 16, 16, 16] 13-18 us against
+/// 2.4-9.6 us. So calls below 4096 elements are handed on.
+constexpr int64_t kMinElements = 4096;
+/// max_pool2d_with_indices also turns the workspace into int64 indices: at [4, 16, 16, 16]
+/// oneDNN takes 12-15 us against the reference's 18 us, so it takes from 16384 elements.
+constexpr int64_t kMinIndicesElements = 16384;
 
 // ---- views ----
 
@@ -124,7 +129,9 @@ bool window_dim(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool cei
 }
 
 /// The window of a 2-d pooling of x ([N, C, H, W] or [C, H, W]) from its arguments (each one
-/// int or two; stride empty: the kernel), or nullopt when the call is not well-formed.
+/// int or two; stride empty: the kernel), or nullopt when the call is not well-formed or is
+/// dilated: oneDNN 2.6 runs dilated pooling in its reference loop only (milliseconds where
+/// the reference kernel takes tens of microseconds), so dilated calls are handed on.
 std::optional<Window> window_of(const Tensor& x, IntArrayRef kernel, IntArrayRef stride,
                                 IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   auto one_or_two = [](IntArrayRef v) { return v.size() == 1 || v.size() == 2; };
@@ -137,8 +144,9 @@ std::optional<Window> window_of(const Tensor& x, IntArrayRef kernel, IntArrayRef
   for (size_t i = 0; i < 2; ++i) {
     const int64_t k = at(kernel, i);
     const int64_t s = stride.empty() ? k : at(stride, i);
-    if (!window_dim(x.size(x.dim() - 2 + static_cast<int64_t>(i)), k, s, at(padding, i),
-                    at(dilation, i), ceil_mode, w)) {
+    if (at(dilation, i) != 1 ||
+        !window_dim(x.size(x.dim() - 2 + static_cast<int64_t>(i)), k, s, at(padding, i), 1,
+                    ceil_mode, w)) {
       return std::nullopt;
     }
   }
@@ -239,16 +247,23 @@ void indices_from_workspace(const WsT* ws, const memory::desc& ws_md, const Wind
   const int64_t ws_s[4] = {blk.strides[0], blk.strides[1], blk.strides[2], blk.strides[3]};
   int64_t* out = static_cast<int64_t*>(idx.data_ptr());
   const int64_t os[4] = {idx.stride(0), idx.stride(1), idx.stride(2), idx.stride(3)};
-  const int64_t kW = w.kernel[1], sH = w.stride[0], sW = w.stride[1];
-  const int64_t dH = w.dilation[0] + 1, dW = w.dilation[1] + 1, pH = w.pad_l[0], pW = w.pad_l[1];
+  const int64_t sH = w.stride[0], sW = w.stride[1], pH = w.pad_l[0], pW = w.pad_l[1];
+  // Offset in the window k -> (row, column) offsets from the window's corner.
+  std::vector<int64_t> dh(static_cast<size_t>(w.kernel[0] * w.kernel[1])), dw(dh.size());
+  for (size_t k = 0; k < dh.size(); ++k) {
+    dh[k] = static_cast<int64_t>(k) / w.kernel[1] * (w.dilation[0] + 1);
+    dw[k] = static_cast<int64_t>(k) % w.kernel[1] * (w.dilation[1] + 1);
+  }
 #pragma omp parallel for schedule(static) if (N * oH > 1 && idx.numel() >= 32768)
   for (int64_t nh = 0; nh < N * oH; ++nh) {
     const int64_t n = nh / oH, oh = nh % oH;
     for (int64_t ow = 0; ow < oW; ++ow) {
+      const int64_t corner = (oh * sH - pH) * W + (ow * sW - pW);
+      const WsT* src = ws + n * ws_s[0] + oh * ws_s[2] + ow * ws_s[3];
+      int64_t* dst = out + n * os[0] + oh * os[2] + ow * os[3];
       for (int64_t c = 0; c < C; ++c) {
-        const int64_t k = static_cast<int64_t>(ws[n * ws_s[0] + c * ws_s[1] + oh * ws_s[2] + ow * ws_s[3]]);
-        const int64_t ih = oh * sH - pH + (k / kW) * dH, iw = ow * sW - pW + (k % kW) * dW;
-        out[n * os[0] + c * os[1] + oh * os[2] + ow * os[3]] = ih * W + iw;
+        const auto k = static_cast<size_t>(src[c * ws_s[1]]);
+        dst[c * os[1]] = corner + dh[k] * W + dw[k];
       }
     }
   }
@@ -332,7 +347,7 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayR
       onednn::op<std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef,
                                             IntArrayRef, bool)>("aten::max_pool2d_with_indices");
   std::optional<Window> w;
-  if (takes_pool(self)) w = window_of(self, kernel_size, stride, padding, dilation, ceil_mode);
+  if (takes_pool(self) && self.numel() >= kMinIndicesElements) w = window_of(self, kernel_size, stride, padding, dilation, ceil_mode);
   const Tensor x = w ? max_input(as_batched(self)) : Tensor();
   if (!x.defined()) {
     return op.call_next_provider(kCPU, self, kernel_size, stride, padding, dilation, ceil_mode);
@@ -405,7 +420,9 @@ std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& self, IntArrayR
                                             IntArrayRef, bool)>("aten::max_pool1d_with_indices");
   std::vector<int64_t> p[4];
   std::optional<Window> w;
-  const Tensor x = takes_pool_1d(self) ? insert_dim(self, self.dim() - 1) : Tensor();
+  const Tensor x = takes_pool_1d(self) && self.numel() >= kMinIndicesElements
+                       ? insert_dim(self, self.dim() - 1)
+                       : Tensor();
   if (x.defined() && lift_1d(kernel_size, stride, padding, dilation, p)) {
     w = window_of(x, p[0], p[1], p[2], p[3], ceil_mode);
   }

@@ -6,7 +6,9 @@
 // message).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <string>
@@ -98,7 +100,7 @@ TEST_F(OnednnPooling, MaxPoolMatchesReferenceOverGrid) {
       {{3}, {2}, {1}, {1}, true},        {{2, 3}, {1, 2}, {1, 0}, {1, 1}, false},
       {{3}, {1}, {1}, {2}, false},       {{2}, {3}, {0}, {1}, true},
       {{3, 2}, {2, 2}, {1, 1}, {2, 1}, true}, {{1}, {1}, {0}, {1}, false}};
-  for (const Sizes& in : {Sizes{2, 5, 9, 10}, Sizes{3, 8, 7}}) {
+  for (const Sizes& in : {Sizes{4, 16, 23, 24}, Sizes{64, 24, 23}}) {
     for (Layout layout : {Layout::kContiguous, Layout::kChannelsLast, Layout::kStrided}) {
       if (layout == Layout::kChannelsLast && in.size() != 4) continue;
       const Tensor x = make_input(in, layout, 3);
@@ -132,10 +134,10 @@ TEST_F(OnednnPooling, MaxPoolMatchesReferenceOverGrid) {
 
 TEST_F(OnednnPooling, MaxPoolTiesRouteToTheFirstMaximum) {
   // Few distinct values: most windows hold several maxima; overlapping windows (stride 1).
-  std::vector<double> v(2 * 4 * 6 * 6);
+  std::vector<double> v(2 * 16 * 32 * 32);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 7) % 3);
   for (bool cl : {false, true}) {
-    Tensor x = make_tensor(v, {2, 4, 6, 6});
+    Tensor x = make_tensor(v, {2, 16, 32, 32});
     if (cl) x = channels_last(x);
     for (const Sizes& s : {Sizes{1}, Sizes{2}}) {
       auto run = [&](const std::string& prov) {
@@ -151,7 +153,7 @@ TEST_F(OnednnPooling, MaxPoolTiesRouteToTheFirstMaximum) {
       expect_allclose(got[1], want[1], 1e-6, 1e-6, "grad_input");
     }
     // All equal: every window's first position takes the gradient.
-    const Tensor ones = make_tensor(std::vector<double>(v.size(), 1.0), {2, 4, 6, 6});
+    const Tensor ones = make_tensor(std::vector<double>(v.size(), 1.0), {2, 16, 32, 32});
     const Tensor g1 = grad_of("onednn", [](const Tensor& t) { return max_pool2d(t, {2}, {1}); },
                               cl ? channels_last(ones) : ones);
     const Tensor g2 = grad_of("reference", [](const Tensor& t) { return max_pool2d(t, {2}, {1}); },
@@ -163,15 +165,15 @@ TEST_F(OnednnPooling, MaxPoolTiesRouteToTheFirstMaximum) {
 TEST_F(OnednnPooling, NanAndMinusInfinityFollowTheReference) {
   // A NaN takes its window (and its index); a window of -inf gives -inf at its first input
   // position, also where it overlaps the padding.
-  std::vector<double> with_nan(2 * 3 * 5 * 5);
+  std::vector<double> with_nan(2 * 16 * 32 * 32);
   for (size_t i = 0; i < with_nan.size(); ++i) with_nan[i] = static_cast<double>(i % 5);
   with_nan[6] = std::nan("");
   with_nan[7] = -INFINITY;
   std::vector<double> minus_inf(with_nan.size(), -INFINITY);
-  for (size_t i = 0; i < 25; ++i) minus_inf[i] = 1.0;
+  for (size_t i = 0; i < 1024; ++i) minus_inf[i] = 1.0;  // plane 0
   for (const auto& v : {with_nan, minus_inf}) {
     for (bool cl : {false, true}) {
-      Tensor x = make_tensor(v, {2, 3, 5, 5});
+      Tensor x = make_tensor(v, {2, 16, 32, 32});
       if (cl) x = channels_last(x);
       auto run = [&](const std::string& prov) {
         return with_provider(prov, [&] {
@@ -191,12 +193,16 @@ TEST_F(OnednnPooling, NanAndMinusInfinityFollowTheReference) {
 }
 
 TEST_F(OnednnPooling, ChannelsLastInputGivesChannelsLastResult) {
-  const Tensor x = make_input({2, 8, 6, 6}, Layout::kChannelsLast, 5);
+  // (The reference returns contiguous results, so this also shows which kernel ran.)
+  const Tensor x = make_input({2, 16, 16, 16}, Layout::kChannelsLast, 5);
   const Tensor got = with_provider("onednn", [&] { return max_pool2d(x, {2}); });
   EXPECT_FALSE(got.is_contiguous()) << "the onednn kernel did not run";
   EXPECT_EQ(got.stride(1), 1);
   const Tensor avg = with_provider("onednn", [&] { return avg_pool2d(x, {2}); });
   EXPECT_EQ(avg.stride(1), 1);
+  // Below the size threshold the reference runs.
+  const Tensor small = make_input({1, 16, 8, 8}, Layout::kChannelsLast, 5);
+  EXPECT_TRUE(with_provider("onednn", [&] { return max_pool2d(small, {2}); }).is_contiguous());
 }
 
 struct AvgCase {
@@ -213,7 +219,7 @@ TEST_F(OnednnPooling, AvgPoolMatchesReferenceOverGrid) {
       cases.push_back({{3, 2}, {2, 1}, {1, 0}, ceil, inc});
       cases.push_back({{2}, {3}, {1}, ceil, inc});  // ceil: windows past the right padding
     }
-  for (const Sizes& in : {Sizes{2, 5, 9, 10}, Sizes{3, 8, 7}}) {
+  for (const Sizes& in : {Sizes{2, 16, 13, 14}, Sizes{32, 13, 14}}) {
     for (Layout layout : {Layout::kContiguous, Layout::kChannelsLast, Layout::kStrided}) {
       if (layout == Layout::kChannelsLast && in.size() != 4) continue;
       const Tensor x = make_input(in, layout, 11);
@@ -242,7 +248,7 @@ TEST_F(OnednnPooling, AvgPoolMatchesReferenceOverGrid) {
 
 TEST_F(OnednnPooling, AdaptiveAvgPoolMatchesReference) {
   for (Layout layout : {Layout::kContiguous, Layout::kChannelsLast, Layout::kStrided}) {
-    const Tensor x = make_input({2, 6, 8, 12}, layout, 13);
+    const Tensor x = make_input({4, 16, 8, 12}, layout, 13);
     for (const Sizes& o : {Sizes{1, 1}, Sizes{4, 3}, Sizes{8, 12}, Sizes{3, 5} /* not divisible */}) {
       auto run = [&](const std::string& prov) {
         return with_provider(prov, [&] {
@@ -257,14 +263,14 @@ TEST_F(OnednnPooling, AdaptiveAvgPoolMatchesReference) {
       for (size_t i = 0; i < got.size(); ++i) expect_allclose(got[i], want[i], 1e-5, 1e-6);
     }
   }
-  const Tensor x1 = make_input({2, 3, 12}, Layout::kContiguous, 14);
+  const Tensor x1 = make_input({4, 96, 12}, Layout::kContiguous, 14);
   expect_allclose(with_provider("onednn", [&] { return adaptive_avg_pool1d(x1, {4}); }),
                   with_provider("reference", [&] { return adaptive_avg_pool1d(x1, {4}); }));
 }
 
 TEST_F(OnednnPooling, OneDimensionalFormsMatchReference) {
   for (Layout layout : {Layout::kContiguous, Layout::kChannelsLast, Layout::kStrided}) {
-    const Tensor x = make_input({2, 4, 11}, layout, 15);
+    const Tensor x = make_input({16, 32, 67}, layout, 15);
     for (bool ceil : {false, true}) {
       auto run = [&](const std::string& prov) {
         return with_provider(prov, [&] {
@@ -278,13 +284,13 @@ TEST_F(OnednnPooling, OneDimensionalFormsMatchReference) {
       for (size_t i = 0; i < got.size(); ++i) expect_allclose(got[i], want[i], 1e-6, 1e-6);
     }
   }
-  const Tensor x2 = make_input({4, 11}, Layout::kContiguous, 16);
+  const Tensor x2 = make_input({64, 67}, Layout::kContiguous, 16);
   expect_allclose(with_provider("onednn", [&] { return max_pool1d(x2, {2}); }),
                   with_provider("reference", [&] { return max_pool1d(x2, {2}); }), 0, 0);
 }
 
 TEST_F(OnednnPooling, GradientsThroughAutogradMatchReference) {
-  const Tensor x = make_input({2, 4, 8, 9}, Layout::kContiguous, 17);
+  const Tensor x = make_input({8, 16, 16, 18}, Layout::kContiguous, 17);
   const std::vector<std::function<Tensor(const Tensor&)>> fs = {
       [](const Tensor& t) { return max_pool2d(t, {3}, {2}, {1}); },
       [](const Tensor& t) { return std::get<0>(max_pool2d_with_indices(t, {2}, {2})); },
@@ -301,8 +307,8 @@ TEST_F(OnednnPooling, GradientsThroughAutogradMatchReference) {
 
 TEST_F(OnednnPooling, HandsOnWhatOnednnDoesNotTake) {
   // float64, divisor_override: the reference's results exactly.
-  const Tensor xd = make_input({2, 3, 7, 7}, Layout::kContiguous, 18, DType::Float64);
-  const Tensor x = make_input({2, 3, 7, 7}, Layout::kContiguous, 18);
+  const Tensor xd = make_input({4, 16, 15, 15}, Layout::kContiguous, 18, DType::Float64);
+  const Tensor x = make_input({4, 16, 15, 15}, Layout::kContiguous, 18);
   auto same = [&](auto f, const char* what) {
     expect_allclose(with_provider("onednn", f), with_provider("reference", f), 0, 0, what);
   };
@@ -314,13 +320,13 @@ TEST_F(OnednnPooling, HandsOnWhatOnednnDoesNotTake) {
 }
 
 TEST_F(OnednnPooling, MalformedCallsGetTheReferenceMessage) {
-  const Tensor x = make_input({2, 3, 7, 7}, Layout::kContiguous, 19);
-  const Tensor go = make_input({2, 3, 2, 2}, Layout::kContiguous, 20);  // wrong: 3 x 3 expected
+  const Tensor x = make_input({4, 16, 15, 15}, Layout::kContiguous, 19);
+  const Tensor go = make_input({4, 16, 2, 2}, Layout::kContiguous, 20);  // wrong: 8 x 8 expected
   const std::vector<std::function<void()>> calls = {
       [&] { max_pool2d(x, {3}, {2}, {2}); },                // pad > kernel / 2
       [&] { max_pool2d(x, {0}); },                          // kernel 0
       [&] { max_pool2d(x, {2, 2, 2}); },                    // three ints
-      [&] { max_pool2d(x, {9}); },                          // output too small
+      [&] { max_pool2d(x, {16}); },                         // output too small
       [&] { max_pool2d_backward(go, x, {3}, {2}, {1}); },   // grad_output of the wrong size
       [&] { avg_pool2d(x, {3}, {0}, {1}, false, true, std::nullopt); },  // stride 0
       [&] { avg_pool2d_backward(go, x, {3}, {2}, {1}, false, true, std::nullopt); },
@@ -333,6 +339,54 @@ TEST_F(OnednnPooling, MalformedCallsGetTheReferenceMessage) {
     const std::string want = with_provider("reference", [&] { return message_of(calls[i]); });
     EXPECT_FALSE(want.empty()) << i;
     EXPECT_EQ(got, want) << i;
+  }
+}
+
+}  // namespace
+}  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+/// The best of reps timings of f, in microseconds.
+double best_us(const std::function<void()>& f, int reps) {
+  f();
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double, std::micro>(
+                              std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+// Timings of onednn against reference (run with --gtest_also_run_disabled_tests).
+TEST_F(OnednnPooling, DISABLED_Timing) {
+  for (const Sizes& in : {Sizes{64, 32, 26, 26}, Sizes{8, 64, 56, 56}, Sizes{1, 16, 8, 8},
+                          Sizes{4, 16, 16, 16}, Sizes{1, 64, 16, 16}}) {
+    for (Layout layout : {Layout::kContiguous, Layout::kChannelsLast}) {
+      const Tensor x = make_input(in, layout, 1);
+      const Tensor out = max_pool2d(x, {2});
+      const Tensor go = make_tensor(random_values(static_cast<size_t>(out.numel()), 2), out.sizes());
+      const int reps = x.numel() > 100000 ? 30 : 300;
+      const std::vector<std::pair<const char*, std::function<void()>>> fs = {
+          {"max fwd", [&] { max_pool2d(x, {2}); }},
+          {"max idx", [&] { max_pool2d_with_indices(x, {2}); }},
+          {"max bwd", [&] { max_pool2d_backward(go, x, {2}); }},
+          {"avg fwd", [&] { avg_pool2d(x, {2}, {}, {0}, false, true, std::nullopt); }},
+          {"avg bwd", [&] { avg_pool2d_backward(go, x, {2}, {}, {0}, false, true, std::nullopt); }},
+          {"max 3s2p1", [&] { max_pool2d(x, {3}, {2}, {1}); }},
+          {"gap", [&] { adaptive_avg_pool2d(x, {1, 1}); }},
+      };
+      for (const auto& [name, f] : fs) {
+        const double a = with_provider("onednn", [&] { return best_us(f, reps); });
+        const double b = with_provider("reference", [&] { return best_us(f, reps); });
+        std::printf("%-24s %-3s %-10s onednn %9.1f us  reference %9.1f us  x%.2f\n",
+                    x.describe().c_str(), layout == Layout::kChannelsLast ? "cl" : "", name, a, b,
+                    b / a);
+      }
+    }
   }
 }
 
