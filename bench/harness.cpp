@@ -13,6 +13,8 @@
 #include <regex>
 #include <string_view>
 
+#include "loom/dispatcher/dispatcher.h"
+#include "loom/dispatcher/plugin_loader.h"
 #include "loom/tools/build_config.h"
 
 namespace loom::bench {
@@ -392,6 +394,28 @@ bool register_configuration(std::string who, std::string (*configure)()) {
 double& sample_ms() {
   static double ms = 20;
   return ms;
+}
+
+void load_backend_plugin(const std::string& name) {
+  PluginLoader::instance().load(name);
+  auto& d = Dispatcher::instance();
+  if (d.preferred_provider(DispatchKey::CPU).empty()) {
+    d.set_preferred_provider(DispatchKey::CPU, "reference");
+  }
+}
+
+Side with_cpu_provider(std::string provider, Side inner) {
+  return [provider = std::move(provider), inner = std::move(inner)]() {
+    auto& d = Dispatcher::instance();
+    const std::string previous = d.preferred_provider(DispatchKey::CPU);
+    d.set_preferred_provider(DispatchKey::CPU, provider);
+    struct Restore {
+      Dispatcher& d;
+      const std::string& previous;
+      ~Restore() { d.set_preferred_provider(DispatchKey::CPU, previous); }
+    } restore{d, previous};
+    return inner();
+  };
 }
 
 std::string bin_dir() {

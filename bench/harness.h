@@ -134,6 +134,16 @@ Side ns_per_call(F body) {
   };
 }
 
+/// Loads a CPU backend plugin (cpu_onednn) without making it the run's default: the CPU key
+/// goes on preferring the reference kernels (when nothing else was chosen), so the benchmarks
+/// that measure those still do. A backend's benchmark takes its samples through
+/// with_cpu_provider.
+void load_backend_plugin(const std::string& name);
+
+/// A side that takes each sample of inner with provider preferred at the CPU key, and
+/// restores the previous preference afterwards (outside the timed loop).
+Side with_cpu_provider(std::string provider, Side inner);
+
 /// The folder of the running loom-bench (where loom and the helper programs are built).
 std::string bin_dir();
 
