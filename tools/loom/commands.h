@@ -17,6 +17,8 @@ int run_schema_check(Args& args);
 int run_plugin_check(Args& args);
 /// `loom bench [...]`: replaces this process with loom-bench.
 int run_bench(Args& args);
+/// `loom train [...]`: runs loom-train (the training job) with the same arguments.
+int run_train(Args& args);
 /// `loom conformance onnx [DIR]`: runs ONNX's node tests on Loom's ops; exits 1 if one fails.
 int run_conformance_onnx(Args& args);
 

@@ -32,6 +32,8 @@ constexpr Command kCommands[] = {
      "load one plugin in a separate process and report what it registers", &run_plugin_check},
     {"bench", "[--json FILE] [--filter REGEX] [--rounds N] [--list]",
      "run the benchmarks against libtorch (runs loom-bench)", &run_bench},
+    {"train", "[--model mlp|cnn] [--epochs N] [--config FILE] [--out DIR] ...",
+     "train a model on Fashion-MNIST (runs loom-train; loom train --help)", &run_train},
     {"conformance onnx",
      "[--filter SUBSTR] [--verbose] [--json FILE] [--rtol R] [--atol A] [--provider NAME] "
      "[--list-ops] [DIR]",
@@ -113,8 +115,9 @@ int main_impl(int argc, char** argv) {
     return kExitUsage;
   }
   Args args(std::vector<std::string>(words.begin() + consumed, words.end()));
-  // `loom bench --help` is loom-bench's own help; every other command answers here.
-  if (command->run != &run_bench && args.take_help()) {
+  // `loom bench --help` and `loom train --help` are their programs' own; every other command
+  // answers here.
+  if (command->run != &run_bench && command->run != &run_train && args.take_help()) {
     print_command_usage(std::cout, *command);
     return kExitOk;
   }
