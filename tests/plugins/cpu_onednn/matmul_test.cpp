@@ -10,6 +10,9 @@
 // multiply-adds each run in its OpenMP loop (gemm's orphaned `omp for` nested in that
 // loop's worksharing region), which these shapes hit.
 //
+// Sizes: products of at most 4096 multiply-adds go to the reference kernel (matmul.cpp's
+// kMaxReferenceMultiplyAdds), so the cases here are larger unless they test a hand-off.
+//
 // Tolerance: float32 sums of up to ~300 products of N(0, 1) values, accumulated in another
 // order by oneDNN than by the reference GEMM: |got - want| <= 1e-4 + 1e-4 * |want|.
 #include <cmath>
@@ -74,8 +77,8 @@ TEST_F(OnednnMatmul, MmContiguousTransposedStrided) {
       {"mat2 transposed", {randn({m, k}), transposed(k, n)}},
       {"both transposed", {transposed(m, k), transposed(k, n)}},
       {"strided", {strided(m, k), strided(k, n)}},
-      {"row of a matrix", {randn({5, k}).narrow(0, 2, 1), randn({k, n})}},
-      {"column result", {randn({m, k}), randn({k, 7}).narrow(1, 3, 1)}},
+      {"row of a matrix", {randn({5, 160}).narrow(0, 2, 1), randn({160, 40})}},
+      {"column result", {randn({80, 60}), randn({60, 7}).narrow(1, 3, 1)}},
       {"large", {randn({128, 256}), randn({256, 96})}},
   };
   for (const auto& [what, ab] : cases) {
@@ -172,9 +175,9 @@ TEST_F(OnednnMatmul, AddmmSelfShapesBetaAlpha) {
 }
 
 TEST_F(OnednnMatmul, AddmmBetaZeroIgnoresNaN) {
-  const Tensor self = Tensor::empty({8, 9});
+  const Tensor self = Tensor::empty({16, 18});
   self.fill_(std::numeric_limits<double>::quiet_NaN());
-  const Tensor a = randn({8, 10}), b = randn({10, 9});
+  const Tensor a = randn({16, 20}), b = randn({20, 18});
   const Tensor got = with_provider("onednn", [&] { return addmm(self, a, b, 0, 1); });
   for (double v : to_doubles(got)) ASSERT_FALSE(std::isnan(v));
   expect_providers_agree([&] { return addmm(self, a, b, 0, 1); }, "beta 0 with NaN self");
@@ -250,7 +253,7 @@ TEST_F(OnednnMatmul, MatmulRanksAndBroadcast) {
   const struct {
     std::vector<int64_t> a, b;
   } cases[] = {
-      {{12, 10}, {10, 14}},          {{3, 12, 10}, {10, 14}},      {{12, 10}, {3, 10, 14}},
+      {{40, 30}, {30, 20}},          {{3, 12, 10}, {10, 14}},      {{12, 10}, {3, 10, 14}},
       {{3, 12, 10}, {3, 10, 14}},    {{1, 12, 10}, {4, 10, 14}},   {{4, 12, 10}, {1, 10, 14}},
       {{2, 1, 12, 10}, {3, 10, 14}}, {{2, 3, 12, 10}, {10, 14}},   {{10}, {10, 14}},
       {{12, 10}, {10}},              {{10}, {10}},                 {{3, 12, 10}, {10}},
@@ -315,7 +318,7 @@ TEST_F(OnednnMatmul, MalformedCallsGiveTheReferenceErrors) {
 
 TEST_F(OnednnMatmul, GradientsAgreeBetweenProviders) {
   // A graph through every op of the family; each leaf's gradient compared.
-  const Tensor x0 = randn({6, 20}), w0 = randn({16, 20}), b0 = randn({16});
+  const Tensor x0 = randn({32, 20}), w0 = randn({16, 20}), b0 = randn({16});
   const Tensor m0 = randn({16, 12}), s0 = randn({12}), p0 = randn({3, 12, 9}),
                q0 = randn({3, 9, 6});
   auto grads = [&](const std::string& provider) {
@@ -326,12 +329,12 @@ TEST_F(OnednnMatmul, GradientsAgreeBetweenProviders) {
     }
     const Tensor &x = leaves[0], &w = leaves[1], &b = leaves[2], &m = leaves[3], &s = leaves[4],
                  &p = leaves[5], &q = leaves[6];
-    const Tensor h = relu(linear(x, w, b));                       // [6, 16]
-    const Tensor g = addmm(s, h, m, 0.5, 2.0);                    // [6, 12]
-    const Tensor u = matmul(g.unsqueeze(0).expand({3, 6, 12}), p);  // [3, 6, 9]
-    const Tensor v = bmm(u, q);                                   // [3, 6, 6]
-    const Tensor r = baddbmm(v, u, q, 1, 1);                      // [3, 6, 6]
-    const Tensor loss = (mm(r.sum({0}), h.narrow(1, 0, 6)) * r.sum({0})).sum();
+    const Tensor h = relu(linear(x, w, b));                          // [32, 16]
+    const Tensor g = addmm(s, h, m, 0.5, 2.0);                       // [32, 12]
+    const Tensor u = matmul(g.unsqueeze(0).expand({3, 32, 12}), p);  // [3, 32, 9]
+    const Tensor v = bmm(u, q);                                      // [3, 32, 6]
+    const Tensor r = baddbmm(v, u, q, 1, 1);                         // [3, 32, 6]
+    const Tensor loss = (mm(r.sum({0}), h.narrow(0, 0, 6)) * h).sum();
     loss.backward();
     std::vector<Tensor> out;
     for (const Tensor& l : leaves) out.push_back(l.grad());
