@@ -10,6 +10,7 @@ packages=(
   libboost-dev libabsl-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev
   libdnnl-dev ocl-icd-opencl-dev
+  dataset-fashion-mnist
   doxygen
   libonnx-testdata
   "$@"

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# `loom train` as a user runs it (on Debian's dataset-fashion-mnist): bad arguments and a
+# missing dataset give a message and exit 2; a short run writes its run folder and ends
+# with the RESULT line; a run stopped part-way and resumed from its checkpoint ends exactly
+# as the uninterrupted run; a corrupted checkpoint is refused with a reason; --config works.
+# Usage: train_test.sh BUILD_DIR
+set -euo pipefail
+loom="$1/bin/loom"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+expect_exit2() {  # expect_exit2 "message part" args...
+  local want="$1"; shift
+  set +e
+  out="$("$loom" train "$@" 2>&1)"; code=$?
+  set -e
+  [ "$code" = 2 ] || fail "loom train $* exited $code (want 2): $out"
+  grep -qF -- "$want" <<<"$out" || fail "loom train $*: no '$want' in: $out"
+}
+expect_exit2 "--epochs expects an integer >= 1, got '0'" --epochs 0
+expect_exit2 "--model must be one of mlp, cnn, got 'resnet'" --model resnet
+expect_exit2 "unknown option --learning-rate" --learning-rate 0.1
+expect_exit2 "--lr expects a number" --lr fast
+expect_exit2 "the Fashion-MNIST files are not in $work/nowhere" --data "$work/nowhere" --out "$work/x"
+
+quick=(--model mlp --epochs 2 --limit-train 2048 --limit-test 512 --progress lines)
+"$loom" train "${quick[@]}" --out "$work/a" > "$work/a.txt"
+tail -1 "$work/a.txt" | grep -Eq '^RESULT model=mlp epochs=2 test_accuracy=0\.[0-9]{4} train_seconds=[0-9.]+$' \
+  || fail "no RESULT line: $(tail -3 "$work/a.txt")"
+for f in config.json train.log metrics.csv metrics.svg report.json checkpoint.safetensors; do
+  [ -s "$work/a/$f" ] || fail "the run folder lacks $f"
+done
+[ "$(wc -l < "$work/a/metrics.csv")" = 3 ] || fail "metrics.csv: $(cat "$work/a/metrics.csv")"
+grep -q '"confusion_matrix"' "$work/a/report.json" || fail "report.json has no confusion matrix"
+grep -q "<svg" "$work/a/metrics.svg" || fail "metrics.svg is not an SVG"
+acc="$(tail -1 "$work/a.txt" | sed 's/.*test_accuracy=\([0-9.]*\).*/\1/')"
+awk -v a="$acc" 'BEGIN { exit !(a > 0.6) }' || fail "2048 samples, 2 epochs: accuracy $acc"
+
+# Stopped in the middle of epoch 2 (32 steps per epoch), then resumed: the same run.
+"$loom" train "${quick[@]}" --out "$work/b" --stop-after-steps 45 > "$work/b1.txt"
+grep -q "stopped after 45 steps" "$work/b1.txt" || fail "no stop: $(cat "$work/b1.txt")"
+"$loom" train --resume "$work/b/checkpoint.safetensors" --epochs 2 --progress lines > "$work/b2.txt"
+grep -q "resuming .* at epoch 2, step 13 of 32" "$work/b2.txt" || fail "resume: $(head -3 "$work/b2.txt")"
+[ "$(tail -1 "$work/b2.txt" | cut -d' ' -f1-4)" = "$(tail -1 "$work/a.txt" | cut -d' ' -f1-4)" ] \
+  || fail "resumed: $(tail -1 "$work/b2.txt"), uninterrupted: $(tail -1 "$work/a.txt")"
+[ "$(cut -d, -f1-8 "$work/b/metrics.csv")" = "$(cut -d, -f1-8 "$work/a/metrics.csv")" ] \
+  || fail "metrics differ: $(cat "$work/b/metrics.csv") vs $(cat "$work/a/metrics.csv")"
+
+# A corrupted checkpoint: refused with the file's name and the reason.
+head -c 1000 "$work/a/checkpoint.safetensors" > "$work/bad.safetensors"
+expect_exit2 "$work/bad.safetensors" --resume "$work/bad.safetensors"
+echo "not a checkpoint" > "$work/text.safetensors"
+expect_exit2 "$work/text.safetensors" --resume "$work/text.safetensors"
+
+# A config file, and a flag over it.
+printf '{"model": "cnn", "epochs": 3, "batch_size": 128, "limit_train": 512, "limit_test": 256}\n' > "$work/c.json"
+"$loom" train --config "$work/c.json" --epochs 1 --out "$work/c" --progress none > "$work/c.txt"
+tail -1 "$work/c.txt" | grep -q '^RESULT model=cnn epochs=1 ' || fail "config: $(tail -1 "$work/c.txt")"
+grep -q '"batch_size": 128' "$work/c/config.json" || fail "config.json: $(cat "$work/c/config.json")"
+expect_exit2 "unknown option 'epoch'" --config <(echo '{"epoch": 1}')
+echo "loom train: all checks passed"

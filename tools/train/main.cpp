@@ -1,0 +1,576 @@
+// loom-train (`loom train`): trains the MLP or the CNN on Fashion-MNIST with Loom's nn, optim
+// and data libraries, writes a run folder (config, log, metrics, plot, checkpoints) and ends
+// with one machine-readable RESULT line. Resuming from a checkpoint continues the run exactly:
+// weights, optimizer and scheduler state, the position in the epoch's shuffled order, the
+// epoch's running sums and the RNG state are all in the checkpoint.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "loom/data/dataloader.h"
+#include "loom/data/datasets.h"
+#include "loom/data/safetensors.h"
+#include "loom/data/transforms.h"
+#include "loom/loom.h"
+#include "loom/nn/container.h"
+#include "loom/optim/adam.h"
+#include "loom/optim/lr_scheduler.h"
+#include "loom/optim/sgd.h"
+#include "metrics.h"
+#include "models.h"
+#include "options.h"
+
+namespace loom::train {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+const std::vector<std::string> kClassNames = {"T-shirt/top", "Trouser", "Pullover", "Dress",
+                                              "Coat",        "Sandal",  "Shirt",    "Sneaker",
+                                              "Bag",         "Ankle boot"};
+
+/// A failure the user can fix (bad data folder, bad checkpoint): message, exit 2.
+struct UserError {
+  std::string message;
+};
+
+/// Prints to stdout and appends to the run's train.log.
+class Log {
+ public:
+  void open(const std::string& path) { file_.open(path, std::ios::app); }
+  void line(const std::string& text) {
+    std::cout << text << "\n" << std::flush;
+    if (file_) file_ << text << "\n" << std::flush;
+  }
+  void file_only(const std::string& text) {
+    if (file_) file_ << text << std::flush;
+  }
+
+ private:
+  std::ofstream file_;
+};
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string hex(const std::string& bytes) {
+  static const char* d = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out.push_back(d[c >> 4]);
+    out.push_back(d[c & 15]);
+  }
+  return out;
+}
+
+std::string unhex(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i + 1 < text.size(); i += 2) {
+    out.push_back(static_cast<char>(std::stoi(text.substr(i, 2), nullptr, 16)));
+  }
+  return out;
+}
+
+/// The options that define a run (a resumed run takes them from its checkpoint).
+const char* const kDefiningOptions[] = {"model",       "batch_size",   "lr",        "optimizer",
+                                        "momentum",    "weight_decay", "scheduler", "seed",
+                                        "val_fraction", "patience",    "limit_train",
+                                        "limit_test"};
+
+void check_data_folder(const std::string& dir) {
+  for (const char* f : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                        "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"}) {
+    const fs::path plain = fs::path(dir) / f;
+    const fs::path gz = fs::path(dir) / (std::string(f) + ".gz");
+    if (!fs::exists(plain) && !fs::exists(gz)) {
+      throw UserError{"the Fashion-MNIST files are not in " + dir + " (missing " + gz.string() +
+                      "); install Debian's dataset-fashion-mnist or pass --data DIR"};
+    }
+  }
+}
+
+/// The first n samples of a dataset (a deterministic split or a quick run).
+class Slice final : public data::Dataset {
+ public:
+  Slice(std::shared_ptr<const data::Dataset> base, int64_t begin, int64_t end)
+      : base_(std::move(base)), begin_(begin), end_(end) {}
+  int64_t size() const override { return end_ - begin_; }
+  data::Sample get(int64_t index) const override { return base_->get(begin_ + index); }
+
+ private:
+  std::shared_ptr<const data::Dataset> base_;
+  int64_t begin_, end_;
+};
+
+/// Loss and accuracy of model on loader, with the confusion matrix.
+struct Evaluation {
+  double loss = 0;
+  ConfusionMatrix confusion{10};
+};
+
+Evaluation evaluate(nn::Module& model, data::DataLoader& loader) {
+  autograd::NoGradGuard no_grad;
+  model.eval();
+  Evaluation e;
+  double loss_sum = 0;
+  int64_t seen = 0;
+  for (data::Batch& b : loader) {
+    const Tensor logits = model(b[0]);
+    const int64_t n = b[0].size(0);
+    loss_sum += cross_entropy(logits, b[1]).item<double>() * static_cast<double>(n);
+    const Tensor pred = logits.argmax(1).contiguous();
+    const Tensor truth = b[1].contiguous();
+    const int64_t* p = pred.data_ptr<int64_t>();
+    const int64_t* t = truth.data_ptr<int64_t>();
+    for (int64_t i = 0; i < n; ++i) e.confusion.add(t[i], p[i]);
+    seen += n;
+  }
+  e.loss = seen ? loss_sum / static_cast<double>(seen) : 0;
+  model.train();
+  return e;
+}
+
+/// Where the run stands; saved in every checkpoint.
+struct Position {
+  int64_t epoch = 1;          ///< the epoch in progress (1-based)
+  int64_t step_in_epoch = 0;  ///< steps of it already taken
+  int64_t global_step = 0;
+  double loss_sum = 0;  ///< this epoch's running sums
+  int64_t correct = 0, seen = 0;
+  double seconds = 0;         ///< training seconds of this epoch so far
+  double train_seconds = 0;   ///< training seconds of the whole run so far
+  double best_val_loss = 1e300;
+  int64_t epochs_without_improvement = 0;
+  std::vector<EpochRow> rows;
+};
+
+json rows_json(const std::vector<EpochRow>& rows) {
+  json a = json::array();
+  for (const EpochRow& r : rows) {
+    a.push_back({r.epoch, r.train_loss, r.train_accuracy, r.val_loss, r.val_accuracy, r.test_loss,
+                 r.test_accuracy, r.lr, r.seconds, r.samples_per_second});
+  }
+  return a;
+}
+
+std::vector<EpochRow> rows_from(const json& a) {
+  std::vector<EpochRow> rows;
+  for (const json& r : a) {
+    EpochRow e;
+    e.epoch = r[0];
+    e.train_loss = r[1];
+    e.train_accuracy = r[2];
+    e.val_loss = r[3];
+    e.val_accuracy = r[4];
+    e.test_loss = r[5];
+    e.test_accuracy = r[6];
+    e.lr = r[7];
+    e.seconds = r[8];
+    e.samples_per_second = r[9];
+    rows.push_back(e);
+  }
+  return rows;
+}
+
+/// The run's learning-rate schedule, whichever kind it is.
+struct Schedule {
+  std::shared_ptr<optim::LRScheduler> per_step;   // onecycle
+  std::shared_ptr<optim::LRScheduler> per_epoch;  // step, cosine
+  std::shared_ptr<optim::ReduceLROnPlateau> plateau;
+  std::string state() const {
+    if (per_step) return per_step->state_dict();
+    if (per_epoch) return per_epoch->state_dict();
+    if (plateau) return plateau->state_dict();
+    return "";
+  }
+  void load(const std::string& s) {
+    if (s.empty()) return;
+    if (per_step) per_step->load_state_dict(s);
+    if (per_epoch) per_epoch->load_state_dict(s);
+    if (plateau) plateau->load_state_dict(s);
+  }
+};
+
+void save_checkpoint(const std::string& path, nn::Module& model, const optim::Optimizer& opt,
+                     const Schedule& schedule, const Position& pos, const Options& o) {
+  data::safetensors::TensorList tensors;
+  for (const auto& [name, t] : model.state_dict()) tensors.emplace_back("model." + name, t);
+  const optim::OptimizerStateDict osd = opt.state_dict();
+  for (const auto& [name, t] : osd.tensors) tensors.emplace_back("optim." + name, t);
+  json meta = {{"format", "loom-train checkpoint 1"},
+               {"config", json::parse(options_json(o))},
+               {"optimizer", json::parse(osd.json)},
+               {"scheduler", schedule.state()},
+               {"epoch", pos.epoch},
+               {"step_in_epoch", pos.step_in_epoch},
+               {"global_step", pos.global_step},
+               {"loss_sum", pos.loss_sum},
+               {"correct", pos.correct},
+               {"seen", pos.seen},
+               {"seconds", pos.seconds},
+               {"train_seconds", pos.train_seconds},
+               {"best_val_loss", pos.best_val_loss},
+               {"epochs_without_improvement", pos.epochs_without_improvement},
+               {"rows", rows_json(pos.rows)},
+               {"rng", hex(default_generator().get_state())}};
+  data::safetensors::save_file(path, tensors, {{"loom.train", meta.dump()}});
+}
+
+/// Reads a checkpoint's metadata (for its config) without touching the model.
+json checkpoint_meta(const data::safetensors::File& f, const std::string& path) {
+  auto it = f.metadata.find("loom.train");
+  if (it == f.metadata.end()) {
+    throw UserError{path + " is a safetensors file but not a loom train checkpoint (no "
+                           "'loom.train' metadata)"};
+  }
+  try {
+    return json::parse(it->second);
+  } catch (const json::exception& e) {
+    throw UserError{path + ": its loom.train metadata is not valid JSON: " + e.what()};
+  }
+}
+
+void load_checkpoint(const data::safetensors::File& f, const json& meta, nn::Module& model,
+                     optim::Optimizer& opt, Schedule& schedule, Position& pos) {
+  nn::StateDict sd;
+  optim::OptimizerStateDict osd;
+  for (const auto& [name, t] : f.tensors) {
+    if (name.rfind("model.", 0) == 0) sd.insert(name.substr(6), t);
+    if (name.rfind("optim.", 0) == 0) osd.tensors[name.substr(6)] = t;
+  }
+  model.load_state_dict(sd, /*strict=*/true);
+  osd.json = meta.at("optimizer").dump();
+  opt.load_state_dict(osd);
+  schedule.load(meta.at("scheduler").get<std::string>());
+  pos.epoch = meta.at("epoch");
+  pos.step_in_epoch = meta.at("step_in_epoch");
+  pos.global_step = meta.at("global_step");
+  pos.loss_sum = meta.at("loss_sum");
+  pos.correct = meta.at("correct");
+  pos.seen = meta.at("seen");
+  pos.seconds = meta.at("seconds");
+  pos.train_seconds = meta.at("train_seconds");
+  pos.best_val_loss = meta.at("best_val_loss");
+  pos.epochs_without_improvement = meta.at("epochs_without_improvement");
+  pos.rows = rows_from(meta.at("rows"));
+  default_generator().set_state(unhex(meta.at("rng").get<std::string>()));
+}
+
+std::string timestamp() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&t));
+  return buf;
+}
+
+int run(Options o) {
+  Log log;
+  // Resuming: the run's defining options come from its checkpoint.
+  std::optional<data::safetensors::File> resumed;
+  json resumed_meta;
+  if (!o.resume.empty()) {
+    try {
+      resumed = data::safetensors::load_file(o.resume);
+    } catch (const Error& e) {
+      throw UserError{std::string("--resume: ") + e.what()};
+    }
+    resumed_meta = checkpoint_meta(*resumed, o.resume);
+    const json& cfg = resumed_meta.at("config");
+    json mine = json::parse(options_json(o));
+    for (const char* k : kDefiningOptions) mine[k] = cfg.at(k);
+    o.model = mine["model"];
+    o.batch_size = mine["batch_size"];
+    o.lr = mine["lr"];
+    o.optimizer = mine["optimizer"];
+    o.momentum = mine["momentum"];
+    o.weight_decay = mine["weight_decay"];
+    o.scheduler = mine["scheduler"];
+    o.seed = mine["seed"];
+    o.val_fraction = mine["val_fraction"];
+    o.patience = mine["patience"];
+    o.limit_train = mine["limit_train"];
+    o.limit_test = mine["limit_test"];
+    if (o.out.empty()) o.out = fs::path(o.resume).parent_path().string();
+  }
+  check_data_folder(o.data);
+  if (o.out.empty()) o.out = "runs/" + o.model + "-" + timestamp();
+  fs::create_directories(o.out);
+  if (o.checkpoint.empty()) o.checkpoint = (fs::path(o.out) / "checkpoint.safetensors").string();
+  if (o.progress == "auto") o.progress = ::isatty(STDOUT_FILENO) ? "bar" : "lines";
+  log.open((fs::path(o.out) / "train.log").string());
+  write_file_atomically((fs::path(o.out) / "config.json").string(), options_json(o) + "\n");
+
+  loom::init();
+  Dispatcher& d = Dispatcher::instance();
+  if (!o.provider.empty()) {
+    if (o.provider == "onednn" && !PluginLoader::instance().is_loaded("cpu_onednn")) {
+      throw UserError{"--provider onednn: the oneDNN plugin (cpu_onednn) is not installed"};
+    }
+    d.set_preferred_provider(DispatchKey::CPU, o.provider);
+  }
+  const std::string provider = PluginLoader::instance().is_loaded("cpu_onednn") &&
+                                       d.preferred_provider(DispatchKey::CPU) != "reference"
+                                   ? "onednn"
+                                   : "reference";
+
+  // Data: pixels to [0, 1], then Fashion-MNIST's mean and standard deviation.
+  auto transform = std::make_shared<data::Compose>(std::vector<std::shared_ptr<const data::Transform>>{
+      std::make_shared<data::ToTensor>(), std::make_shared<data::Normalize>(
+                                              std::vector<double>{0.2860}, std::vector<double>{0.3530})});
+  std::shared_ptr<const data::Dataset> train_all, test_set;
+  try {
+    train_all = std::make_shared<data::MnistDataset>(o.data, true, transform);
+    test_set = std::make_shared<data::MnistDataset>(o.data, false, transform);
+  } catch (const Error& e) {
+    throw UserError{e.what()};
+  }
+  int64_t n_train = train_all->size();
+  if (o.limit_train > 0) n_train = std::min(n_train, o.limit_train);
+  const int64_t n_val = static_cast<int64_t>(std::floor(static_cast<double>(n_train) * o.val_fraction));
+  auto train_set = std::make_shared<Slice>(train_all, 0, n_train - n_val);
+  auto val_set = std::make_shared<Slice>(train_all, n_train - n_val, n_train);
+  if (o.limit_test > 0 && o.limit_test < test_set->size()) {
+    test_set = std::make_shared<Slice>(test_set, 0, o.limit_test);
+  }
+  data::DataLoaderOptions train_opts;
+  train_opts.batch_size = o.batch_size;
+  train_opts.shuffle = true;
+  train_opts.seed = o.seed;
+  train_opts.num_workers = static_cast<int>(o.workers);
+  data::DataLoader train_loader(train_set, train_opts);
+  data::DataLoaderOptions eval_opts;
+  eval_opts.batch_size = 1000;
+  eval_opts.num_workers = static_cast<int>(o.workers);
+  data::DataLoader test_loader(test_set, eval_opts);
+  data::DataLoader val_loader(val_set, eval_opts);
+  const int64_t steps_per_epoch = train_loader.size();
+
+  // Model, optimizer, schedule: all drawn from the seed.
+  manual_seed(o.seed);
+  auto model = make_model(o.model);
+  model->train();
+  std::unique_ptr<optim::Optimizer> opt;
+  if (o.optimizer == "sgd") {
+    optim::SGDOptions so(o.lr);
+    so.momentum(o.momentum).weight_decay(o.weight_decay);
+    opt = std::make_unique<optim::SGD>(model->parameters(), so);
+  } else if (o.optimizer == "adam") {
+    optim::AdamOptions ao(o.lr);
+    ao.weight_decay(o.weight_decay);
+    opt = std::make_unique<optim::Adam>(model->parameters(), ao);
+  } else {
+    optim::AdamWOptions ao(o.lr);
+    if (o.weight_decay > 0) ao.weight_decay(o.weight_decay);
+    opt = std::make_unique<optim::AdamW>(model->parameters(), ao);
+  }
+  Schedule schedule;
+  if (o.scheduler == "step") {
+    schedule.per_epoch = std::make_shared<optim::StepLR>(*opt, 1, 0.5);
+  } else if (o.scheduler == "cosine") {
+    schedule.per_epoch = std::make_shared<optim::CosineAnnealingLR>(*opt, o.epochs);
+  } else if (o.scheduler == "onecycle") {
+    optim::OneCycleLR::Options oc;
+    oc.max_lr = {o.lr};
+    oc.total_steps = o.epochs * steps_per_epoch;
+    schedule.per_step = std::make_shared<optim::OneCycleLR>(*opt, oc);
+  } else if (o.scheduler == "plateau") {
+    optim::ReduceLROnPlateau::Options po;
+    po.patience = 1;
+    po.factor = 0.5;
+    schedule.plateau = std::make_shared<optim::ReduceLROnPlateau>(*opt, po);
+  }
+
+  Position pos;
+  if (resumed) {
+    try {
+      load_checkpoint(*resumed, resumed_meta, *model, *opt, schedule, pos);
+    } catch (const Error& e) {
+      throw UserError{"--resume " + o.resume + ": " + e.what()};
+    }
+    log.line("resuming " + o.resume + " at epoch " + std::to_string(pos.epoch) + ", step " +
+             std::to_string(pos.step_in_epoch) + " of " + std::to_string(steps_per_epoch));
+  }
+  log.line("loom train: model " + o.model + ", " + std::to_string(model->parameters().size()) +
+           " parameter tensors, " + std::to_string(train_set->size()) + " training samples" +
+           (n_val ? ", " + std::to_string(n_val) + " for validation" : std::string()) + ", " +
+           std::to_string(test_set->size()) + " test samples, optimizer " + o.optimizer +
+           ", provider " + provider + ", out " + o.out);
+
+  auto write_outputs = [&] {
+    write_file_atomically((fs::path(o.out) / "metrics.csv").string(), metrics_csv(pos.rows));
+    write_file_atomically((fs::path(o.out) / "metrics.svg").string(),
+                          metrics_svg(pos.rows, "loom train: " + o.model));
+  };
+
+  Evaluation last_test;
+  bool stopped_early = false;
+  for (; pos.epoch <= o.epochs; ++pos.epoch) {
+    train_loader.set_epoch(pos.epoch);
+    Progress progress(o.progress, pos.epoch, o.epochs, steps_per_epoch);
+    int64_t step = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    for (data::Batch& b : train_loader) {
+      if (++step <= pos.step_in_epoch) continue;  // resumed: already taken
+      const Tensor logits = (*model)(b[0]);
+      const Tensor loss = cross_entropy(logits, b[1]);
+      opt->zero_grad();
+      loss.backward();
+      opt->step();
+      if (schedule.per_step) schedule.per_step->step();
+      const int64_t n = b[0].size(0);
+      pos.loss_sum += loss.item<double>() * static_cast<double>(n);
+      pos.correct += logits.argmax(1).eq(b[1]).sum().item<int64_t>();
+      pos.seen += n;
+      ++pos.step_in_epoch;
+      ++pos.global_step;
+      progress.update(step, pos.loss_sum / static_cast<double>(pos.seen), pos.seen);
+      if (o.stop_after_steps > 0 && pos.global_step >= o.stop_after_steps) {
+        const auto now = std::chrono::steady_clock::now();
+        pos.seconds += std::chrono::duration<double>(now - t0).count();
+        pos.train_seconds += std::chrono::duration<double>(now - t0).count();
+        progress.finish();
+        save_checkpoint(o.checkpoint, *model, *opt, schedule, pos, o);
+        log.line("stopped after " + std::to_string(pos.global_step) +
+                 " steps; checkpoint " + o.checkpoint + " (continue with --resume " +
+                 o.checkpoint + ")");
+        return 0;
+      }
+    }
+    progress.finish();
+    const double epoch_seconds =
+        pos.seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    pos.train_seconds += epoch_seconds - pos.seconds;
+
+    EpochRow row;
+    row.epoch = pos.epoch;
+    row.train_loss = pos.seen ? pos.loss_sum / static_cast<double>(pos.seen) : 0;
+    row.train_accuracy = pos.seen ? static_cast<double>(pos.correct) / static_cast<double>(pos.seen) : 0;
+    row.lr = opt->param_groups().front().options->get_lr();
+    row.seconds = epoch_seconds;
+    row.samples_per_second = epoch_seconds > 0 ? static_cast<double>(pos.seen) / epoch_seconds : 0;
+    if (n_val > 0) {
+      const Evaluation v = evaluate(*model, val_loader);
+      row.val_loss = v.loss;
+      row.val_accuracy = v.confusion.accuracy();
+    }
+    last_test = evaluate(*model, test_loader);
+    row.test_loss = last_test.loss;
+    row.test_accuracy = last_test.confusion.accuracy();
+    pos.rows.push_back(row);
+    log.line("epoch " + std::to_string(pos.epoch) + "/" + std::to_string(o.epochs) +
+             ": train loss " + fmt("%.4f", row.train_loss) + " accuracy " +
+             fmt("%.4f", row.train_accuracy) +
+             (n_val ? ", validation loss " + fmt("%.4f", row.val_loss) + " accuracy " +
+                          fmt("%.4f", row.val_accuracy)
+                    : std::string()) +
+             ", test loss " + fmt("%.4f", row.test_loss) + " accuracy " +
+             fmt("%.4f", row.test_accuracy) + ", " + fmt("%.1f", epoch_seconds) + " s, " +
+             fmt("%.0f", row.samples_per_second) + " samples/s");
+
+    if (schedule.per_epoch) schedule.per_epoch->step();
+    if (schedule.plateau) schedule.plateau->step(n_val ? row.val_loss : row.test_loss);
+    bool stop = false;
+    if (o.patience > 0 && n_val > 0) {
+      if (row.val_loss < pos.best_val_loss) {
+        pos.best_val_loss = row.val_loss;
+        pos.epochs_without_improvement = 0;
+      } else if (++pos.epochs_without_improvement >= o.patience) {
+        stop = true;
+      }
+    }
+    // The next epoch starts from scratch; the checkpoint says so.
+    pos.step_in_epoch = 0;
+    pos.loss_sum = 0;
+    pos.correct = pos.seen = 0;
+    pos.seconds = 0;
+    ++pos.epoch;
+    save_checkpoint(o.checkpoint, *model, *opt, schedule, pos, o);
+    --pos.epoch;
+    write_outputs();
+    if (stop) {
+      log.line("early stopping: validation loss did not improve for " +
+               std::to_string(o.patience) + " epochs");
+      stopped_early = true;
+      break;
+    }
+  }
+  if (pos.rows.empty()) throw UserError{"nothing to train: the run is already complete"};
+  write_outputs();
+
+  // The final report: per-class metrics and the confusion matrix of the test set.
+  const std::string matrix = last_test.confusion.total() ? last_test.confusion.str(kClassNames) : "";
+  if (!matrix.empty()) {
+    log.file_only(matrix);
+    if (o.progress != "none") std::cout << matrix;
+  }
+  json classes = json::array();
+  for (int64_t c = 0; c < 10; ++c) {
+    classes.push_back({{"class", kClassNames[c]},
+                       {"precision", last_test.confusion.precision(c)},
+                       {"recall", last_test.confusion.recall(c)},
+                       {"f1", last_test.confusion.f1(c)}});
+  }
+  json confusion = json::array();
+  for (int64_t t = 0; t < 10; ++t) {
+    json r = json::array();
+    for (int64_t p = 0; p < 10; ++p) r.push_back(last_test.confusion.at(t, p));
+    confusion.push_back(r);
+  }
+  const EpochRow& last = pos.rows.back();
+  const json report = {{"model", o.model},
+                       {"epochs", last.epoch},
+                       {"early_stopped", stopped_early},
+                       {"test_accuracy", last.test_accuracy},
+                       {"test_loss", last.test_loss},
+                       {"train_seconds", pos.train_seconds},
+                       {"provider", provider},
+                       {"per_class", classes},
+                       {"confusion_matrix", confusion}};
+  write_file_atomically((fs::path(o.out) / "report.json").string(), report.dump(2) + "\n");
+  log.line("RESULT model=" + o.model + " epochs=" + std::to_string(last.epoch) +
+           " test_accuracy=" + fmt("%.4f", last.test_accuracy) +
+           " train_seconds=" + fmt("%.1f", pos.train_seconds));
+  return 0;
+}
+
+}  // namespace
+}  // namespace loom::train
+
+int main(int argc, char** argv) {
+  using namespace loom::train;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    bool help = false;
+    Options o = parse_options(args, help);
+    if (help) {
+      std::cout << usage();
+      return 0;
+    }
+    return run(std::move(o));
+  } catch (const OptionError& e) {
+    std::cerr << "loom train: " << e.message << "\n(see loom train --help)\n";
+    return 2;
+  } catch (const UserError& e) {
+    std::cerr << "loom train: " << e.message << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "loom train: error: " << e.what() << "\n";
+    return 1;
+  }
+}
