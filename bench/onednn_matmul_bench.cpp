@@ -32,8 +32,8 @@ double gflops(double ns, int64_t n) { return 2.0 * static_cast<double>(n * n * n
 std::vector<float> pattern(int64_t n, int seed) {
   std::vector<float> v(static_cast<size_t>(n * n));
   for (size_t i = 0; i < v.size(); ++i) {
-    v[i] = static_cast<float>((i * 7919 + static_cast<size_t>(seed) * 104729) % 1000) / 1000.0f -
-           0.5f;
+    v[i] =
+        static_cast<float>((i * 7919 + static_cast<size_t>(seed) * 104729) % 1000) / 1000.0f - 0.5f;
   }
   return v;
 }

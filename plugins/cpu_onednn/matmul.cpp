@@ -86,7 +86,9 @@ void broadcast_batch(Operand& a, Operand& b) {
   }
 }
 
-memory::desc desc_of(const Operand& o) { return memory::desc(o.dims, memory::data_type::f32, o.strides); }
+memory::desc desc_of(const Operand& o) {
+  return memory::desc(o.dims, memory::data_type::f32, o.strides);
+}
 
 /// The row-major descriptor of o's dims.
 memory::desc plain_desc_of(const Operand& o) {
@@ -136,8 +138,8 @@ bool product_into(Operand a, Operand b, Operand c, const Operand* bias, float al
         attr.set_post_ops(ops);
       }
       auto make_pd = [&](const memory::desc& da, const memory::desc& db, const memory::desc& dc) {
-        const auto d = bias ? dnnl::matmul::desc(da, db, desc_of(*bias), dc)
-                            : dnnl::matmul::desc(da, db, dc);
+        const auto d =
+            bias ? dnnl::matmul::desc(da, db, desc_of(*bias), dc) : dnnl::matmul::desc(da, db, dc);
         return dnnl::matmul::primitive_desc(d, attr, engine());
       };
       auto layouts = std::make_shared<Layouts>();
@@ -293,7 +295,8 @@ bool bmm_shapes(const Tensor& self, const Tensor& mat2) {
 
 Tensor mm(const Tensor& self, const Tensor& mat2) {
   static const auto op = onednn::op<Tensor(const Tensor&, const Tensor&)>("aten::mm");
-  if (!takes({self, mat2}) || !mm_shapes(self, mat2)) return op.call_next_provider(kCPU, self, mat2);
+  if (!takes({self, mat2}) || !mm_shapes(self, mat2))
+    return op.call_next_provider(kCPU, self, mat2);
   Tensor out = new_empty({self.size(0), mat2.size(1)});
   if (!product_into(operand_of(self, 2), operand_of(mat2, 2), operand_of(out, 2), nullptr, 1, 0)) {
     return op.call_next_provider(kCPU, self, mat2);
@@ -316,9 +319,10 @@ Tensor bmm(const Tensor& self, const Tensor& mat2) {
 /// The out= forms of mm and bmm (shapes_ok: a call mm or bmm would take): out resized as the
 /// reference does, handed on when it overlaps an input (the reference computes into a
 /// temporary then).
-Tensor product_out(const OperatorHandle::Typed<Tensor(const Tensor&, const Tensor&, const Tensor&)>& op,
-                   std::string_view name, const Tensor& self, const Tensor& mat2,
-                   const Tensor& out, bool shapes_ok, std::vector<int64_t> sizes) {
+Tensor product_out(
+    const OperatorHandle::Typed<Tensor(const Tensor&, const Tensor&, const Tensor&)>& op,
+    std::string_view name, const Tensor& self, const Tensor& mat2, const Tensor& out,
+    bool shapes_ok, std::vector<int64_t> sizes) {
   if (!shapes_ok || !out.defined() || out.dtype() != self.dtype() ||
       out.device().type() != DeviceType::cpu() || overlaps(out, self) || overlaps(out, mat2)) {
     return op.call_next_provider(kCPU, self, mat2, out);
@@ -337,8 +341,9 @@ Tensor mm_out(const Tensor& self, const Tensor& mat2, const Tensor& out) {
   static const auto op =
       onednn::op<Tensor(const Tensor&, const Tensor&, const Tensor&)>("aten::mm.out");
   const bool ok = takes({self, mat2}) && mm_shapes(self, mat2);
-  return product_out(op, "mm.out", self, mat2, out, ok,
-                     ok ? std::vector<int64_t>{self.size(0), mat2.size(1)} : std::vector<int64_t>{});
+  return product_out(
+      op, "mm.out", self, mat2, out, ok,
+      ok ? std::vector<int64_t>{self.size(0), mat2.size(1)} : std::vector<int64_t>{});
 }
 
 Tensor bmm_out(const Tensor& self, const Tensor& mat2, const Tensor& out) {
@@ -382,19 +387,19 @@ Tensor addmm_out(const Tensor& self, const Tensor& mat1, const Tensor& mat2, con
   const std::vector<int64_t> sizes{mat1.size(0), mat2.size(1)};
   if (!broadcasts_to(self, sizes)) return hand_on();
   // out may be self (addmm_ spelled as out=): then the sum post-op reads it in place.
-  const bool out_is_self = out.sizes() == IntArrayRef(sizes) &&
-                           (self.is_same(out) || (self.is_alias_of(out) &&
-                                                  self.sizes() == out.sizes() &&
-                                                  self.strides() == out.strides() &&
-                                                  self.storage_offset() == out.storage_offset()));
+  const bool out_is_self =
+      out.sizes() == IntArrayRef(sizes) &&
+      (self.is_same(out) ||
+       (self.is_alias_of(out) && self.sizes() == out.sizes() && self.strides() == out.strides() &&
+        self.storage_offset() == out.storage_offset()));
   if (!out_is_self && overlaps(out, self)) return hand_on();
   resize_output("addmm.out", out, sizes);
   if (!takes({out}) || !writable(out)) return hand_on();
   bool done;
   if (out_is_self) {
-    done = product_into(operand_of(mat1, 2), operand_of(mat2, 2), operand_of(out, 2), nullptr,
-                        static_cast<float>(alpha.to_double()),
-                        static_cast<float>(beta.to_double()));
+    done =
+        product_into(operand_of(mat1, 2), operand_of(mat2, 2), operand_of(out, 2), nullptr,
+                     static_cast<float>(alpha.to_double()), static_cast<float>(beta.to_double()));
   } else {
     done = add_product_into(self, operand_of(mat1, 2), operand_of(mat2, 2), out, beta, alpha);
   }
@@ -421,15 +426,14 @@ Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, c
 
 /// out = a @ b for a of rank >= 2 and b [k, n]: a's leading dims folded into rows when they
 /// merge (one GEMM, as the reference does), else b broadcast over a's batch dims.
-bool folded_product_into(const Tensor& a, const Operand& b, const Tensor& out,
-                         const Tensor& bias) {
+bool folded_product_into(const Tensor& a, const Operand& b, const Tensor& out, const Tensor& bias) {
   const int64_t k = a.size(-1), n = out.size(-1);
   int64_t row_stride = 0;
   const Scalar one(1);
   if (a.dim() == 2 || mergeable(a, a.dim() - 2, &row_stride)) {
     const int64_t rows = a.numel() / k;
-    const Operand a2 = a.dim() == 2 ? operand_of(a, 2)
-                                    : matrix(a.data_ptr(), rows, k, row_stride, a.stride(-1));
+    const Operand a2 =
+        a.dim() == 2 ? operand_of(a, 2) : matrix(a.data_ptr(), rows, k, row_stride, a.stride(-1));
     if (!bias.defined()) {
       return product_into(a2, b, matrix(out.data_ptr(), rows, n, n, 1), nullptr, 1, 0);
     }

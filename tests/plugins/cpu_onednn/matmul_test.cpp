@@ -128,7 +128,8 @@ TEST_F(OnednnMatmul, BmmLayoutsAndOut) {
   const int64_t bs = 5, m = 17, k = 19, n = 23;
   const std::vector<std::pair<std::string, std::pair<Tensor, Tensor>>> cases = {
       {"contiguous", {randn({bs, m, k}), randn({bs, k, n})}},
-      {"transposed matrices", {randn({bs, k, m}).transpose(1, 2), randn({bs, n, k}).transpose(1, 2)}},
+      {"transposed matrices",
+       {randn({bs, k, m}).transpose(1, 2), randn({bs, n, k}).transpose(1, 2)}},
       {"batch innermost", {randn({m, bs, k}).transpose(0, 1), randn({bs, k, n})}},
       {"expanded self", {randn({1, m, k}).expand({bs, m, k}), randn({bs, k, n})}},
       {"expanded mat2", {randn({bs, m, k}), randn({1, k, n}).expand({bs, k, n})}},
@@ -152,16 +153,20 @@ TEST_F(OnednnMatmul, AddmmSelfShapesBetaAlpha) {
   const int64_t m = 31, k = 27, n = 33;
   const Tensor a = randn({m, k}), b = randn({k, n});
   const std::vector<std::pair<std::string, Tensor>> selves = {
-      {"[n]", randn({n})},           {"[1, n]", randn({1, n})},
-      {"[m, 1]", randn({m, 1})},     {"[m, n]", randn({m, n})},
-      {"[]", randn({})},             {"[m, n] transposed", transposed(m, n)},
+      {"[n]", randn({n})},
+      {"[1, n]", randn({1, n})},
+      {"[m, 1]", randn({m, 1})},
+      {"[m, n]", randn({m, n})},
+      {"[]", randn({})},
+      {"[m, n] transposed", transposed(m, n)},
       {"[n] strided", randn({2 * n}).as_strided_view({n}, {2}, 0)},
   };
-  const std::vector<std::pair<double, double>> scalars = {{1, 1}, {0, 1}, {0.5, 2}, {1, -3}, {0, 0.25}};
+  const std::vector<std::pair<double, double>> scalars = {
+      {1, 1}, {0, 1}, {0.5, 2}, {1, -3}, {0, 0.25}};
   for (const auto& [what, self] : selves) {
     for (const auto& [beta, alpha] : scalars) {
-      const std::string label =
-          "addmm self " + what + " beta " + std::to_string(beta) + " alpha " + std::to_string(alpha);
+      const std::string label = "addmm self " + what + " beta " + std::to_string(beta) + " alpha " +
+                                std::to_string(alpha);
       expect_providers_agree([&] { return addmm(self, a, b, beta, alpha); }, label);
       expect_providers_agree(
           [&] {
@@ -186,7 +191,8 @@ TEST_F(OnednnMatmul, AddmmBetaZeroIgnoresNaN) {
 
 TEST_F(OnednnMatmul, AddmmOutIntoSelf) {
   const Tensor a = randn({20, 16}), b = randn({16, 20}), c = randn({20, 20});
-  for (const auto& [beta, alpha] : std::vector<std::pair<double, double>>{{1, 1}, {0.5, 2}, {0, 1}}) {
+  for (const auto& [beta, alpha] :
+       std::vector<std::pair<double, double>>{{1, 1}, {0.5, 2}, {0, 1}}) {
     auto in_place = [&] {
       Tensor self = c.clone();
       addmm_out(self, self, a, b, beta, alpha);
@@ -208,13 +214,15 @@ TEST_F(OnednnMatmul, Baddbmm) {
   const int64_t bs = 4, m = 13, k = 11, n = 15;
   const Tensor b1 = randn({bs, m, k}), b2 = randn({bs, k, n});
   const Tensor product = reference_bmm(b1, b2);
-  const std::vector<std::pair<std::string, Tensor>> selves = {
-      {"[n]", randn({n})}, {"[m, n]", randn({m, n})}, {"[b, m, n]", randn({bs, m, n})},
-      {"[b, 1, n]", randn({bs, 1, n})}, {"[1, 1, n]", randn({1, 1, n})}};
+  const std::vector<std::pair<std::string, Tensor>> selves = {{"[n]", randn({n})},
+                                                              {"[m, n]", randn({m, n})},
+                                                              {"[b, m, n]", randn({bs, m, n})},
+                                                              {"[b, 1, n]", randn({bs, 1, n})},
+                                                              {"[1, 1, n]", randn({1, 1, n})}};
   for (const auto& [what, self] : selves) {
-    for (const auto& [beta, alpha] : std::vector<std::pair<double, double>>{{1, 1}, {0, 1}, {2, 0.5}}) {
-      const Tensor want =
-          with_provider("reference", [&] { return product * alpha + self * beta; });
+    for (const auto& [beta, alpha] :
+         std::vector<std::pair<double, double>>{{1, 1}, {0, 1}, {2, 0.5}}) {
+      const Tensor want = with_provider("reference", [&] { return product * alpha + self * beta; });
       expect_onednn_gives([&] { return baddbmm(self, b1, b2, beta, alpha); }, want,
                           "baddbmm self " + what + " beta " + std::to_string(beta));
     }
@@ -253,10 +261,18 @@ TEST_F(OnednnMatmul, MatmulRanksAndBroadcast) {
   const struct {
     std::vector<int64_t> a, b;
   } cases[] = {
-      {{40, 30}, {30, 20}},          {{3, 12, 10}, {10, 14}},      {{12, 10}, {3, 10, 14}},
-      {{3, 12, 10}, {3, 10, 14}},    {{1, 12, 10}, {4, 10, 14}},   {{4, 12, 10}, {1, 10, 14}},
-      {{2, 1, 12, 10}, {3, 10, 14}}, {{2, 3, 12, 10}, {10, 14}},   {{10}, {10, 14}},
-      {{12, 10}, {10}},              {{10}, {10}},                 {{3, 12, 10}, {10}},
+      {{40, 30}, {30, 20}},
+      {{3, 12, 10}, {10, 14}},
+      {{12, 10}, {3, 10, 14}},
+      {{3, 12, 10}, {3, 10, 14}},
+      {{1, 12, 10}, {4, 10, 14}},
+      {{4, 12, 10}, {1, 10, 14}},
+      {{2, 1, 12, 10}, {3, 10, 14}},
+      {{2, 3, 12, 10}, {10, 14}},
+      {{10}, {10, 14}},
+      {{12, 10}, {10}},
+      {{10}, {10}},
+      {{3, 12, 10}, {10}},
   };
   for (const auto& c : cases) {
     const Tensor a = randn(c.a), b = randn(c.b);
@@ -270,9 +286,10 @@ TEST_F(OnednnMatmul, MatmulRanksAndBroadcast) {
   const Tensor p = randn({1, 40, 30}), q = randn({4, 30, 20});
   expect_onednn_gives([&] { return matmul(p, q); }, reference_bmm(p.expand({4, 40, 30}), q),
                       "matmul [1, 40, 30] @ [4, 30, 20]");
-  expect_onednn_gives([&] { return matmul(q.transpose(1, 2), p.squeeze(0).t()); },
-                      reference_bmm(q.transpose(1, 2), p.squeeze(0).t().unsqueeze(0).expand({4, 30, 40})),
-                      "matmul [4, 20, 30] @ [30, 40]");
+  expect_onednn_gives(
+      [&] { return matmul(q.transpose(1, 2), p.squeeze(0).t()); },
+      reference_bmm(q.transpose(1, 2), p.squeeze(0).t().unsqueeze(0).expand({4, 30, 40})),
+      "matmul [4, 20, 30] @ [30, 40]");
 }
 
 TEST_F(OnednnMatmul, Float64GoesToTheReference) {
@@ -299,14 +316,35 @@ TEST_F(OnednnMatmul, MalformedCallsGiveTheReferenceErrors) {
       {"mm shapes", [&] { mm(a, b); }},
       {"mm 3-D", [&] { mm(c3, b); }},
       {"mm dtypes", [&] { mm(a, d); }},
-      {"mm.out dtype of out", [&] { mm_out(Tensor::empty({4, 3}, TensorOptions{}.with(DType::Float64)), a, randn({5, 3})); }},
-      {"bmm shapes", [&] { bmm(c3, randn({2, 4, 5})); }},
-      {"addmm self", [&] { addmm(randn({3, 3}), a, randn({5, 3})); }},
-      {"baddbmm self", [&] { baddbmm(randn({2, 7}), c3, randn({2, 5, 3})); }},
-      {"matmul batch", [&] { matmul(randn({2, 4, 5}), randn({3, 5, 4})); }},
+      {"mm.out dtype of out",
+       [&] {
+         mm_out(Tensor::empty({4, 3}, TensorOptions{}.with(DType::Float64)), a, randn({5, 3}));
+       }},
+      {"bmm shapes",
+       [&] {
+         bmm(c3, randn({2, 4, 5}));
+       }},
+      {"addmm self",
+       [&] {
+         addmm(randn({3, 3}), a, randn({5, 3}));
+       }},
+      {"baddbmm self",
+       [&] {
+         baddbmm(randn({2, 7}), c3, randn({2, 5, 3}));
+       }},
+      {"matmul batch",
+       [&] {
+         matmul(randn({2, 4, 5}), randn({3, 5, 4}));
+       }},
       {"matmul 0-D", [&] { matmul(randn({}), a); }},
-      {"linear weight 3-D", [&] { linear(a, randn({1, 3, 5})); }},
-      {"linear shapes", [&] { linear(a, randn({3, 6}), randn({3})); }},
+      {"linear weight 3-D",
+       [&] {
+         linear(a, randn({1, 3, 5}));
+       }},
+      {"linear shapes",
+       [&] {
+         linear(a, randn({3, 6}), randn({3}));
+       }},
   };
   for (const auto& [what, call] : calls) {
     const std::string got = with_provider("onednn", [&] { return message_of(call); });
