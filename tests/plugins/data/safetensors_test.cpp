@@ -1,0 +1,335 @@
+// safetensors (plugins/data/src/safetensors.cpp): the published layout byte for byte, round
+// trips of every dtype, every corruption the reader must refuse, atomic saving under
+// SIGKILL, and interop with Python's safetensors.
+
+#include "loom/data/safetensors.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "data_test_util.h"
+
+namespace loom::data::safetensors {
+namespace {
+
+using loom::data::testing::read_bytes;
+using loom::data::testing::ScratchDir;
+using loom::data::testing::values;
+using loom::data::testing::write_bytes;
+
+class SafetensorsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { loom::init(); }
+  ScratchDir dir;
+};
+
+const std::vector<DType> kAllDTypes = {DType::Float32, DType::Float64, DType::Float16,
+                                       DType::BFloat16, DType::Int64, DType::Int32,
+                                       DType::Int16, DType::Int8, DType::UInt8, DType::Bool};
+
+std::string le64(uint64_t n) {
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i) s[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  return s;
+}
+
+// A file from a header text and data bytes (no padding added).
+std::string file_of(const std::string& header, const std::string& data) {
+  return le64(header.size()) + header + data;
+}
+
+// Expects deserialize(bytes) and load_file of the same bytes to throw ValueError naming
+// the problem (and, for the file, the path).
+void expect_refused(const ScratchDir& dir, const std::string& bytes, const std::string& problem) {
+  SCOPED_TRACE(problem);
+  try {
+    deserialize(bytes, "mem");
+    ADD_FAILURE() << "deserialize accepted it";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find(problem), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'mem'"), std::string::npos) << e.what();
+  }
+  const std::string path = dir.file("bad.safetensors");
+  write_bytes(path, bytes);
+  try {
+    load_file(path);
+    ADD_FAILURE() << "load_file accepted it";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find(problem), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SafetensorsTest, LayoutIsThePublishedFormat) {
+  TensorList t = {{"b", loom::zeros({3})},
+                  {"a", loom::ones({2})},
+                  {"c", Tensor::from_vector<int64_t>({1}, {1})},
+                  {"d", Tensor::from_vector<bool>({true}, {1})}};
+  const std::string bytes = serialize(t, {{"k", "v"}, {"a", "z"}});
+  // The reference writer's bytes for the same input (dtype rank first, then name; metadata
+  // first; header padded with spaces to a multiple of 8).
+  const std::string header =
+      R"({"__metadata__":{"a":"z","k":"v"},"c":{"dtype":"I64","shape":[1],"data_offsets":[0,8]},)"
+      R"("a":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"
+      R"("b":{"dtype":"F32","shape":[3],"data_offsets":[16,28]},)"
+      R"("d":{"dtype":"BOOL","shape":[1],"data_offsets":[28,29]}})";
+  std::string padded = header + std::string((8 - header.size() % 8) % 8, ' ');
+  std::string data = le64(1);
+  const float one = 1.0f;
+  for (int i = 0; i < 2; ++i) data.append(reinterpret_cast<const char*>(&one), 4);
+  data += std::string(12, '\0') + '\x01';
+  EXPECT_EQ(bytes, le64(padded.size()) + padded + data);
+  EXPECT_EQ(padded.size() % 8, 0u);
+}
+
+TEST_F(SafetensorsTest, RoundTripEveryDtype) {
+  TensorList tensors;
+  for (DType d : kAllDTypes) {
+    Tensor x = loom::arange(-3, 9, 1, DType::Float64).reshape({3, 4}).to(d);
+    tensors.emplace_back(std::string("t_") + std::string(dtype_code(d)), x);
+  }
+  tensors.emplace_back("scalar", Tensor::scalar<double>(-2.5));
+  tensors.emplace_back("empty", loom::zeros({0, 5}));
+  tensors.emplace_back("strided", loom::arange(6, DType::Float32).reshape({2, 3}).t());
+  const Metadata meta = {{"epoch", "3"}, {"format", "pt"}, {"json", R"({"lr": 0.1})"}};
+  const std::string path = dir.file("all.safetensors");
+  save_file(path, tensors, meta);
+  for (const File& f : {load_file(path), deserialize(read_bytes(path))}) {
+    EXPECT_EQ(f.metadata, meta);
+    ASSERT_EQ(f.tensors.size(), tensors.size());
+    for (const auto& [name, x] : tensors) {
+      const Tensor& y = f.at(name);
+      EXPECT_EQ(y.dtype(), x.dtype()) << name;
+      EXPECT_EQ(y.sizes().vec(), x.sizes().vec()) << name;
+      EXPECT_TRUE(y.is_contiguous());
+      EXPECT_EQ(values(y), values(x)) << name;
+    }
+    EXPECT_FALSE(f.contains("nope"));
+    EXPECT_THROW(f.at("nope"), IndexError);
+  }
+  // Data offsets tile the data region in file order.
+  const File f = load_file(path);
+  EXPECT_EQ(f.tensors.front().second.dtype(), DType::Int64);  // largest rank first
+  EXPECT_EQ(f.tensors.back().second.dtype(), DType::Bool);
+}
+
+TEST_F(SafetensorsTest, WriterRefusesBadInput) {
+  EXPECT_THROW(serialize({{"", loom::zeros({1})}}), ValueError);
+  EXPECT_THROW(serialize({{"a", loom::zeros({1})}, {"a", loom::ones({1})}}), ValueError);
+  EXPECT_THROW(serialize({{"__metadata__", loom::zeros({1})}}), ValueError);
+  EXPECT_THROW(serialize({{"a", Tensor()}}), ValueError);
+  try {
+    save_file(dir.file("no/such/folder/x.safetensors"), {{"a", loom::zeros({1})}});
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("x.safetensors"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SafetensorsTest, ReaderRefusesEveryCorruption) {
+  const std::string ok_entry = R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
+  const std::string data8(8, '\0');
+  // Sanity: the base case loads.
+  EXPECT_EQ(deserialize(file_of("{" + ok_entry + "}", data8)).tensors.size(), 1u);
+
+  expect_refused(dir, "", "too short for the 8-byte header length");
+  expect_refused(dir, "\x05\x00\x00", "too short");
+  expect_refused(dir, le64(100'000'001) + "{}", "exceeds the limit");
+  expect_refused(dir, le64(50) + "{}", "truncated: the header length is 50");
+  expect_refused(dir, file_of("[1]", ""), "does not start with '{'");
+  expect_refused(dir, file_of(" {}", ""), "does not start with '{'");
+  expect_refused(dir, file_of("{\"a\":", ""), "not valid JSON");
+  expect_refused(dir, file_of("{} junk", ""), "not valid JSON");
+  expect_refused(dir, file_of(std::string(100, '{'), ""), "nests too deeply");
+  expect_refused(dir, file_of(R"({"a":3})", ""), "tensor 'a' is not a JSON object");
+  expect_refused(dir, file_of(R"({"a":{"dtype":"F32","shape":[2]}})", data8),
+                 "has no \"data_offsets\"");
+  expect_refused(dir, file_of(R"({"a":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]}})",
+                              "xx"),
+                 "unknown dtype \"F8_E4M3\"");
+  expect_refused(dir, file_of(R"({"a":{"dtype":7,"shape":[2],"data_offsets":[0,8]}})", data8),
+                 "dtype is not a string");
+  expect_refused(dir, file_of(R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", data8),
+                 "non-negative integer");
+  expect_refused(dir, file_of(R"({"a":{"dtype":"F32","shape":[2.0],"data_offsets":[0,8]}})", data8),
+                 "non-negative integer");
+  expect_refused(dir, file_of(R"({"a":{"dtype":"F32","shape":{},"data_offsets":[0,8]}})", data8),
+                 "shape is not an array");
+  expect_refused(dir, file_of(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", data8),
+                 "needs 12 bytes but data_offsets [0, 8] hold 8");
+  expect_refused(dir,
+                 file_of(R"({"a":{"dtype":"F64","shape":[4294967296,4294967296,16],)"
+                         R"("data_offsets":[0,8]}})",
+                         data8),
+                 "too many elements");
+  expect_refused(dir, file_of(R"({"a":{"dtype":"U8","shape":[0],"data_offsets":[8,0]}})", data8),
+                 "end before begin");
+  expect_refused(dir, file_of(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0]}})", data8),
+                 "data_offsets must be [begin, end]");
+  expect_refused(dir, file_of(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,-8]}})", data8),
+                 "non-negative integer");
+  expect_refused(dir,
+                 file_of(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                         R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                         std::string(12, '\0')),
+                 "overlap");
+  expect_refused(dir,
+                 file_of(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                         std::string(12, '\0')),
+                 "gap in the data");
+  expect_refused(dir,
+                 file_of(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                         R"("b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
+                         std::string(12, '\0')),
+                 "gap in the data");
+  expect_refused(dir, file_of("{" + ok_entry + "}", "abc"), "truncated: the tensors need 8");
+  expect_refused(dir, file_of("{" + ok_entry + "}", data8 + "x"), "1 bytes unaccounted for");
+  expect_refused(dir, file_of(R"({"__metadata__":{"k":1}})", ""), "value of 'k' is not a string");
+  expect_refused(dir, file_of(R"({"__metadata__":[]})", ""), "__metadata__ is not an object");
+  // A real file cut anywhere is refused, never a crash.
+  const std::string good = serialize({{"w", loom::ones({4, 4})}, {"b", loom::zeros({4})}});
+  for (size_t cut = 0; cut < good.size(); cut += 7) {
+    EXPECT_THROW(deserialize(good.substr(0, cut)), ValueError) << "cut at " << cut;
+  }
+  EXPECT_THROW(load_file(dir.file("missing.safetensors")), ValueError);
+}
+
+TEST_F(SafetensorsTest, BoolBytesAreNormalised) {
+  const std::string bytes =
+      file_of(R"({"m":{"dtype":"BOOL","shape":[3],"data_offsets":[0,3]}})", std::string("\0\x02\x01", 3));
+  EXPECT_EQ(values(deserialize(bytes).at("m")), (std::vector<double>{0, 1, 1}));
+}
+
+TEST_F(SafetensorsTest, SaveReplacesAtomically) {
+  const std::string path = dir.file("ckpt.safetensors");
+  save_file(path, {{"x", loom::ones({2})}}, {{"v", "1"}});
+  save_file(path, {{"x", loom::zeros({3})}}, {{"v", "2"}});
+  const File f = load_file(path);
+  EXPECT_EQ(f.metadata.at("v"), "2");
+  EXPECT_EQ(f.at("x").numel(), 3);
+  // No temporary file is left behind by a completed save.
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) entries += e.exists();
+  EXPECT_EQ(entries, 1);
+}
+
+// A child saves a large checkpoint over an existing one and is SIGKILLed mid-write: the
+// target must still hold the old, complete file.
+TEST_F(SafetensorsTest, KillWhileSavingKeepsThePreviousFile) {
+  const std::string path = dir.file("ckpt.safetensors");
+  save_file(path, {{"w", loom::full({16}, 7.0)}}, {{"version", "old"}});
+  const Tensor big = loom::ones({48 << 20}, DType::Float32);  // 192 MiB
+  int interrupted = 0;
+  for (int attempt = 0; attempt < 6 && interrupted < 2; ++attempt) {
+    int pipefd[2];
+    ASSERT_EQ(::pipe(pipefd), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      ::close(pipefd[0]);
+      const char go = 'g';
+      (void)!::write(pipefd[1], &go, 1);
+      try {
+        save_file(path, {{"w", big}}, {{"version", "new"}});
+      } catch (...) {
+        ::_exit(2);
+      }
+      ::_exit(0);
+    }
+    ::close(pipefd[1]);
+    char go = 0;
+    ASSERT_EQ(::read(pipefd[0], &go, 1), 1);
+    ::close(pipefd[0]);
+    ::usleep(5000 + attempt * 20000);
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    bool leftover = false;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind(".ckpt.safetensors.tmp-", 0) == 0) {
+        leftover = true;
+        std::filesystem::remove(e.path());
+      }
+    }
+    const File f = load_file(path);  // never torn
+    if (WIFSIGNALED(status) && leftover) {
+      ++interrupted;
+      EXPECT_EQ(f.metadata.at("version"), "old");
+      EXPECT_EQ(values(f.at("w")), std::vector<double>(16, 7.0));
+    } else if (f.metadata.at("version") == "new") {
+      // The save finished before the kill: restore the old file for the next attempt.
+      EXPECT_EQ(f.at("w").numel(), big.numel());
+      save_file(path, {{"w", loom::full({16}, 7.0)}}, {{"version", "old"}});
+    }
+  }
+  EXPECT_GE(interrupted, 1) << "no attempt was killed in the middle of a save";
+}
+
+TEST_F(SafetensorsTest, InteropWithPythonSafetensors) {
+  if (!testing::python_has("numpy safetensors"))
+    GTEST_SKIP() << "python3 lacks numpy or safetensors (pip install safetensors numpy)";
+  TensorList tensors;
+  for (DType d : kAllDTypes) {
+    Tensor x = loom::arange(-3, 9, 1, DType::Float64).reshape({3, 4}).to(d);
+    tensors.emplace_back(std::string("t_") + std::string(dtype_code(d)), x);
+  }
+  save_file(dir.file("loom.safetensors"), tensors, {{"epoch", "3"}});
+  ASSERT_EQ(testing::run_python(dir, R"(
+import json, struct, sys
+import numpy as np
+from safetensors import safe_open
+from safetensors.numpy import load_file, save_file, save
+d = sys.argv[0].rsplit('/', 1)[0]
+ref = np.arange(-3, 9, dtype=np.float64).reshape(3, 4)
+raw = open(d + '/loom.safetensors', 'rb').read()
+n = struct.unpack('<Q', raw[:8])[0]
+header = json.loads(raw[8:8 + n])
+assert header['__metadata__'] == {'epoch': '3'}, header
+with safe_open(d + '/loom.safetensors', framework='np') as f:
+    assert f.metadata() == {'epoch': '3'}
+    for name in f.keys():
+        if name == 't_BF16':
+            continue  # numpy has no bfloat16: checked from the raw bytes below
+        a = f.get_tensor(name)
+        want = ref.astype(a.dtype) if a.dtype != np.bool_ else ref != 0
+        assert a.shape == (3, 4) and (a == want).all(), (name, a)
+b, e = header['t_BF16']['data_offsets']
+bf = np.frombuffer(raw[8 + n + b:8 + n + e], dtype='<u2').astype(np.uint32) << 16
+assert (bf.view(np.float32).reshape(3, 4) == ref).all()
+# Python writes, Loom reads; and the same tensors give the same bytes from both writers.
+out = {'f16': np.arange(6, dtype=np.float16).reshape(2, 3), 'f32': np.float32([1.5, -2]),
+       'f64': np.float64([[1e300]]), 'i64': np.int64([-1, 2**40]), 'i32': np.int32([7]),
+       'i16': np.int16([-300]), 'i8': np.int8([-5]), 'u8': np.uint8([250]),
+       'b': np.array([True, False]), 'scalar': np.array(4.0, dtype=np.float32), 'empty': np.zeros((0, 3), np.float32)}
+save_file(out, d + '/py.safetensors', metadata={'a': 'x', 'who': 'python'})
+open(d + '/py_small.bin', 'wb').write(save({'b': np.zeros(3, np.float32), 'a': np.int64([1, 2])}, metadata={'k': 'v'}))
+)"),
+            0);
+  const File py = load_file(dir.file("py.safetensors"));
+  EXPECT_EQ(py.metadata, (Metadata{{"a", "x"}, {"who", "python"}}));
+  EXPECT_EQ(values(py.at("f16")), (std::vector<double>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(py.at("f16").dtype(), DType::Float16);
+  EXPECT_EQ(values(py.at("f32")), (std::vector<double>{1.5, -2}));
+  EXPECT_EQ(values(py.at("f64")), (std::vector<double>{1e300}));
+  EXPECT_EQ(py.at("i64").data_ptr<int64_t>()[1], int64_t{1} << 40);
+  EXPECT_EQ(values(py.at("i32")), (std::vector<double>{7}));
+  EXPECT_EQ(values(py.at("i16")), (std::vector<double>{-300}));
+  EXPECT_EQ(values(py.at("i8")), (std::vector<double>{-5}));
+  EXPECT_EQ(values(py.at("u8")), (std::vector<double>{250}));
+  EXPECT_EQ(values(py.at("b")), (std::vector<double>{1, 0}));
+  EXPECT_EQ(py.at("b").dtype(), DType::Bool);
+  EXPECT_EQ(py.at("scalar").dim(), 0);
+  EXPECT_EQ(py.at("empty").sizes().vec(), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(serialize({{"b", loom::zeros({3})}, {"a", Tensor::from_vector<int64_t>({1, 2}, {2})}},
+                      {{"k", "v"}}),
+            read_bytes(dir.file("py_small.bin")));
+}
+
+}  // namespace
+}  // namespace loom::data::safetensors
