@@ -1,0 +1,78 @@
+#pragma once
+/// @file
+/// Pooling modules (torch.nn): MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool2d.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "loom/nn/module.h"
+
+namespace loom::nn {
+
+/// Max over windows of [N, C, L] (torch.nn.MaxPool1d); stride defaults to kernel_size.
+class MaxPool1d : public Module {
+ public:
+  /// stride std::nullopt: kernel_size.
+  explicit MaxPool1d(IntList kernel_size, std::optional<IntList> stride = std::nullopt,
+                     IntList padding = 0, IntList dilation = 1, bool ceil_mode = false);
+  /// max_pool1d(input, ...).
+  Tensor forward(const Tensor& input) override;
+  const std::vector<int64_t> kernel_size, stride, padding, dilation;  ///< window geometry
+  const bool ceil_mode;  ///< ceil instead of floor for the output size
+};
+
+/// Max over windows of [N, C, H, W] (torch.nn.MaxPool2d); stride defaults to kernel_size.
+class MaxPool2d : public Module {
+ public:
+  /// stride std::nullopt: kernel_size.
+  explicit MaxPool2d(IntList kernel_size, std::optional<IntList> stride = std::nullopt,
+                     IntList padding = 0, IntList dilation = 1, bool ceil_mode = false);
+  /// max_pool2d(input, ...).
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  const std::vector<int64_t> kernel_size, stride, padding, dilation;  ///< window geometry
+  const bool ceil_mode;  ///< ceil instead of floor for the output size
+};
+
+/// Mean over windows of [N, C, L] (torch.nn.AvgPool1d).
+class AvgPool1d : public Module {
+ public:
+  /// stride std::nullopt: kernel_size.
+  explicit AvgPool1d(IntList kernel_size, std::optional<IntList> stride = std::nullopt,
+                     IntList padding = 0, bool ceil_mode = false, bool count_include_pad = true);
+  /// avg_pool1d(input, ...).
+  Tensor forward(const Tensor& input) override;
+  const std::vector<int64_t> kernel_size, stride, padding;  ///< window geometry
+  const bool ceil_mode;          ///< ceil instead of floor for the output size
+  const bool count_include_pad;  ///< padding counts in the divisor
+};
+
+/// Mean over windows of [N, C, H, W] (torch.nn.AvgPool2d).
+class AvgPool2d : public Module {
+ public:
+  /// stride std::nullopt: kernel_size.
+  explicit AvgPool2d(IntList kernel_size, std::optional<IntList> stride = std::nullopt,
+                     IntList padding = 0, bool ceil_mode = false, bool count_include_pad = true,
+                     std::optional<int64_t> divisor_override = std::nullopt);
+  /// avg_pool2d(input, ...).
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  const std::vector<int64_t> kernel_size, stride, padding;  ///< window geometry
+  const bool ceil_mode;                         ///< ceil instead of floor for the output size
+  const bool count_include_pad;                 ///< padding counts in the divisor
+  const std::optional<int64_t> divisor_override;  ///< fixed divisor
+};
+
+/// Mean pooling to a fixed output size [H', W'] (torch.nn.AdaptiveAvgPool2d).
+class AdaptiveAvgPool2d : public Module {
+ public:
+  /// One size for both dims or {H', W'}.
+  explicit AdaptiveAvgPool2d(IntList output_size);
+  /// adaptive_avg_pool2d(input, output_size).
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  const std::vector<int64_t> output_size;  ///< [H', W']
+};
+
+}  // namespace loom::nn
