@@ -11,12 +11,12 @@
 // deviation, so they hand oneDNN var = 1 / invstd^2 with an epsilon of 0, which gives back
 // the saved invstd exactly up to rounding.
 //
-// Taken: float32 channels-last inputs of 4 or 5 dims (batch norm; its results are
-// channels-last too) or of any dims (layer norm, which runs on a contiguous [rows,
-// normalized] view), weight, bias and statistics 1-D contiguous float32 of the right size
-// (layer norm: of normalized_shape), big enough to win (kMinElements: where oneDNN is
-// slower, NCHW batch norm and small calls, the reference runs). Every other call,
-// malformed ones included, goes to the reference.
+// Taken: float32 inputs of 4 or 5 dims (batch norm: channels-last ones as they are, with
+// channels-last results; others through oneDNN's blocked nChw16c and back, except in the
+// evaluation forward, see takes_batch_norm_input) or of any dims (layer norm, which runs on
+// a contiguous [rows, normalized] view), weight, bias and statistics 1-D contiguous float32
+// of the right size (layer norm: of normalized_shape), big enough to win (kMinElements).
+// Every other call, malformed ones included, goes to the reference.
 #include <cmath>
 #include <optional>
 #include <tuple>
@@ -34,16 +34,24 @@ using dnnl::normalization_flags;
 using dnnl::prop_kind;
 using Tensor3 = std::tuple<Tensor, Tensor, Tensor>;
 
-/// Measured here (2 cores, AVX-512, one thread; onednn / reference):
-///   batch norm, channels-last: [32, 64, 56, 56] training 2.2 / 13.0 ms, evaluation
-///   0.93 / 8.5 ms, backward 7.4 / 17.2 ms; [2, 16, 8, 8] training 3.3 / 6.5 us.
-///   batch norm, NCHW: oneDNN is slower at every size ([32, 64, 56, 56] training 10.4 /
-///   8.3 ms, [8, 64, 28, 28] 556 / 290 us), so NCHW inputs are handed on.
-///   layer norm: [64, 128, 768] 2.1 / 5.9 ms forward, 4.0 / 32 ms backward; [16, 256]
-///   3.1 / 5.3 us; [8, 64] 2.5 / 1.7 us (slower).
-/// So layer norm takes from 4096 elements, batch norm (channels-last) from 1024.
-constexpr int64_t kMinElements = 4096;
-constexpr int64_t kMinBatchNormElements = 1024;
+/// Measured here (2 cores, AVX-512, one thread; onednn / reference, DISABLED_Timing in
+/// tests/plugins/cpu_onednn/normalization_test.cpp):
+///   batch norm, channels-last: [32, 64, 56, 56] training 2.4 / 12.6 ms, evaluation
+///   0.94 / 8.8 ms, backward 7.7 / 16.4 ms; [2, 16, 8, 8] training 3.6 / 6.6 us, backward
+///   6.7 / 7.6 us.
+///   batch norm, NCHW: oneDNN's own NCHW kernel is slower than the reference at every size
+///   ([32, 64, 56, 56] training 10.4 / 8.3 ms), its blocked nChw16c kernel is fast, and
+///   reordering in and out pays off in a middle band: [8, 64, 28, 28] training 207 / 284 us,
+///   backward 249 / 566 us; [16, 64, 4, 4] 13.8 / 16.0 and 19.5 / 25.3 us. Below, the fixed
+///   costs lose ([4, 16, 8, 8] training 8.9 / 4.8 us); above, the reorders through fresh
+///   buffers ([32, 64, 56, 56] training 6.6 / 6.3 ms, backward 13.9 / 10.9 ms) do; the
+///   evaluation forward never wins (2.5 / 2.4 ms, 150 / 151 us).
+///   layer norm: [64, 128, 768] 2.1 / 5.9 ms forward, 3.8 / 33 ms backward; [16, 256]
+///   3.1 / 5.2 us; [8, 64] 1.6 / 1.6 us.
+constexpr int64_t kMinElements = 4096;           // layer norm
+constexpr int64_t kMinBatchNormElements = 1024;  // batch norm, channels-last
+constexpr int64_t kMinBlockedElements = 16384;   // batch norm, NCHW, through nChw16c
+constexpr int64_t kMaxBlockedElements = int64_t{1} << 21;
 
 const Tensor& or_none(const std::optional<Tensor>& t) {
   static const Tensor none;
@@ -70,10 +78,12 @@ memory vector_memory(const std::optional<Tensor>& t, int64_t n, float value,
   return memory(vector_desc(n), engine(), fill.data());
 }
 
-/// A new float32 tensor of x's sizes in x's layout (contiguous or channels-last).
+/// A new float32 tensor of x's sizes: channels-last when x is, else contiguous.
 Tensor new_like(const Tensor& x) {
-  if (x.is_contiguous()) return Tensor::empty(x.sizes(), TensorOptions{}.with(DType::Float32));
-  return empty_channels_last(x.sizes(), DType::Float32);
+  if (x.dim() >= 3 && !x.is_contiguous() && is_channels_last(x)) {
+    return empty_channels_last(x.sizes(), DType::Float32);
+  }
+  return Tensor::empty(x.sizes(), TensorOptions{}.with(DType::Float32));
 }
 
 Tensor new_vector(IntArrayRef sizes) {
@@ -82,7 +92,6 @@ Tensor new_vector(IntArrayRef sizes) {
 
 const normalization_flags kScaleShift =
     normalization_flags::use_scale | normalization_flags::use_shift;
-
 
 // ---- batch norm ----
 
@@ -108,8 +117,8 @@ std::shared_ptr<const BatchNorm> batch_norm_prims(const memory::desc& md, float 
     auto bn = std::make_shared<BatchNorm>();
     const prop_kind fwd_kind =
         global && !backward ? prop_kind::forward_inference : prop_kind::forward_training;
-    bn->fwd_pd = dnnl::batch_normalization_forward::primitive_desc(
-        {fwd_kind, md, eps, flags}, engine());
+    bn->fwd_pd =
+        dnnl::batch_normalization_forward::primitive_desc({fwd_kind, md, eps, flags}, engine());
     bn->fwd = dnnl::batch_normalization_forward(bn->fwd_pd);
     if (backward) {
       bn->bwd_pd = dnnl::batch_normalization_backward::primitive_desc(
@@ -121,12 +130,35 @@ std::shared_ptr<const BatchNorm> batch_norm_prims(const memory::desc& md, float 
   return std::static_pointer_cast<const BatchNorm>(entry->extra);
 }
 
-/// True when oneDNN's batch norm of input beats the reference: a channels-last input of 4 or
-/// 5 dims (oneDNN's kernel for NCHW is slower than the reference's loop, see kMinElements; for
-/// channels-last 3-D [N, L, C] it has only its reference loop).
-bool takes_batch_norm_input(const Tensor& input) {
-  return input.dim() >= 4 && input.dim() <= 5 && input.numel() >= kMinBatchNormElements &&
-         !input.is_contiguous() && is_channels_last(input);
+bool is_nhwc(const Tensor& x) { return !x.is_contiguous() && is_channels_last(x); }
+
+/// True when oneDNN's batch norm of input (4-D or 5-D) beats the reference. oneDNN has no
+/// fast kernel for 2-D and 3-D inputs (its reference loop runs, or ncsp_bnorm, slower than
+/// ours) nor for NCHW, but a fast one for channels-last and for the blocked nChw16c.
+/// Channels-last inputs run as they are; others are reordered into nChw16c and the result
+/// back, which wins in training (forward and backward) for mid-sized inputs only and never
+/// in the evaluation forward (see kMinElements).
+bool takes_batch_norm_input(const Tensor& input, bool forward_eval) {
+  if (input.dim() < 4 || input.dim() > 5) return false;
+  if (is_nhwc(input)) return input.numel() >= kMinBatchNormElements;
+  return !forward_eval && input.numel() >= kMinBlockedElements &&
+         input.numel() <= kMaxBlockedElements;
+}
+
+/// The layout batch norm of x runs in: x's own when channels-last, else nChw16c (nCdhw16c).
+memory::desc compute_desc(const Tensor& x) {
+  if (is_nhwc(x)) return desc_of(x);
+  return desc_of(x, x.dim() == 4 ? memory::format_tag::nChw16c : memory::format_tag::nCdhw16c);
+}
+
+/// A memory for a result in layout md, to be written into t (t's own when laid out so).
+memory result_memory(const Tensor& t, const memory::desc& md) {
+  return desc_of(t) == md ? memory_of(t, md) : memory(md, engine());
+}
+
+/// Copies m into t when m is not t's own memory.
+void store_result(const memory& m, const Tensor& t) {
+  if (m.get_data_handle() != t.data_ptr()) reorder(m, memory_of(t));
 }
 
 Tensor3 native_batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
@@ -134,30 +166,30 @@ Tensor3 native_batch_norm(const Tensor& input, const std::optional<Tensor>& weig
                           const std::optional<Tensor>& running_mean,
                           const std::optional<Tensor>& running_var, bool training, double momentum,
                           double eps) {
-  static const auto op = onednn::op<Tensor3(
-      const Tensor&, const std::optional<Tensor>&, const std::optional<Tensor>&,
-      const std::optional<Tensor>&, const std::optional<Tensor>&, bool, double, double)>(
-      "aten::native_batch_norm");
+  static const auto op =
+      onednn::op<Tensor3(const Tensor&, const std::optional<Tensor>&, const std::optional<Tensor>&,
+                         const std::optional<Tensor>&, const std::optional<Tensor>&, bool, double,
+                         double)>("aten::native_batch_norm");
   const int64_t C = input.defined() && input.dim() >= 2 ? input.size(1) : 0;
-  const bool ok = input.defined() &&
-                  takes({input, or_none(weight), or_none(bias), or_none(running_mean),
-                         or_none(running_var)}) &&
-                  takes_batch_norm_input(input) && vector_or_absent(weight, C) &&
-                  vector_or_absent(bias, C) && vector_or_absent(running_mean, C) &&
-                  vector_or_absent(running_var, C) &&
-                  (training || (present(running_mean) && present(running_var)));
+  const bool ok =
+      input.defined() &&
+      takes({input, or_none(weight), or_none(bias), or_none(running_mean), or_none(running_var)}) &&
+      takes_batch_norm_input(input, !training) && vector_or_absent(weight, C) &&
+      vector_or_absent(bias, C) && vector_or_absent(running_mean, C) &&
+      vector_or_absent(running_var, C) &&
+      (training || (present(running_mean) && present(running_var)));
   if (!ok) {
     return op.call_next_provider(kCPU, input, weight, bias, running_mean, running_var, training,
                                  momentum, eps);
   }
-  const Tensor& x = input;  // channels-last (takes_batch_norm_input)
-  const memory::desc md = desc_of(x);
+  const memory::desc md = compute_desc(input);
   const auto bn = batch_norm_prims(md, static_cast<float>(eps), !training, false);
-  Tensor out = new_like(x);
+  Tensor out = new_like(input);
+  const memory dst = result_memory(out, md);
   std::vector<float> ones, zeros, variance;
   Tensor mean;
-  Args args{{DNNL_ARG_SRC, memory_of(x, md)},
-            {DNNL_ARG_DST, memory_of(out, md)},
+  Args args{{DNNL_ARG_SRC, as_layout(input, md)},
+            {DNNL_ARG_DST, dst},
             {DNNL_ARG_SCALE, vector_memory(weight, C, 1.f, ones)},
             {DNNL_ARG_SHIFT, vector_memory(bias, C, 0.f, zeros)}};
   if (training) {
@@ -170,6 +202,7 @@ Tensor3 native_batch_norm(const Tensor& input, const std::optional<Tensor>& weig
     args[DNNL_ARG_VARIANCE] = memory(vector_desc(C), engine(), running_var->data_ptr());
   }
   execute(bn->fwd, args);
+  store_result(dst, out);
   if (!training) return {out, new_vector({0}), new_vector({0})};
 
   Tensor invstd = new_vector({C});
@@ -180,7 +213,8 @@ Tensor3 native_batch_norm(const Tensor& input, const std::optional<Tensor>& weig
   const auto count = static_cast<double>(input.numel() / C);
   if (present(running_mean)) {
     float* rm = static_cast<float*>(running_mean->data_ptr());
-    for (int64_t c = 0; c < C; ++c) rm[c] = static_cast<float>(momentum * m[c] + (1 - momentum) * rm[c]);
+    for (int64_t c = 0; c < C; ++c)
+      rm[c] = static_cast<float>(momentum * m[c] + (1 - momentum) * rm[c]);
     running_mean->bump_version();
   }
   if (present(running_var)) {
@@ -208,13 +242,12 @@ Tensor3 native_batch_norm_backward(const Tensor& grad_out, const Tensor& input,
   const int64_t C = input.defined() && input.dim() >= 2 ? input.size(1) : 0;
   const std::optional<Tensor>& mean_t = train ? save_mean : running_mean;
   const std::optional<Tensor>& stat_t = train ? save_invstd : running_var;
-  const bool ok =
-      grad_out.defined() && input.defined() && output_mask.size() == 3 &&
-      (output_mask[0] || output_mask[1] || output_mask[2]) &&
-      takes({grad_out, input, or_none(weight), or_none(mean_t), or_none(stat_t)}) &&
-      takes_batch_norm_input(input) && grad_out.sizes() == input.sizes() &&
-      vector_or_absent(weight, C) && present(mean_t) && present(stat_t) &&
-      vector_or_absent(mean_t, C) && vector_or_absent(stat_t, C);
+  const bool ok = grad_out.defined() && input.defined() && output_mask.size() == 3 &&
+                  (output_mask[0] || output_mask[1] || output_mask[2]) &&
+                  takes({grad_out, input, or_none(weight), or_none(mean_t), or_none(stat_t)}) &&
+                  takes_batch_norm_input(input, false) && grad_out.sizes() == input.sizes() &&
+                  vector_or_absent(weight, C) && present(mean_t) && present(stat_t) &&
+                  vector_or_absent(mean_t, C) && vector_or_absent(stat_t, C);
   if (!ok) {
     return op.call_next_provider(kCPU, grad_out, input, weight, running_mean, running_var,
                                  save_mean, save_invstd, train, eps, output_mask);
@@ -232,22 +265,23 @@ Tensor3 native_batch_norm_backward(const Tensor& grad_out, const Tensor& input,
   } else {
     var_mem = memory(vector_desc(C), engine(), running_var->data_ptr());
   }
-  const Tensor& x = input;  // channels-last (takes_batch_norm_input)
-  const memory::desc md = desc_of(x);
+  const memory::desc md = compute_desc(input);
   const auto bn = batch_norm_prims(md, train ? 0.f : static_cast<float>(eps), !train, true);
-  Tensor grad_input = new_like(x);
+  Tensor grad_input = new_like(input);
+  const memory diff_src = result_memory(grad_input, md);
   std::vector<float> ones, zeros;
-  Args args{{DNNL_ARG_SRC, memory_of(x, md)},
+  Args args{{DNNL_ARG_SRC, as_layout(input, md)},
             {DNNL_ARG_DIFF_DST, as_layout(grad_out, md)},
             {DNNL_ARG_MEAN, memory(vector_desc(C), engine(), mean_t->data_ptr())},
             {DNNL_ARG_VARIANCE, var_mem},
             {DNNL_ARG_SCALE, vector_memory(weight, C, 1.f, ones)},
             {DNNL_ARG_SHIFT, vector_memory(std::nullopt, C, 0.f, zeros)},
-            {DNNL_ARG_DIFF_SRC, memory_of(grad_input, md)}};
+            {DNNL_ARG_DIFF_SRC, diff_src}};
   Tensor grad_weight = new_vector({C}), grad_bias = new_vector({C});
   args[DNNL_ARG_DIFF_SCALE] = memory(vector_desc(C), engine(), grad_weight.data_ptr());
   args[DNNL_ARG_DIFF_SHIFT] = memory(vector_desc(C), engine(), grad_bias.data_ptr());
   execute(bn->bwd, args);
+  if (output_mask[0]) store_result(diff_src, grad_input);
   return {output_mask[0] ? grad_input : Tensor(), output_mask[1] ? grad_weight : Tensor(),
           output_mask[2] ? grad_bias : Tensor()};
 }
@@ -341,14 +375,13 @@ Tensor3 native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
                                    const Tensor& rstd, const std::optional<Tensor>& weight,
                                    const std::optional<Tensor>& bias,
                                    const std::vector<bool>& output_mask) {
-  static const auto op = onednn::op<Tensor3(
-      const Tensor&, const Tensor&, IntArrayRef, const Tensor&, const Tensor&,
-      const std::optional<Tensor>&, const std::optional<Tensor>&, const std::vector<bool>&)>(
-      "aten::native_layer_norm_backward");
+  static const auto op =
+      onednn::op<Tensor3(const Tensor&, const Tensor&, IntArrayRef, const Tensor&, const Tensor&,
+                         const std::optional<Tensor>&, const std::optional<Tensor>&,
+                         const std::vector<bool>&)>("aten::native_layer_norm_backward");
   const auto [M, N] = layer_norm_rows(input, normalized_shape, weight, bias);
   const bool ok = M != 0 && grad_out.defined() && mean.defined() && rstd.defined() &&
-                  output_mask.size() == 3 &&
-                  (output_mask[0] || output_mask[1] || output_mask[2]) &&
+                  output_mask.size() == 3 && (output_mask[0] || output_mask[1] || output_mask[2]) &&
                   takes({grad_out, input, mean, rstd, or_none(weight), or_none(bias)}) &&
                   grad_out.sizes() == input.sizes() && mean.numel() == M && rstd.numel() == M &&
                   mean.is_contiguous() && rstd.is_contiguous();

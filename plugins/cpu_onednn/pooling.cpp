@@ -110,8 +110,7 @@ int64_t div_floor(int64_t x, int64_t y) {
 
 /// One dim of a window, with the reference's output size rule (Pool.h's
 /// pooling_output_shape); false when the reference would reject it.
-bool window_dim(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode,
-                Window& w) {
+bool window_dim(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode, Window& w) {
   if (k <= 0 || s <= 0 || d <= 0 || p < 0 || p > ((k - 1) * d + 1) / 2 || p > k / 2) return false;
   const int64_t span = (k - 1) * d + 1;
   int64_t out = div_floor(in + 2 * p - span + (ceil_mode ? s - 1 : 0), s) + 1;
@@ -144,9 +143,8 @@ std::optional<Window> window_of(const Tensor& x, IntArrayRef kernel, IntArrayRef
   for (size_t i = 0; i < 2; ++i) {
     const int64_t k = at(kernel, i);
     const int64_t s = stride.empty() ? k : at(stride, i);
-    if (at(dilation, i) != 1 ||
-        !window_dim(x.size(x.dim() - 2 + static_cast<int64_t>(i)), k, s, at(padding, i), 1,
-                    ceil_mode, w)) {
+    if (at(dilation, i) != 1 || !window_dim(x.size(x.dim() - 2 + static_cast<int64_t>(i)), k, s,
+                                            at(padding, i), 1, ceil_mode, w)) {
       return std::nullopt;
     }
   }
@@ -240,8 +238,8 @@ Tensor pool_backward(algorithm alg, const Tensor& grad_output, const Tensor& x, 
 /// The reference's int64 flat indices (h * W + w within a plane) of a max pooling's maxima
 /// from oneDNN's workspace (Note [Max pooling indices]), into idx (4-D, any strides).
 template <typename WsT>
-void indices_from_workspace(const WsT* ws, const memory::desc& ws_md, const Window& w,
-                            int64_t W, const Tensor& idx) {
+void indices_from_workspace(const WsT* ws, const memory::desc& ws_md, const Window& w, int64_t W,
+                            const Tensor& idx) {
   const auto& blk = ws_md.data.format_desc.blocking;
   const int64_t N = idx.size(0), C = idx.size(1), oH = idx.size(2), oW = idx.size(3);
   const int64_t ws_s[4] = {blk.strides[0], blk.strides[1], blk.strides[2], blk.strides[3]};
@@ -276,9 +274,11 @@ std::tuple<Tensor, Tensor> max_pool_with_indices(const Tensor& x, const Window& 
   Tensor idx = new_tensor(out.sizes(), layout_of(x), DType::Int64);
   const memory::desc ws_md = ws.get_desc();
   if (ws_md.data_type() == memory::data_type::u8) {
-    indices_from_workspace(static_cast<const uint8_t*>(ws.get_data_handle()), ws_md, w, x.size(3), idx);
+    indices_from_workspace(static_cast<const uint8_t*>(ws.get_data_handle()), ws_md, w, x.size(3),
+                           idx);
   } else {
-    indices_from_workspace(static_cast<const int32_t*>(ws.get_data_handle()), ws_md, w, x.size(3), idx);
+    indices_from_workspace(static_cast<const int32_t*>(ws.get_data_handle()), ws_md, w, x.size(3),
+                           idx);
   }
   return {out, idx};
 }
@@ -309,7 +309,8 @@ bool takes_pool(const Tensor& self) {
 
 /// True when grad_output (of a pooling of self with output oH x oW) is well-formed.
 bool grad_matches(const Tensor& grad_output, const Tensor& self, int64_t oH, int64_t oW) {
-  return takes({grad_output, self}) && grad_output.sizes() == IntArrayRef(pooled_sizes(self.sizes(), oH, oW));
+  return takes({grad_output, self}) &&
+         grad_output.sizes() == IntArrayRef(pooled_sizes(self.sizes(), oH, oW));
 }
 
 /// True when oneDNN's average (include padding: divides by the whole kernel) is the
@@ -347,7 +348,8 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayR
       onednn::op<std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef,
                                             IntArrayRef, bool)>("aten::max_pool2d_with_indices");
   std::optional<Window> w;
-  if (takes_pool(self) && self.numel() >= kMinIndicesElements) w = window_of(self, kernel_size, stride, padding, dilation, ceil_mode);
+  if (takes_pool(self) && self.numel() >= kMinIndicesElements)
+    w = window_of(self, kernel_size, stride, padding, dilation, ceil_mode);
   const Tensor x = w ? max_input(as_batched(self)) : Tensor();
   if (!x.defined()) {
     return op.call_next_provider(kCPU, self, kernel_size, stride, padding, dilation, ceil_mode);
@@ -441,9 +443,8 @@ std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& self, IntArrayR
 Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                   IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                   std::optional<int64_t> divisor_override) {
-  static const auto op =
-      onednn::op<Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, bool, bool,
-                        std::optional<int64_t>)>("aten::avg_pool2d");
+  static const auto op = onednn::op<Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef,
+                                           bool, bool, std::optional<int64_t>)>("aten::avg_pool2d");
   static const int64_t one[1] = {1};
   std::optional<Window> w;
   if (takes_pool(self) && !divisor_override) {
@@ -453,8 +454,8 @@ Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
     return op.call_next_provider(kCPU, self, kernel_size, stride, padding, ceil_mode,
                                  count_include_pad, divisor_override);
   }
-  return as_input_dims(
-      pool_forward(avg_algorithm(count_include_pad), as_batched(self), *w), self.dim());
+  return as_input_dims(pool_forward(avg_algorithm(count_include_pad), as_batched(self), *w),
+                       self.dim());
 }
 
 Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
@@ -493,8 +494,8 @@ Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
     return op.call_next_provider(kCPU, self, kernel_size, stride, padding, ceil_mode,
                                  count_include_pad);
   }
-  const Tensor out = as_input_dims(
-      pool_forward(avg_algorithm(count_include_pad), as_batched(x), *w), x.dim());
+  const Tensor out =
+      as_input_dims(pool_forward(avg_algorithm(count_include_pad), as_batched(x), *w), x.dim());
   return drop_dim(out, out.dim() - 2);
 }
 
@@ -519,9 +520,8 @@ Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
   std::optional<Window> w;
   if (takes_pool(self)) w = adaptive_window(self, output_size);
   if (!w) return op.call_next_provider(kCPU, self, output_size);
-  return as_input_dims(
-      pool_forward(algorithm::pooling_avg_exclude_padding, as_batched(self), *w),
-      self.dim());
+  return as_input_dims(pool_forward(algorithm::pooling_avg_exclude_padding, as_batched(self), *w),
+                       self.dim());
 }
 constexpr char kAdaptiveAvgPool2d[] = "aten::adaptive_avg_pool2d";
 constexpr char kAdaptiveAvgPool2dInternal[] = "aten::_adaptive_avg_pool2d";
@@ -543,7 +543,8 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& sel
 }
 
 Tensor adaptive_avg_pool1d(const Tensor& self, IntArrayRef output_size) {
-  static const auto op = onednn::op<Tensor(const Tensor&, IntArrayRef)>("aten::adaptive_avg_pool1d");
+  static const auto op =
+      onednn::op<Tensor(const Tensor&, IntArrayRef)>("aten::adaptive_avg_pool1d");
   std::optional<Window> w;
   const Tensor x = takes_pool_1d(self) ? insert_dim(self, self.dim() - 1) : Tensor();
   if (x.defined() && output_size.size() == 1) {

@@ -95,25 +95,28 @@ struct MaxCase {
 };
 
 TEST_F(OnednnPooling, MaxPoolMatchesReferenceOverGrid) {
-  const std::vector<MaxCase> cases = {
-      {{2}, {}, {0}, {1}, false},        {{3}, {2}, {1}, {1}, false},
-      {{3}, {2}, {1}, {1}, true},        {{2, 3}, {1, 2}, {1, 0}, {1, 1}, false},
-      {{3}, {1}, {1}, {2}, false},       {{2}, {3}, {0}, {1}, true},
-      {{3, 2}, {2, 2}, {1, 1}, {2, 1}, true}, {{1}, {1}, {0}, {1}, false}};
+  const std::vector<MaxCase> cases = {{{2}, {}, {0}, {1}, false},
+                                      {{3}, {2}, {1}, {1}, false},
+                                      {{3}, {2}, {1}, {1}, true},
+                                      {{2, 3}, {1, 2}, {1, 0}, {1, 1}, false},
+                                      {{3}, {1}, {1}, {2}, false},
+                                      {{2}, {3}, {0}, {1}, true},
+                                      {{3, 2}, {2, 2}, {1, 1}, {2, 1}, true},
+                                      {{1}, {1}, {0}, {1}, false}};
   for (const Sizes& in : {Sizes{4, 16, 23, 24}, Sizes{64, 24, 23}}) {
     for (Layout layout : {Layout::kContiguous, Layout::kChannelsLast, Layout::kStrided}) {
       if (layout == Layout::kChannelsLast && in.size() != 4) continue;
       const Tensor x = make_input(in, layout, 3);
       for (const MaxCase& c : cases) {
-        SCOPED_TRACE(::testing::Message() << "in " << x.describe() << " k " << c.k[0]
-                                          << " s " << (c.s.empty() ? 0 : c.s[0]) << " p " << c.p[0]
-                                          << " d " << c.d[0] << " ceil " << c.ceil_mode);
+        SCOPED_TRACE(::testing::Message() << "in " << x.describe() << " k " << c.k[0] << " s "
+                                          << (c.s.empty() ? 0 : c.s[0]) << " p " << c.p[0] << " d "
+                                          << c.d[0] << " ceil " << c.ceil_mode);
         auto run = [&](const std::string& prov) {
           return with_provider(prov, [&] {
             const Tensor out = max_pool2d(x, c.k, c.s, c.p, c.d, c.ceil_mode);
             auto [out2, idx] = max_pool2d_with_indices(x, c.k, c.s, c.p, c.d, c.ceil_mode);
-            const Tensor go = make_tensor(random_values(static_cast<size_t>(out.numel()), 9),
-                                          out.sizes());
+            const Tensor go =
+                make_tensor(random_values(static_cast<size_t>(out.numel()), 9), out.sizes());
             const Tensor gi = max_pool2d_backward(go, x, c.k, c.s, c.p, c.d, c.ceil_mode);
             const Tensor gi2 =
                 max_pool2d_with_indices_backward(go, x, c.k, c.s, c.p, c.d, c.ceil_mode, idx);
@@ -143,8 +146,8 @@ TEST_F(OnednnPooling, MaxPoolTiesRouteToTheFirstMaximum) {
       auto run = [&](const std::string& prov) {
         return with_provider(prov, [&] {
           auto [out, idx] = max_pool2d_with_indices(x, {3}, s, {1}, {1}, false);
-          const Tensor go = make_tensor(random_values(static_cast<size_t>(out.numel()), 4),
-                                        out.sizes());
+          const Tensor go =
+              make_tensor(random_values(static_cast<size_t>(out.numel()), 4), out.sizes());
           return std::vector<Tensor>{idx, max_pool2d_backward(go, x, {3}, s, {1}, {1}, false)};
         });
       };
@@ -154,10 +157,11 @@ TEST_F(OnednnPooling, MaxPoolTiesRouteToTheFirstMaximum) {
     }
     // All equal: every window's first position takes the gradient.
     const Tensor ones = make_tensor(std::vector<double>(v.size(), 1.0), {2, 16, 32, 32});
-    const Tensor g1 = grad_of("onednn", [](const Tensor& t) { return max_pool2d(t, {2}, {1}); },
-                              cl ? channels_last(ones) : ones);
-    const Tensor g2 = grad_of("reference", [](const Tensor& t) { return max_pool2d(t, {2}, {1}); },
-                              ones);
+    const Tensor g1 = grad_of(
+        "onednn", [](const Tensor& t) { return max_pool2d(t, {2}, {1}); },
+        cl ? channels_last(ones) : ones);
+    const Tensor g2 = grad_of(
+        "reference", [](const Tensor& t) { return max_pool2d(t, {2}, {1}); }, ones);
     expect_allclose(g1, g2, 1e-6, 1e-6, "all equal");
   }
 }
@@ -224,18 +228,17 @@ TEST_F(OnednnPooling, AvgPoolMatchesReferenceOverGrid) {
       if (layout == Layout::kChannelsLast && in.size() != 4) continue;
       const Tensor x = make_input(in, layout, 11);
       for (const AvgCase& c : cases) {
-        SCOPED_TRACE(::testing::Message() << "in " << x.describe() << " k " << c.k[0] << " p "
-                                          << c.p[0] << " ceil " << c.ceil_mode << " include "
-                                          << c.count_include_pad);
+        SCOPED_TRACE(::testing::Message()
+                     << "in " << x.describe() << " k " << c.k[0] << " p " << c.p[0] << " ceil "
+                     << c.ceil_mode << " include " << c.count_include_pad);
         auto run = [&](const std::string& prov) {
           return with_provider(prov, [&] {
             const Tensor out =
                 avg_pool2d(x, c.k, c.s, c.p, c.ceil_mode, c.count_include_pad, std::nullopt);
-            const Tensor go = make_tensor(random_values(static_cast<size_t>(out.numel()), 2),
-                                          out.sizes());
-            return std::vector<Tensor>{
-                out, avg_pool2d_backward(go, x, c.k, c.s, c.p, c.ceil_mode, c.count_include_pad,
-                                         std::nullopt)};
+            const Tensor go =
+                make_tensor(random_values(static_cast<size_t>(out.numel()), 2), out.sizes());
+            return std::vector<Tensor>{out, avg_pool2d_backward(go, x, c.k, c.s, c.p, c.ceil_mode,
+                                                                c.count_include_pad, std::nullopt)};
           });
         };
         const auto got = run("onednn"), want = run("reference");
@@ -249,7 +252,8 @@ TEST_F(OnednnPooling, AvgPoolMatchesReferenceOverGrid) {
 TEST_F(OnednnPooling, AdaptiveAvgPoolMatchesReference) {
   for (Layout layout : {Layout::kContiguous, Layout::kChannelsLast, Layout::kStrided}) {
     const Tensor x = make_input({4, 16, 8, 12}, layout, 13);
-    for (const Sizes& o : {Sizes{1, 1}, Sizes{4, 3}, Sizes{8, 12}, Sizes{3, 5} /* not divisible */}) {
+    for (const Sizes& o :
+         {Sizes{1, 1}, Sizes{4, 3}, Sizes{8, 12}, Sizes{3, 5} /* not divisible */}) {
       auto run = [&](const std::string& prov) {
         return with_provider(prov, [&] {
           const Tensor out = adaptive_avg_pool2d(x, o);
@@ -295,7 +299,9 @@ TEST_F(OnednnPooling, GradientsThroughAutogradMatchReference) {
       [](const Tensor& t) { return max_pool2d(t, {3}, {2}, {1}); },
       [](const Tensor& t) { return std::get<0>(max_pool2d_with_indices(t, {2}, {2})); },
       [](const Tensor& t) { return avg_pool2d(t, {3}, {2}, {1}, true, false, std::nullopt); },
-      [](const Tensor& t) { return adaptive_avg_pool2d(t, {4, 3}); },
+      [](const Tensor& t) {
+        return adaptive_avg_pool2d(t, {4, 3});
+      },
       [](const Tensor& t) { return max_pool1d(t.flatten(2, 3), {3}, {2}); },
       [](const Tensor& t) { return avg_pool1d(t.flatten(2, 3), {4}, {3}); },
   };
@@ -323,16 +329,22 @@ TEST_F(OnednnPooling, MalformedCallsGetTheReferenceMessage) {
   const Tensor x = make_input({4, 16, 15, 15}, Layout::kContiguous, 19);
   const Tensor go = make_input({4, 16, 2, 2}, Layout::kContiguous, 20);  // wrong: 8 x 8 expected
   const std::vector<std::function<void()>> calls = {
-      [&] { max_pool2d(x, {3}, {2}, {2}); },                // pad > kernel / 2
-      [&] { max_pool2d(x, {0}); },                          // kernel 0
-      [&] { max_pool2d(x, {2, 2, 2}); },                    // three ints
-      [&] { max_pool2d(x, {16}); },                         // output too small
-      [&] { max_pool2d_backward(go, x, {3}, {2}, {1}); },   // grad_output of the wrong size
+      [&] { max_pool2d(x, {3}, {2}, {2}); },  // pad > kernel / 2
+      [&] { max_pool2d(x, {0}); },            // kernel 0
+      [&] {
+        max_pool2d(x, {2, 2, 2});
+      },                                                   // three ints
+      [&] { max_pool2d(x, {16}); },                        // output too small
+      [&] { max_pool2d_backward(go, x, {3}, {2}, {1}); },  // grad_output of the wrong size
       [&] { avg_pool2d(x, {3}, {0}, {1}, false, true, std::nullopt); },  // stride 0
       [&] { avg_pool2d_backward(go, x, {3}, {2}, {1}, false, true, std::nullopt); },
-      [&] { adaptive_avg_pool2d(x, {-1, 2}); },
+      [&] {
+        adaptive_avg_pool2d(x, {-1, 2});
+      },
       [&] { _adaptive_avg_pool2d_backward(go.flatten(0, 1), x); },
-      [&] { max_pool1d(x.flatten(2, 3), {2, 2}); },
+      [&] {
+        max_pool1d(x.flatten(2, 3), {2, 2});
+      },
   };
   for (size_t i = 0; i < calls.size(); ++i) {
     const std::string got = with_provider("onednn", [&] { return message_of(calls[i]); });
@@ -355,8 +367,9 @@ double best_us(const std::function<void()>& f, int reps) {
   for (int r = 0; r < reps; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     f();
-    best = std::min(best, std::chrono::duration<double, std::micro>(
-                              std::chrono::steady_clock::now() - t0).count());
+    best = std::min(
+        best,
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   }
   return best;
 }
@@ -368,7 +381,8 @@ TEST_F(OnednnPooling, DISABLED_Timing) {
     for (Layout layout : {Layout::kContiguous, Layout::kChannelsLast}) {
       const Tensor x = make_input(in, layout, 1);
       const Tensor out = max_pool2d(x, {2});
-      const Tensor go = make_tensor(random_values(static_cast<size_t>(out.numel()), 2), out.sizes());
+      const Tensor go =
+          make_tensor(random_values(static_cast<size_t>(out.numel()), 2), out.sizes());
       const int reps = x.numel() > 100000 ? 30 : 300;
       const std::vector<std::pair<const char*, std::function<void()>>> fs = {
           {"max fwd", [&] { max_pool2d(x, {2}); }},
@@ -377,7 +391,10 @@ TEST_F(OnednnPooling, DISABLED_Timing) {
           {"avg fwd", [&] { avg_pool2d(x, {2}, {}, {0}, false, true, std::nullopt); }},
           {"avg bwd", [&] { avg_pool2d_backward(go, x, {2}, {}, {0}, false, true, std::nullopt); }},
           {"max 3s2p1", [&] { max_pool2d(x, {3}, {2}, {1}); }},
-          {"gap", [&] { adaptive_avg_pool2d(x, {1, 1}); }},
+          {"gap",
+           [&] {
+             adaptive_avg_pool2d(x, {1, 1});
+           }},
       };
       for (const auto& [name, f] : fs) {
         const double a = with_provider("onednn", [&] { return best_us(f, reps); });
