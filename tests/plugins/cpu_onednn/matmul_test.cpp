@@ -32,6 +32,7 @@ class OnednnMatmul : public ::testing::Test {
  protected:
   void SetUp() override {
     load_onednn();
+    Dispatcher::instance().set_preferred_provider(DispatchKey::CPU, "");
     manual_seed(1234);
   }
 };
@@ -67,6 +68,26 @@ Tensor transposed(int64_t rows, int64_t cols) { return randn({cols, rows}).t(); 
 /// A [rows, cols] view with row stride 2 * cols and column stride 2 (strided both ways).
 Tensor strided(int64_t rows, int64_t cols) {
   return randn({rows * 2, cols * 2}).as_strided_view({rows, cols}, {cols * 4, 2}, 1);
+}
+
+TEST_F(OnednnMatmul, EveryOpOfTheFamilyHasAOnednnKernelAboveTheReference) {
+  for (const char* name : {"aten::mm", "aten::mm.out", "aten::bmm", "aten::bmm.out", "aten::addmm",
+                           "aten::addmm.out", "aten::baddbmm", "aten::linear", "aten::matmul"}) {
+    const auto kernels =
+        Dispatcher::instance().kernels(Dispatcher::instance().find_op_or_throw(name));
+    bool onednn = false, reference = false;
+    for (const KernelInfo& k : kernels) {
+      if (k.key != DispatchKey::CPU) continue;
+      if (k.provider == "onednn") {
+        onednn = true;
+        EXPECT_EQ(k.priority, 10) << name;
+        EXPECT_TRUE(k.active) << name << ": the onednn kernel is not selected by default";
+      }
+      reference |= k.provider == "reference";
+    }
+    EXPECT_TRUE(onednn) << name;
+    EXPECT_TRUE(reference) << name;
+  }
 }
 
 TEST_F(OnednnMatmul, MmContiguousTransposedStrided) {
