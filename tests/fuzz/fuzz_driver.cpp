@@ -38,8 +38,20 @@ std::string mutate(const std::string& seed, std::mt19937_64& rng) {
         if (!s.empty()) s[pos(s.size())] ^= static_cast<char>(1 << (rng() % 8));
         break;
       case 2: {  // overwrite a byte with an interesting value
-        static const char kBytes[] = {0, 1, '"', '{', '}', '[', ']', ',', ':', '-', '9', '\\',
-                                      static_cast<char>(0xff), static_cast<char>(0x80)};
+        static const char kBytes[] = {0,
+                                      1,
+                                      '"',
+                                      '{',
+                                      '}',
+                                      '[',
+                                      ']',
+                                      ',',
+                                      ':',
+                                      '-',
+                                      '9',
+                                      '\\',
+                                      static_cast<char>(0xff),
+                                      static_cast<char>(0x80)};
         if (!s.empty()) s[pos(s.size())] = kBytes[rng() % sizeof kBytes];
         break;
       }
@@ -59,8 +71,9 @@ std::string mutate(const std::string& seed, std::mt19937_64& rng) {
         if (s.size() < 8) break;
         uint64_t n = 0;
         for (int i = 0; i < 8; ++i) n |= uint64_t{static_cast<uint8_t>(s[i])} << (8 * i);
-        const uint64_t choices[] = {0, 1, n - 1, n + 1, n + 8, s.size(), s.size() - 8,
-                                    100'000'000, 100'000'001, UINT64_MAX, rng()};
+        const uint64_t choices[] = {0,           1,          n - 1,        n + 1,
+                                    n + 8,       s.size(),   s.size() - 8, 100'000'000,
+                                    100'000'001, UINT64_MAX, rng()};
         n = choices[rng() % (sizeof choices / sizeof choices[0])];
         for (int i = 0; i < 8; ++i) s[i] = static_cast<char>((n >> (8 * i)) & 0xff);
         break;
@@ -68,7 +81,7 @@ std::string mutate(const std::string& seed, std::mt19937_64& rng) {
       case 6: {  // replace a digit run with a big or negative number
         const size_t at = s.find_first_of("0123456789", pos(s.size()));
         if (at == std::string::npos) break;
-        static const char* kNumbers[] = {"18446744073709551615", "-1", "4294967296", "1e3",
+        static const char* kNumbers[] = {"18446744073709551615",    "-1", "4294967296", "1e3",
                                          "99999999999999999999999", "0.5"};
         size_t end = at;
         while (end < s.size() && s[end] >= '0' && s[end] <= '9') ++end;

@@ -18,20 +18,36 @@ void fill_elements(char* dst, int64_t n, DType t, double value) {
   const size_t e = element_size(t);
   char one[8] = {};
   switch (t) {
-    case DType::Bool: *reinterpret_cast<bool*>(one) = value != 0; break;
-    case DType::UInt8: *reinterpret_cast<uint8_t*>(one) = static_cast<uint8_t>(value); break;
-    case DType::Int8: *reinterpret_cast<int8_t*>(one) = static_cast<int8_t>(value); break;
-    case DType::Int16: *reinterpret_cast<int16_t*>(one) = static_cast<int16_t>(value); break;
-    case DType::Int32: *reinterpret_cast<int32_t*>(one) = static_cast<int32_t>(value); break;
-    case DType::Int64: *reinterpret_cast<int64_t*>(one) = static_cast<int64_t>(value); break;
+    case DType::Bool:
+      *reinterpret_cast<bool*>(one) = value != 0;
+      break;
+    case DType::UInt8:
+      *reinterpret_cast<uint8_t*>(one) = static_cast<uint8_t>(value);
+      break;
+    case DType::Int8:
+      *reinterpret_cast<int8_t*>(one) = static_cast<int8_t>(value);
+      break;
+    case DType::Int16:
+      *reinterpret_cast<int16_t*>(one) = static_cast<int16_t>(value);
+      break;
+    case DType::Int32:
+      *reinterpret_cast<int32_t*>(one) = static_cast<int32_t>(value);
+      break;
+    case DType::Int64:
+      *reinterpret_cast<int64_t*>(one) = static_cast<int64_t>(value);
+      break;
     case DType::Float16:
       *reinterpret_cast<uint16_t*>(one) = float_to_half(static_cast<float>(value));
       break;
     case DType::BFloat16:
       *reinterpret_cast<uint16_t*>(one) = float_to_bfloat16(static_cast<float>(value));
       break;
-    case DType::Float32: *reinterpret_cast<float*>(one) = static_cast<float>(value); break;
-    case DType::Float64: *reinterpret_cast<double*>(one) = value; break;
+    case DType::Float32:
+      *reinterpret_cast<float*>(one) = static_cast<float>(value);
+      break;
+    case DType::Float64:
+      *reinterpret_cast<double*>(one) = value;
+      break;
   }
   for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * e, one, e);
 }
@@ -58,9 +74,9 @@ Tensor stack_field(const std::vector<Sample>& samples, size_t field, const char*
     LOOM_CHECK(t.sizes() == first.sizes(), who, ": stack expects each tensor to be equal size, ",
                "but got ", sizes_str(first.sizes()), " at sample 0 and ", sizes_str(t.sizes()),
                " at sample ", i, " (field ", field, ")");
-    LOOM_CHECK_T(TypeError, t.dtype() == first.dtype(), who, ": field ", field,
-                 " has dtype ", dtype_name(first.dtype()), " at sample 0 and ",
-                 dtype_name(t.dtype()), " at sample ", i);
+    LOOM_CHECK_T(TypeError, t.dtype() == first.dtype(), who, ": field ", field, " has dtype ",
+                 dtype_name(first.dtype()), " at sample 0 and ", dtype_name(t.dtype()),
+                 " at sample ", i);
   }
   if (!all_cpu(samples, field)) {
     std::vector<Tensor> parts;
@@ -94,9 +110,9 @@ std::pair<Tensor, Tensor> pad_field(const std::vector<Sample>& samples, size_t f
                "pad_collate: field ", field, " may differ only in its first dim, got ",
                sizes_str(first.sizes()), " at sample 0 and ", sizes_str(t.sizes()), " at sample ",
                i);
-    LOOM_CHECK_T(TypeError, t.dtype() == first.dtype(), "pad_collate: field ", field,
-                 " has dtype ", dtype_name(first.dtype()), " at sample 0 and ",
-                 dtype_name(t.dtype()), " at sample ", i);
+    LOOM_CHECK_T(TypeError, t.dtype() == first.dtype(), "pad_collate: field ", field, " has dtype ",
+                 dtype_name(first.dtype()), " at sample 0 and ", dtype_name(t.dtype()),
+                 " at sample ", i);
     lengths.push_back(t.size(0));
     longest = std::max(longest, t.size(0));
   }

@@ -80,8 +80,7 @@ CsvDataset::CsvDataset(const std::string& path, CsvOptions options) {
                "' needs header = true");
     for (size_t c = 0; c < names.size(); ++c)
       if (names[c] == *options.label_name) label = static_cast<int64_t>(c);
-    LOOM_CHECK(label >= 0, "CsvDataset: '", path, "' has no column '", *options.label_name,
-               "'");
+    LOOM_CHECK(label >= 0, "CsvDataset: '", path, "' has no column '", *options.label_name, "'");
   } else if (options.label_index) {
     label = *options.label_index < 0 ? *options.label_index + ncols : *options.label_index;
     LOOM_CHECK(label >= 0 && label < ncols, "CsvDataset: label_index ", *options.label_index,
@@ -103,9 +102,8 @@ CsvDataset::CsvDataset(const std::string& path, CsvOptions options) {
     for (int64_t c = 0; c < ncols; ++c) {
       const double v = rows[r][c];
       if (c == label) {
-        LOOM_CHECK(std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.2e18,
-                   "CsvDataset: '", path, "' line ", row_lines[r], ": label ", v,
-                   " is not an integer");
+        LOOM_CHECK(std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.2e18, "CsvDataset: '",
+                   path, "' line ", row_lines[r], ": label ", v, " is not an integer");
         l[r] = static_cast<int64_t>(v);
       } else {
         f[r * nf + k++] = static_cast<float>(v);

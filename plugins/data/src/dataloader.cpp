@@ -39,15 +39,15 @@ auto guarded(int worker_id, int64_t sample_index, F&& f) -> decltype(f()) {
   } catch (const std::exception& e) {
     const std::string what =
         sample_index >= 0 ? str_cat(" while fetching sample ", sample_index) : " while collating";
-    throw DataLoaderError(str_cat("Caught ", type_name(e), " in ", where(worker_id), what, ": ",
-                                  e.what()),
-                          worker_id, sample_index, std::current_exception());
+    throw DataLoaderError(
+        str_cat("Caught ", type_name(e), " in ", where(worker_id), what, ": ", e.what()), worker_id,
+        sample_index, std::current_exception());
   } catch (...) {
-    throw DataLoaderError(str_cat("Caught an unknown exception in ", where(worker_id),
-                                  sample_index >= 0 ? str_cat(" while fetching sample ",
-                                                              sample_index)
-                                                    : std::string(" while collating")),
-                          worker_id, sample_index, std::current_exception());
+    throw DataLoaderError(
+        str_cat("Caught an unknown exception in ", where(worker_id),
+                sample_index >= 0 ? str_cat(" while fetching sample ", sample_index)
+                                  : std::string(" while collating")),
+        worker_id, sample_index, std::current_exception());
   }
 }
 
@@ -71,8 +71,8 @@ struct DataLoaderIterator::State {
   std::mutex mu;
   std::condition_variable worker_cv, consumer_cv;
   bool stop = false;
-  int64_t next_batch = 0;            // map-style: the batch the consumer takes next
-  std::map<int64_t, Result> ready;   // map-style: fetched batches by number
+  int64_t next_batch = 0;                  // map-style: the batch the consumer takes next
+  std::map<int64_t, Result> ready;         // map-style: fetched batches by number
   std::vector<std::deque<Result>> queues;  // iterable: per worker, in order
   std::vector<bool> exhausted;             // iterable: per worker
   int next_worker = 0;                     // iterable: round robin
@@ -93,7 +93,8 @@ struct DataLoaderIterator::State {
     SampleContextGuard guard(context());
     std::vector<Sample> samples;
     samples.reserve(indices.size());
-    for (int64_t i : indices) samples.push_back(guarded(worker_id, i, [&] { return dataset->get(i); }));
+    for (int64_t i : indices)
+      samples.push_back(guarded(worker_id, i, [&] { return dataset->get(i); }));
     return guarded(worker_id, -1, [&] { return collate(std::move(samples)); });
   }
 

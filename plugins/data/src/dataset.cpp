@@ -19,8 +19,8 @@ TensorDataset::TensorDataset(std::vector<Tensor> tensors) : tensors_(std::move(t
     LOOM_CHECK(tensors_[k].defined() && tensors_[k].dim() >= 1, "TensorDataset: tensor ", k,
                " must be defined and have at least one dimension");
     LOOM_CHECK(tensors_[k].size(0) == tensors_[0].size(0),
-               "TensorDataset: size mismatch between tensors: tensor 0 has ",
-               tensors_[0].size(0), " rows, tensor ", k, " has ", tensors_[k].size(0));
+               "TensorDataset: size mismatch between tensors: tensor 0 has ", tensors_[0].size(0),
+               " rows, tensor ", k, " has ", tensors_[k].size(0));
   }
 }
 
@@ -54,8 +54,8 @@ int64_t TransformDataset::size() const { return base_->size(); }
 
 Sample TransformDataset::get(int64_t index) const {
   Sample s = base_->get(index);
-  LOOM_CHECK_T(IndexError, field_ < static_cast<int>(s.size()), "TransformDataset: field ",
-               field_, " requested but sample ", index, " has ", s.size(), " fields");
+  LOOM_CHECK_T(IndexError, field_ < static_cast<int>(s.size()), "TransformDataset: field ", field_,
+               " requested but sample ", index, " has ", s.size(), " fields");
   SampleRng rng = sample_generator(index);
   s[field_] = transform_->apply(s[field_], rng);
   return s;

@@ -24,8 +24,7 @@ std::string read_maybe_gzip(const std::string& path) {
       int code = 0;
       std::string msg = gzerror(f, &code);
       gzclose(f);
-      throw ValueError(str_cat("read_idx: '", path, "' is corrupt or truncated (zlib: ", msg,
-                               ")"));
+      throw ValueError(str_cat("read_idx: '", path, "' is corrupt or truncated (zlib: ", msg, ")"));
     }
     if (n == 0) break;
     out.append(buf, n);
@@ -51,21 +50,33 @@ Tensor read_idx(const std::string& path) {
              "' is not an IDX file (bad magic number: the first two bytes must be 0)");
   DType dtype;
   switch (p[2]) {
-    case 0x08: dtype = DType::UInt8; break;
-    case 0x09: dtype = DType::Int8; break;
-    case 0x0B: dtype = DType::Int16; break;
-    case 0x0C: dtype = DType::Int32; break;
-    case 0x0D: dtype = DType::Float32; break;
-    case 0x0E: dtype = DType::Float64; break;
+    case 0x08:
+      dtype = DType::UInt8;
+      break;
+    case 0x09:
+      dtype = DType::Int8;
+      break;
+    case 0x0B:
+      dtype = DType::Int16;
+      break;
+    case 0x0C:
+      dtype = DType::Int32;
+      break;
+    case 0x0D:
+      dtype = DType::Float32;
+      break;
+    case 0x0E:
+      dtype = DType::Float64;
+      break;
     default:
-      throw ValueError(str_cat("read_idx: '", path, "' has an unknown IDX data type 0x",
-                               absl::Hex(p[2])));
+      throw ValueError(
+          str_cat("read_idx: '", path, "' has an unknown IDX data type 0x", absl::Hex(p[2])));
   }
   const int ndim = p[3];
   LOOM_CHECK(ndim >= 1, "read_idx: '", path, "' declares 0 dimensions");
   const size_t header = 4 + 4 * static_cast<size_t>(ndim);
-  LOOM_CHECK(bytes.size() >= header, "read_idx: '", path, "' is truncated in its header (",
-             ndim, " dims need ", header, " bytes, the file has ", bytes.size(), ")");
+  LOOM_CHECK(bytes.size() >= header, "read_idx: '", path, "' is truncated in its header (", ndim,
+             " dims need ", header, " bytes, the file has ", bytes.size(), ")");
   std::vector<int64_t> sizes;
   __int128 numel = 1;
   for (int d = 0; d < ndim; ++d) {
@@ -110,13 +121,12 @@ MnistDataset::MnistDataset(const std::string& root, bool train,
   const std::string labels_path = find_idx(root, prefix + "-labels-idx1-ubyte");
   images_ = read_idx(images_path);
   const Tensor labels = read_idx(labels_path);
-  LOOM_CHECK(images_.dim() == 3 && images_.dtype() == DType::UInt8, "MnistDataset: '",
-             images_path, "' should hold uint8 images [N, H, W], got ", images_.describe());
-  LOOM_CHECK(labels.dim() == 1 && labels.dtype() == DType::UInt8, "MnistDataset: '",
-             labels_path, "' should hold uint8 labels [N], got ", labels.describe());
+  LOOM_CHECK(images_.dim() == 3 && images_.dtype() == DType::UInt8, "MnistDataset: '", images_path,
+             "' should hold uint8 images [N, H, W], got ", images_.describe());
+  LOOM_CHECK(labels.dim() == 1 && labels.dtype() == DType::UInt8, "MnistDataset: '", labels_path,
+             "' should hold uint8 labels [N], got ", labels.describe());
   LOOM_CHECK(images_.size(0) == labels.size(0), "MnistDataset: '", images_path, "' holds ",
-             images_.size(0), " images but '", labels_path, "' holds ", labels.size(0),
-             " labels");
+             images_.size(0), " images but '", labels_path, "' holds ", labels.size(0), " labels");
   labels_ = Tensor::empty({labels.size(0)}, TensorOptions{}.with(DType::Int64));
   const uint8_t* l = labels.data_ptr<uint8_t>();
   int64_t* o = labels_.data_ptr<int64_t>();

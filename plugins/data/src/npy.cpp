@@ -34,16 +34,26 @@ std::optional<DType> dtype_of_descr(const std::string& d) {
 
 const char* descr_of(DType t) {
   switch (t) {
-    case DType::Bool: return "|b1";
-    case DType::UInt8: return "|u1";
-    case DType::Int8: return "|i1";
-    case DType::Int16: return "<i2";
-    case DType::Int32: return "<i4";
-    case DType::Int64: return "<i8";
-    case DType::Float16: return "<f2";
-    case DType::Float32: return "<f4";
-    case DType::Float64: return "<f8";
-    case DType::BFloat16: return nullptr;
+    case DType::Bool:
+      return "|b1";
+    case DType::UInt8:
+      return "|u1";
+    case DType::Int8:
+      return "|i1";
+    case DType::Int16:
+      return "<i2";
+    case DType::Int32:
+      return "<i4";
+    case DType::Int64:
+      return "<i8";
+    case DType::Float16:
+      return "<f2";
+    case DType::Float32:
+      return "<f4";
+    case DType::Float64:
+      return "<f8";
+    case DType::BFloat16:
+      return nullptr;
   }
   return nullptr;
 }
@@ -110,8 +120,8 @@ Tensor load_npy(const std::string& path) {
   else if (header.compare(p, 5, "False") == 0)
     fortran = false;
   else
-    throw ValueError(str_cat("load_npy: '", path, "': fortran_order is neither True nor False: ",
-                             header));
+    throw ValueError(
+        str_cat("load_npy: '", path, "': fortran_order is neither True nor False: ", header));
 
   p = value_pos(header, "shape", path);
   LOOM_CHECK(header[p] == '(', "load_npy: '", path, "': shape is not a tuple: ", header);
@@ -132,8 +142,8 @@ Tensor load_npy(const std::string& path) {
         ++i, ++digits;
       }
       if (i < close && header[i] == 'L') ++i;  // Python 2 longs
-      LOOM_CHECK(digits > 0 && (i >= close || header[i] == ',' || header[i] == ' '),
-                 "load_npy: '", path, "': malformed shape: ", header);
+      LOOM_CHECK(digits > 0 && (i >= close || header[i] == ',' || header[i] == ' '), "load_npy: '",
+                 path, "': malformed shape: ", header);
       shape.push_back(v);
       numel *= v;
       LOOM_CHECK(numel < (static_cast<__int128>(1) << 62), "load_npy: '", path,
@@ -144,8 +154,8 @@ Tensor load_npy(const std::string& path) {
   const __int128 need = numel * static_cast<__int128>(e);
   const size_t have = bytes.size() - data_start;
   LOOM_CHECK(need == static_cast<__int128>(have), "load_npy: '", path, "' ",
-             need > static_cast<__int128>(have) ? "is truncated" : "has trailing bytes",
-             ": shape ", sizes_str(shape), " of '", descr, "' needs ", static_cast<int64_t>(need),
+             need > static_cast<__int128>(have) ? "is truncated" : "has trailing bytes", ": shape ",
+             sizes_str(shape), " of '", descr, "' needs ", static_cast<int64_t>(need),
              " data bytes, the file has ", have);
   Tensor t = Tensor::empty(shape, TensorOptions{}.with(*dtype));
   const char* src = bytes.data() + data_start;
@@ -170,12 +180,11 @@ Tensor load_npy(const std::string& path) {
 
 void save_npy(const std::string& path, const Tensor& t) {
   const char* descr = descr_of(t.dtype());
-  LOOM_CHECK_T(TypeError, descr != nullptr, "save_npy: NumPy has no dtype for ",
-               t.describe());
+  LOOM_CHECK_T(TypeError, descr != nullptr, "save_npy: NumPy has no dtype for ", t.describe());
   const Tensor c = detail::cpu_contiguous(t);
   std::string shape = "(";
-  for (int64_t d = 0; d < c.dim(); ++d) shape += str_cat(c.size(d), c.dim() == 1 ? "," : "",
-                                                         d + 1 < c.dim() ? ", " : "");
+  for (int64_t d = 0; d < c.dim(); ++d)
+    shape += str_cat(c.size(d), c.dim() == 1 ? "," : "", d + 1 < c.dim() ? ", " : "");
   shape += ")";
   std::string header =
       str_cat("{'descr': '", descr, "', 'fortran_order': False, 'shape': ", shape, ", }");

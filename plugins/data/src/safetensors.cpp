@@ -35,9 +35,9 @@ struct DTypeCode {
   int rank;  // the reference Dtype enum order; the writer lays out larger ranks first
 };
 constexpr DTypeCode kCodes[] = {
-    {"BOOL", DType::Bool, 0},    {"U8", DType::UInt8, 1},     {"I8", DType::Int8, 2},
-    {"I16", DType::Int16, 5},    {"F16", DType::Float16, 7},  {"BF16", DType::BFloat16, 8},
-    {"I32", DType::Int32, 9},    {"F32", DType::Float32, 11}, {"F64", DType::Float64, 12},
+    {"BOOL", DType::Bool, 0},  {"U8", DType::UInt8, 1},     {"I8", DType::Int8, 2},
+    {"I16", DType::Int16, 5},  {"F16", DType::Float16, 7},  {"BF16", DType::BFloat16, 8},
+    {"I32", DType::Int32, 9},  {"F32", DType::Float32, 11}, {"F64", DType::Float64, 12},
     {"I64", DType::Int64, 13},
 };
 
@@ -80,8 +80,8 @@ Plan plan(const TensorList& tensors, const Metadata& metadata) {
     return ra != rb ? ra > rb : tensors[a].first < tensors[b].first;
   });
   for (size_t k = 1; k < order.size(); ++k)
-    LOOM_CHECK(tensors[order[k]].first != tensors[order[k - 1]].first,
-               "safetensors: tensor name '", tensors[order[k]].first, "' appears twice");
+    LOOM_CHECK(tensors[order[k]].first != tensors[order[k - 1]].first, "safetensors: tensor name '",
+               tensors[order[k]].first, "' appears twice");
   Plan p;
   json header = json::object();
   if (!metadata.empty()) {
@@ -136,8 +136,8 @@ uint64_t header_length(const unsigned char* p8, uint64_t file_size, std::string_
 }
 
 uint64_t as_u64(const json& v, std::string_view file, const std::string& what) {
-  if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() &&
-                                 v.get<int64_t>() < 0))
+  if (!v.is_number_integer() ||
+      (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() < 0))
     fail(file, str_cat(what, " must be a non-negative integer, got ", v.dump()));
   return v.get<uint64_t>();
 }
@@ -150,8 +150,10 @@ Header parse_header(std::string_view text, uint64_t data_size, std::string_view 
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
@@ -175,8 +177,8 @@ Header parse_header(std::string_view text, uint64_t data_size, std::string_view 
       if (!v.is_object()) fail(file, "__metadata__ is not an object of strings");
       for (auto m = v.begin(); m != v.end(); ++m) {
         if (!m.value().is_string())
-          fail(file, str_cat("__metadata__ value of '", m.key(), "' is not a string: ",
-                             m.value().dump()));
+          fail(file, str_cat("__metadata__ value of '", m.key(),
+                             "' is not a string: ", m.value().dump()));
         h.metadata[m.key()] = m.value().get<std::string>();
       }
       continue;
@@ -212,10 +214,10 @@ Header parse_header(std::string_view text, uint64_t data_size, std::string_view 
       fail(file, str_cat(where, ": data_offsets [", e.begin, ", ", e.end, "] end before begin"));
     const unsigned __int128 bytes = numel * element_size(*dtype);
     if (bytes != e.end - e.begin)
-      fail(file, str_cat(where, ": shape ", sizes_str(e.sizes), " of ", d.get<std::string>(),
-                         " needs ", static_cast<uint64_t>(std::min<unsigned __int128>(bytes, UINT64_MAX)),
-                         " bytes but data_offsets [", e.begin, ", ", e.end, "] hold ",
-                         e.end - e.begin));
+      fail(file,
+           str_cat(where, ": shape ", sizes_str(e.sizes), " of ", d.get<std::string>(), " needs ",
+                   static_cast<uint64_t>(std::min<unsigned __int128>(bytes, UINT64_MAX)),
+                   " bytes but data_offsets [", e.begin, ", ", e.end, "] hold ", e.end - e.begin));
     h.entries.push_back(std::move(e));
   }
   std::sort(h.entries.begin(), h.entries.end(), [](const Entry& a, const Entry& b) {
@@ -235,14 +237,12 @@ Header parse_header(std::string_view text, uint64_t data_size, std::string_view 
     fail(file, str_cat("file is truncated: the tensors need ", at, " data bytes, the file has ",
                        data_size));
   if (at < data_size)
-    fail(file, str_cat("the tensors cover ", at, " data bytes but the file has ", data_size,
-                       " (", data_size - at, " bytes unaccounted for)"));
+    fail(file, str_cat("the tensors cover ", at, " data bytes but the file has ", data_size, " (",
+                       data_size - at, " bytes unaccounted for)"));
   return h;
 }
 
-Tensor make_tensor(const Entry& e) {
-  return Tensor::empty(e.sizes, TensorOptions{}.with(e.dtype));
-}
+Tensor make_tensor(const Entry& e) { return Tensor::empty(e.sizes, TensorOptions{}.with(e.dtype)); }
 
 // Bytes other than 0 and 1 are not valid C++ bools; normalise them.
 void fix_bools(Tensor& t) {
@@ -286,8 +286,8 @@ void write_all(int fd, const char* p, size_t n, const std::string& path) {
 
 void read_all(int fd, char* p, size_t n, uint64_t offset, const std::string& path) {
   while (n > 0) {
-    const ssize_t r = ::pread(fd, p, std::min<size_t>(n, size_t{1} << 30),
-                              static_cast<off_t>(offset));
+    const ssize_t r =
+        ::pread(fd, p, std::min<size_t>(n, size_t{1} << 30), static_cast<off_t>(offset));
     if (r < 0) {
       if (errno == EINTR) continue;
       throw ValueError(str_cat("safetensors: ", system_error("cannot read", path)));
@@ -338,8 +338,8 @@ void save_file(const std::string& path, const TensorList& tensors, const Metadat
           .string();
   Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (fd.get() < 0)
-    throw ValueError(str_cat("safetensors: cannot save '", path, "': ",
-                             system_error("cannot create the temporary file", tmp)));
+    throw ValueError(str_cat("safetensors: cannot save '", path,
+                             "': ", system_error("cannot create the temporary file", tmp)));
   try {
     const std::string prefix = length_prefix(p.header.size()) + p.header;
     write_all(fd.get(), prefix.data(), prefix.size(), tmp);
@@ -351,8 +351,8 @@ void save_file(const std::string& path, const TensorList& tensors, const Metadat
     if (::close(fd.release()) != 0)
       throw ValueError(str_cat("safetensors: ", system_error("cannot close", tmp)));
     if (::rename(tmp.c_str(), path.c_str()) != 0)
-      throw ValueError(str_cat("safetensors: cannot save '", path, "': ",
-                               system_error("cannot rename the temporary file", tmp)));
+      throw ValueError(str_cat("safetensors: cannot save '", path,
+                               "': ", system_error("cannot rename the temporary file", tmp)));
   } catch (...) {
     ::unlink(tmp.c_str());
     throw;

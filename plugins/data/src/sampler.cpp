@@ -81,12 +81,13 @@ WeightedRandomSampler::WeightedRandomSampler(std::vector<double> weights, int64_
              num_samples);
   int64_t positive = 0;
   for (size_t i = 0; i < weights_.size(); ++i) {
-    LOOM_CHECK(std::isfinite(weights_[i]) && weights_[i] >= 0, "WeightedRandomSampler: weight ",
-               i, " is ", weights_[i], "; weights must be finite and non-negative");
+    LOOM_CHECK(std::isfinite(weights_[i]) && weights_[i] >= 0, "WeightedRandomSampler: weight ", i,
+               " is ", weights_[i], "; weights must be finite and non-negative");
     positive += weights_[i] > 0;
   }
-  LOOM_CHECK(positive > 0, "WeightedRandomSampler: invalid multinomial distribution (sum of "
-                           "probabilities <= 0)");
+  LOOM_CHECK(positive > 0,
+             "WeightedRandomSampler: invalid multinomial distribution (sum of "
+             "probabilities <= 0)");
   LOOM_CHECK(replacement || num_samples <= positive, "WeightedRandomSampler: cannot sample ",
              num_samples, " indices without replacement from ", positive,
              " indices of non-zero weight");
@@ -130,8 +131,8 @@ std::vector<int64_t> WeightedRandomSampler::indices(int64_t epoch) const {
   return out;
 }
 
-DistributedSampler::DistributedSampler(int64_t n, int64_t num_replicas, int64_t rank,
-                                       bool shuffle, uint64_t seed, bool drop_last)
+DistributedSampler::DistributedSampler(int64_t n, int64_t num_replicas, int64_t rank, bool shuffle,
+                                       uint64_t seed, bool drop_last)
     : n_(n), num_replicas_(num_replicas), rank_(rank), shuffle_(shuffle), seed_(seed) {
   LOOM_CHECK(n >= 0, "DistributedSampler: n must be >= 0, got ", n);
   LOOM_CHECK(num_replicas >= 1, "DistributedSampler: num_replicas must be >= 1, got ",

@@ -56,16 +56,16 @@ Normalize::Normalize(std::vector<double> mean, std::vector<double> std)
 }
 
 Tensor Normalize::apply(const Tensor& input, SampleRng&) const {
-  LOOM_CHECK(input.dim() >= 3,
-             "Normalize: expected a tensor image of size (..., C, H, W), got ", input.describe());
+  LOOM_CHECK(input.dim() >= 3, "Normalize: expected a tensor image of size (..., C, H, W), got ",
+             input.describe());
   LOOM_CHECK_T(TypeError, is_floating_point(input.dtype()),
                "Normalize: expected a floating-point tensor image, got ", input.describe());
   Tensor src = input.dtype() == DType::Float32 ? input : loom::to(input, DType::Float32);
   src = detail::cpu_contiguous(src);
   const int64_t c = src.size(-3), plane = src.size(-2) * src.size(-1);
   const int64_t lists = static_cast<int64_t>(mean_.size());
-  LOOM_CHECK(lists == 1 || lists == c, "Normalize: ", lists, " means and stds for an image of ",
-             c, " channels (", src.describe(), ")");
+  LOOM_CHECK(lists == 1 || lists == c, "Normalize: ", lists, " means and stds for an image of ", c,
+             " channels (", src.describe(), ")");
   Tensor out = Tensor::empty(src.sizes());
   const float* in = src.data_ptr<float>();
   float* o = out.data_ptr<float>();
@@ -74,8 +74,7 @@ Tensor Normalize::apply(const Tensor& input, SampleRng&) const {
     for (int64_t k = 0; k < c; ++k) {
       const double m = mean_[lists == 1 ? 0 : k], s = std_[lists == 1 ? 0 : k];
       const int64_t base = (n * c + k) * plane;
-      for (int64_t i = 0; i < plane; ++i)
-        o[base + i] = static_cast<float>((in[base + i] - m) / s);
+      for (int64_t i = 0; i < plane; ++i) o[base + i] = static_cast<float>((in[base + i] - m) / s);
     }
   return out;
 }
@@ -104,8 +103,8 @@ Tensor RandomCrop::apply(const Tensor& input, SampleRng& rng) const {
     top = uniform_int(rng, ph - height_ + 1);
     left = uniform_int(rng, pw - width_ + 1);
   }
-  std::vector<int64_t> sizes = chw ? std::vector<int64_t>{c, height_, width_}
-                                   : std::vector<int64_t>{height_, width_};
+  std::vector<int64_t> sizes =
+      chw ? std::vector<int64_t>{c, height_, width_} : std::vector<int64_t>{height_, width_};
   Tensor out = Tensor::empty(sizes, TensorOptions{}.with(src.dtype()));
   const size_t e = src.element_size();
   const char* in = static_cast<const char*>(src.data_ptr());

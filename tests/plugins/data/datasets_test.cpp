@@ -249,8 +249,9 @@ TEST_F(DatasetsTest, NpyErrors) {
   expect_error([&] { load_npy(dir.file("none.npy")); }, {"none.npy", "cannot open"});
   write_bytes(dir.file("m.npy"), "NUMPY not really");
   expect_error([&] { load_npy(dir.file("m.npy")); }, {"m.npy", "bad magic"});
-  write_bytes(dir.file("v.npy"), npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }",
-                                     1, "abcd").replace(6, 1, "\x04"));
+  write_bytes(dir.file("v.npy"),
+              npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", 1, "abcd")
+                  .replace(6, 1, "\x04"));
   expect_error([&] { load_npy(dir.file("v.npy")); }, {"v.npy", "version 4.0"});
   write_bytes(dir.file("be.npy"),
               npy("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", 1, "abcd"));

@@ -28,9 +28,9 @@ class SafetensorsTest : public ::testing::Test {
   ScratchDir dir;
 };
 
-const std::vector<DType> kAllDTypes = {DType::Float32, DType::Float64, DType::Float16,
-                                       DType::BFloat16, DType::Int64, DType::Int32,
-                                       DType::Int16, DType::Int8, DType::UInt8, DType::Bool};
+const std::vector<DType> kAllDTypes = {
+    DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int64,
+    DType::Int32,   DType::Int16,   DType::Int8,    DType::UInt8,    DType::Bool};
 
 std::string le64(uint64_t n) {
   std::string s(8, '\0');
@@ -149,8 +149,8 @@ TEST_F(SafetensorsTest, ReaderRefusesEveryCorruption) {
   expect_refused(dir, file_of(R"({"a":3})", ""), "tensor 'a' is not a JSON object");
   expect_refused(dir, file_of(R"({"a":{"dtype":"F32","shape":[2]}})", data8),
                  "has no \"data_offsets\"");
-  expect_refused(dir, file_of(R"({"a":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]}})",
-                              "xx"),
+  expect_refused(dir,
+                 file_of(R"({"a":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]}})", "xx"),
                  "unknown dtype \"F8_E4M3\"");
   expect_refused(dir, file_of(R"({"a":{"dtype":7,"shape":[2],"data_offsets":[0,8]}})", data8),
                  "dtype is not a string");
@@ -178,10 +178,10 @@ TEST_F(SafetensorsTest, ReaderRefusesEveryCorruption) {
                          R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
                          std::string(12, '\0')),
                  "overlap");
-  expect_refused(dir,
-                 file_of(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
-                         std::string(12, '\0')),
-                 "gap in the data");
+  expect_refused(
+      dir,
+      file_of(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", std::string(12, '\0')),
+      "gap in the data");
   expect_refused(dir,
                  file_of(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
                          R"("b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
@@ -200,8 +200,8 @@ TEST_F(SafetensorsTest, ReaderRefusesEveryCorruption) {
 }
 
 TEST_F(SafetensorsTest, BoolBytesAreNormalised) {
-  const std::string bytes =
-      file_of(R"({"m":{"dtype":"BOOL","shape":[3],"data_offsets":[0,3]}})", std::string("\0\x02\x01", 3));
+  const std::string bytes = file_of(R"({"m":{"dtype":"BOOL","shape":[3],"data_offsets":[0,3]}})",
+                                    std::string("\0\x02\x01", 3));
   EXPECT_EQ(values(deserialize(bytes).at("m")), (std::vector<double>{0, 1, 1}));
 }
 

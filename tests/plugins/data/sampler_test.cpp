@@ -124,8 +124,7 @@ TEST(SamplerTest, BatchSampler) {
   BatchSampler keep(seq, 3, false), drop(seq, 3, true);
   EXPECT_EQ(keep.size(), 3);
   EXPECT_EQ(drop.size(), 2);
-  EXPECT_EQ(keep.batches(0),
-            (std::vector<std::vector<int64_t>>{{0, 1, 2}, {3, 4, 5}, {6}}));
+  EXPECT_EQ(keep.batches(0), (std::vector<std::vector<int64_t>>{{0, 1, 2}, {3, 4, 5}, {6}}));
   EXPECT_EQ(drop.batches(0), (std::vector<std::vector<int64_t>>{{0, 1, 2}, {3, 4, 5}}));
   EXPECT_THROW(BatchSampler(seq, 0, false), ValueError);
   EXPECT_THROW(BatchSampler(nullptr, 1, false), ValueError);

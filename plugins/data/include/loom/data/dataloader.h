@@ -6,10 +6,10 @@
 
 #include <cstdint>
 #include <exception>
-#include <string>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "loom/data/dataset.h"
@@ -28,7 +28,9 @@ class DataLoaderError : public Error {
   /// @param original the exception caught
   DataLoaderError(const std::string& message, int worker_id, int64_t sample_index,
                   std::exception_ptr original)
-      : Error(message), worker_id_(worker_id), sample_index_(sample_index),
+      : Error(message),
+        worker_id_(worker_id),
+        sample_index_(sample_index),
         original_(std::move(original)) {}
   /// The worker that caught it (-1: the caller's thread, num_workers = 0).
   int worker_id() const { return worker_id_; }
@@ -108,8 +110,11 @@ class DataLoaderIterator {
   /// @endcond
   /// The end sentinel.
   DataLoaderIterator() = default;
+  /// Takes over other's epoch (other becomes the end sentinel).
   DataLoaderIterator(DataLoaderIterator&&) noexcept = default;
+  /// Takes over other's epoch, stopping this one's workers.
   DataLoaderIterator& operator=(DataLoaderIterator&&) noexcept = default;
+  /// Stops and joins the epoch's workers (a loop left early shuts down cleanly).
   ~DataLoaderIterator();
   /// The current batch.
   Batch& operator*() { return current_; }
@@ -136,6 +141,7 @@ class DataLoader {
   DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options = {});
   /// A loader over an iterable dataset (sampler, batch_sampler and shuffle are refused).
   DataLoader(std::shared_ptr<IterableDataset> dataset, DataLoaderOptions options = {});
+  /// Destroys the loader (an iterator still running keeps the dataset alive).
   ~DataLoader();
 
   /// Starts an epoch: the current epoch (see set_epoch), after which the epoch advances by

@@ -22,6 +22,7 @@ using Sample = std::vector<Tensor>;
 /// workers share one dataset object).
 class Dataset {
  public:
+  /// Destroys the dataset.
   virtual ~Dataset() = default;
   /// Number of samples.
   virtual int64_t size() const = 0;
@@ -38,6 +39,7 @@ class Dataset {
 /// thread, by reading get_worker_info() (id, num_workers) — PyTorch's recipe.
 class IterableDataset {
  public:
+  /// Destroys the dataset.
   virtual ~IterableDataset() = default;
   /// Starts (or restarts) the stream; called by the DataLoader at the start of every
   /// epoch in the thread that will call next(). The default does nothing.
@@ -124,8 +126,11 @@ class SampleContextGuard {
  public:
   /// Makes context this thread's context.
   explicit SampleContextGuard(SampleContext context);
+  /// Restores the previous context.
   ~SampleContextGuard();
+  /// Not copyable: a guard belongs to one scope of one thread.
   SampleContextGuard(const SampleContextGuard&) = delete;
+  /// Not copyable.
   SampleContextGuard& operator=(const SampleContextGuard&) = delete;
 
  private:

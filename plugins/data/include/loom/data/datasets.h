@@ -15,7 +15,7 @@
 
 namespace loom::data {
 
-/// Reads an IDX file (the MNIST format: magic 0x0000 <type> <ndim>, ndim big-endian
+/// Reads an IDX file (the MNIST format: magic bytes 0, 0, type, ndim; then ndim big-endian
 /// uint32 sizes, big-endian data), gzip-compressed or not (zlib detects which). Types:
 /// 0x08 uint8, 0x09 int8, 0x0B int16, 0x0C int32, 0x0D float32, 0x0E float64. Throws
 /// ValueError for a missing or unreadable file, a bad magic, a truncated file or trailing
@@ -48,8 +48,8 @@ class MnistDataset : public Dataset {
 
 /// How CsvDataset reads a file.
 struct CsvOptions {
-  bool header = true;   ///< the first line names the columns
-  char delimiter = ','; ///< field separator
+  bool header = true;    ///< the first line names the columns
+  char delimiter = ',';  ///< field separator
   /// The label column by name (needs header) ...
   std::optional<std::string> label_name;
   /// ... or by index (negative counts from the end); neither: no label field.

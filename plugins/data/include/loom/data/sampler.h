@@ -14,6 +14,7 @@ namespace loom::data {
 /// Produces the dataset indices of one epoch.
 class Sampler {
  public:
+  /// Destroys the sampler.
   virtual ~Sampler() = default;
   /// Number of indices per epoch (PyTorch's len(sampler)).
   virtual int64_t size() const = 0;
@@ -102,6 +103,7 @@ class BatchSampler {
  public:
   /// Throws ValueError for a null sampler or batch_size < 1.
   BatchSampler(std::shared_ptr<const Sampler> sampler, int64_t batch_size, bool drop_last);
+  /// Destroys the batch sampler.
   virtual ~BatchSampler() = default;
   /// Number of batches per epoch.
   virtual int64_t size() const;

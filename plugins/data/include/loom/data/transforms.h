@@ -17,6 +17,7 @@ namespace loom::data {
 /// so one object serves every worker thread.
 class Transform {
  public:
+  /// Destroys the transform.
   virtual ~Transform() = default;
   /// The transformed input; random choices come from rng only.
   virtual Tensor apply(const Tensor& input, SampleRng& rng) const = 0;
