@@ -78,9 +78,11 @@ void normalize(Operand& o) {
 /// where the other input really has that dim.
 void broadcast_batch(Operand& a, Operand& b) {
   for (size_t i = 0; i + 2 < a.dims.size(); ++i) {
-    if (a.dims[i] > 1 && a.strides[i] == 0 && b.strides[i] != 0) {
+    const bool a_real = a.dims[i] > 1 && a.strides[i] != 0;
+    const bool b_real = b.dims[i] > 1 && b.strides[i] != 0;
+    if (a.dims[i] > 1 && a.strides[i] == 0 && b_real) {
       a.dims[i] = 1;
-    } else if (b.dims[i] > 1 && b.strides[i] == 0 && a.strides[i] != 0) {
+    } else if (b.dims[i] > 1 && b.strides[i] == 0 && a_real) {
       b.dims[i] = 1;
     }
   }

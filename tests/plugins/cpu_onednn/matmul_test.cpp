@@ -307,6 +307,9 @@ TEST_F(OnednnMatmul, MatmulRanksAndBroadcast) {
   const Tensor p = randn({1, 40, 30}), q = randn({4, 30, 20});
   expect_onednn_gives([&] { return matmul(p, q); }, reference_bmm(p.expand({4, 40, 30}), q),
                       "matmul [1, 40, 30] @ [4, 30, 20]");
+  const Tensor pe = p.expand({4, 40, 30}), q1 = q.narrow(0, 1, 1);
+  expect_onednn_gives([&] { return matmul(pe, q1); }, reference_bmm(pe, q1.expand({4, 30, 20})),
+                      "matmul [1, 40, 30] expanded to 4 @ [1, 30, 20]");
   expect_onednn_gives(
       [&] { return matmul(q.transpose(1, 2), p.squeeze(0).t()); },
       reference_bmm(q.transpose(1, 2), p.squeeze(0).t().unsqueeze(0).expand({4, 30, 40})),
