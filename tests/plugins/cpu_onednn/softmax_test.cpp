@@ -58,7 +58,8 @@ void expect_close_or_same(const Tensor& got, const Tensor& want, const std::stri
 }
 
 TEST_F(OnednnSoftmax, ForwardAndBackwardMatchReferenceAlongEveryDim) {
-  for (const Sizes& in : {Sizes{64, 100}, Sizes{37, 130}, Sizes{6, 8, 10, 12}, Sizes{5000}}) {
+  for (const Sizes& in :
+       {Sizes{64, 100}, Sizes{37, 130}, Sizes{6, 8, 10, 12}, Sizes{5000}, Sizes{64, 100, 1}}) {
     for (bool strided : {false, true}) {
       const Tensor x = random(in, 1, DType::Float32, strided);
       const auto nd = static_cast<int64_t>(in.size());
