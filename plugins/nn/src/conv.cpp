@@ -15,8 +15,8 @@ std::vector<int64_t> weight_sizes(size_t dims, int64_t in, int64_t out, const In
   LOOM_CHECK(groups > 0, "groups must be a positive integer");
   LOOM_CHECK(in % groups == 0, "in_channels must be divisible by groups");
   LOOM_CHECK(out % groups == 0, "out_channels must be divisible by groups");
-  std::vector<int64_t> s = transposed ? std::vector<int64_t>{in, out / groups}
-                                      : std::vector<int64_t>{out, in / groups};
+  std::vector<int64_t> s =
+      transposed ? std::vector<int64_t>{in, out / groups} : std::vector<int64_t>{out, in / groups};
   for (int64_t v : k.expand(dims, "kernel_size")) s.push_back(v);
   return s;
 }
@@ -29,8 +29,8 @@ std::string list_str(const std::vector<int64_t>& v) {
 }  // namespace
 
 ConvNd::ConvNd(size_t dims, int64_t in, int64_t out, const IntList& k, const IntList& s,
-               const IntList& p, std::string mode, const IntList& d, const IntList& op,
-               int64_t g, bool with_bias, bool tr)
+               const IntList& p, std::string mode, const IntList& d, const IntList& op, int64_t g,
+               bool with_bias, bool tr)
     : in_channels(in),
       out_channels(out),
       kernel_size(k.expand(dims, "kernel_size")),
@@ -41,8 +41,7 @@ ConvNd::ConvNd(size_t dims, int64_t in, int64_t out, const IntList& k, const Int
       output_padding(op.expand(dims, "output_padding")),
       groups(g),
       transposed(tr),
-      weight(register_parameter("weight",
-                                loom::empty(weight_sizes(dims, in, out, k, g, tr)))),
+      weight(register_parameter("weight", loom::empty(weight_sizes(dims, in, out, k, g, tr)))),
       bias(register_parameter("bias", with_bias ? loom::empty({out}) : Tensor())) {
   LOOM_CHECK(padding_mode.empty() || padding_mode == "same" || padding_mode == "valid",
              "Invalid padding string '", padding_mode, "', should be one of {'valid', 'same'}");

@@ -10,8 +10,8 @@
 namespace loom::nn::init {
 
 double calculate_gain(std::string_view nonlinearity, std::optional<double> param) {
-  const std::string_view linear_fns[] = {"linear",           "conv1d",           "conv2d",
-                                         "conv3d",           "conv_transpose1d", "conv_transpose2d",
+  const std::string_view linear_fns[] = {"linear",          "conv1d",           "conv2d",
+                                         "conv3d",          "conv_transpose1d", "conv_transpose2d",
                                          "conv_transpose3d"};
   for (std::string_view f : linear_fns) {
     if (nonlinearity == f) return 1.0;

@@ -24,7 +24,9 @@ Tensor Loss::forward(const Tensor& /*input*/) {
   LOOM_THROW(ValueError, name(), ".forward takes two inputs: forward(input, target)");
 }
 
-std::string Loss::extra_repr() const { return str_cat("reduction='", reduction_name(reduction), "'"); }
+std::string Loss::extra_repr() const {
+  return str_cat("reduction='", reduction_name(reduction), "'");
+}
 
 CrossEntropyLoss::CrossEntropyLoss(std::optional<Tensor> w, int64_t ignore, Reduction r,
                                    double smoothing)

@@ -205,9 +205,9 @@ void Module::register_module_impl(const std::string& name, std::shared_ptr<Modul
   LOOM_CHECK(module.get() != this, name_for_messages(), ".register_module: a module can't be its ",
              "own child (\"", name, "\")");
   auto* mine = const_cast<Module*>(this);
-  LOOM_CHECK(find_slot(mine->parameters_, name) == nullptr &&
-                 find_slot(mine->buffers_, name) == nullptr,
-             name_for_messages(), ": attribute '", name, "' already exists");
+  LOOM_CHECK(
+      find_slot(mine->parameters_, name) == nullptr && find_slot(mine->buffers_, name) == nullptr,
+      name_for_messages(), ": attribute '", name, "' already exists");
   {
     std::lock_guard<std::mutex> lock(tracking_mutex());
     module->tracking_->registered = true;
@@ -357,10 +357,9 @@ LoadStateDictResult Module::load_state_dict(const StateDict& dict, bool strict) 
       size_errors.push_back(str_cat("undefined tensor for ", key, " in the checkpoint"));
     } else if (!std::equal(given->sizes().begin(), given->sizes().end(), t.sizes().begin(),
                            t.sizes().end())) {
-      size_errors.push_back(str_cat("size mismatch for ", key, ": copying a param with shape ",
-                                    sizes_str(given->sizes()),
-                                    " from checkpoint, the shape in current model is ",
-                                    sizes_str(t.sizes()), "."));
+      size_errors.push_back(str_cat(
+          "size mismatch for ", key, ": copying a param with shape ", sizes_str(given->sizes()),
+          " from checkpoint, the shape in current model is ", sizes_str(t.sizes()), "."));
     }
   }
   for (const auto& [key, t] : dict) {
@@ -369,7 +368,8 @@ LoadStateDictResult Module::load_state_dict(const StateDict& dict, bool strict) 
 
   auto quoted = [](const std::vector<std::string>& keys) {
     std::string s;
-    for (size_t i = 0; i < keys.size(); ++i) str_append(&s, i == 0 ? "" : ", ", "\"", keys[i], "\"");
+    for (size_t i = 0; i < keys.size(); ++i)
+      str_append(&s, i == 0 ? "" : ", ", "\"", keys[i], "\"");
     return s;
   };
   std::vector<std::string> errors;
@@ -444,12 +444,10 @@ Module& Module::to(Device device) {
 }
 
 Module& Module::to(DType dtype) {
-  LOOM_CHECK_T(TypeError, is_floating_point(dtype),
-               "nn.Module.to only accepts floating point dtypes, but got desired dtype=",
-               dtype_name(dtype));
-  apply_to_tensors([&](const Tensor& t) {
-    return is_floating_point(t.dtype()) ? t.to(dtype) : t;
-  });
+  LOOM_CHECK_T(
+      TypeError, is_floating_point(dtype),
+      "nn.Module.to only accepts floating point dtypes, but got desired dtype=", dtype_name(dtype));
+  apply_to_tensors([&](const Tensor& t) { return is_floating_point(t.dtype()) ? t.to(dtype) : t; });
   return *this;
 }
 
@@ -469,7 +467,8 @@ void Module::zero_grad(bool set_to_none) {
 // ---------------------------------------------------------------------------- forward
 
 Tensor Module::forward(const Tensor& /*input*/) {
-  LOOM_THROW(NotImplementedError, "Module [", name(), "] is missing the required \"forward\" function");
+  LOOM_THROW(NotImplementedError, "Module [", name(),
+             "] is missing the required \"forward\" function");
 }
 
 Tensor Module::operator()(const Tensor& input) {

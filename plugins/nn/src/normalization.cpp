@@ -25,8 +25,8 @@ BatchNormBase::BatchNormBase(int64_t n, double e, std::optional<double> m, bool 
       bias(register_parameter("bias", a ? loom::empty({n}) : Tensor())),
       running_mean(register_buffer("running_mean", track ? loom::zeros({n}) : Tensor())),
       running_var(register_buffer("running_var", track ? loom::ones({n}) : Tensor())),
-      num_batches_tracked(register_buffer(
-          "num_batches_tracked", track ? loom::zeros({}, DType::Int64) : Tensor())) {
+      num_batches_tracked(register_buffer("num_batches_tracked",
+                                          track ? loom::zeros({}, DType::Int64) : Tensor())) {
   reset_parameters();
 }
 
@@ -66,8 +66,9 @@ Tensor BatchNormBase::forward(const Tensor& input) {
 }
 
 std::string BatchNormBase::extra_repr() const {
-  return str_cat(num_features, ", eps=", eps, ", momentum=",
-                 momentum ? str_cat(*momentum) : std::string("None"), ", affine=", yes_no(affine),
+  return str_cat(num_features, ", eps=", eps,
+                 ", momentum=", momentum ? str_cat(*momentum) : std::string("None"),
+                 ", affine=", yes_no(affine),
                  ", track_running_stats=", yes_no(track_running_stats));
 }
 

@@ -28,7 +28,8 @@ RNNBase::RNNBase(std::string mode, int64_t gates, int64_t in, int64_t hidden, RN
     for (int64_t d = 0; d < dirs; ++d) {
       const std::string suffix = str_cat("_l", layer, d == 1 ? "_reverse" : "");
       std::vector<Tensor*> w;
-      w.push_back(&register_parameter("weight_ih" + suffix, loom::empty({gates * hidden, layer_in})));
+      w.push_back(
+          &register_parameter("weight_ih" + suffix, loom::empty({gates * hidden, layer_in})));
       w.push_back(&register_parameter("weight_hh" + suffix, loom::empty({gates * hidden, hidden})));
       w.push_back(&register_parameter("bias_ih" + suffix,
                                       o.bias ? loom::empty({gates * hidden}) : Tensor()));
@@ -72,8 +73,8 @@ std::string RNNBase::extra_repr() const {
 
 std::tuple<Tensor, std::vector<Tensor>> RNNBase::run(const Tensor& input,
                                                      std::vector<Tensor> state) {
-  LOOM_CHECK(input.dim() == 2 || input.dim() == 3, mode_,
-             ": Expected input to be 2D or 3D, got ", input.dim(), "D tensor instead");
+  LOOM_CHECK(input.dim() == 2 || input.dim() == 3, mode_, ": Expected input to be 2D or 3D, got ",
+             input.dim(), "D tensor instead");
   const bool batched = input.dim() == 3;
   LOOM_CHECK(input.size(-1) == input_size, mode_,
              ": input.size(-1) must be equal to input_size. Expected ", input_size, ", got ",
@@ -137,7 +138,8 @@ std::tuple<Tensor, std::vector<Tensor>> RNNBase::run(const Tensor& input,
 // ---------------------------------------------------------------------------- RNN
 
 RNN::RNN(int64_t in, int64_t hidden, RNNOptions o, std::string nl)
-    : RNNBase(nl == "relu" ? "RNN_RELU" : "RNN_TANH", 1, in, hidden, o), nonlinearity(std::move(nl)) {
+    : RNNBase(nl == "relu" ? "RNN_RELU" : "RNN_TANH", 1, in, hidden, o),
+      nonlinearity(std::move(nl)) {
   LOOM_CHECK(nonlinearity == "tanh" || nonlinearity == "relu", "Unknown nonlinearity '",
              nonlinearity, "'. Select from 'tanh' or 'relu'.");
 }

@@ -34,7 +34,8 @@ MultiheadAttention::MultiheadAttention(int64_t e, int64_t h, double p, bool with
       dropout(p),
       batch_first(bf),
       in_proj_weight(register_parameter("in_proj_weight", loom::empty({3 * e, e}))),
-      in_proj_bias(register_parameter("in_proj_bias", with_bias ? loom::empty({3 * e}) : Tensor())) {
+      in_proj_bias(
+          register_parameter("in_proj_bias", with_bias ? loom::empty({3 * e}) : Tensor())) {
   LOOM_CHECK(h > 0 && head_dim * h == e, "embed_dim must be divisible by num_heads");
   out_proj = register_module("out_proj", std::make_shared<Linear>(e, e, with_bias));
   reset_parameters();
@@ -138,19 +139,18 @@ TransformerEncoderLayer::TransformerEncoderLayer(int64_t d_model, int64_t nhead,
     : options(std::move(o)) {
   LOOM_CHECK(options.activation == "relu" || options.activation == "gelu",
              "activation should be relu/gelu, not ", options.activation);
-  self_attn = register_module("self_attn",
-                              std::make_shared<MultiheadAttention>(d_model, nhead, options.dropout,
-                                                                   options.bias,
-                                                                   options.batch_first));
+  self_attn = register_module(
+      "self_attn", std::make_shared<MultiheadAttention>(d_model, nhead, options.dropout,
+                                                        options.bias, options.batch_first));
   linear1 = register_module(
       "linear1", std::make_shared<Linear>(d_model, options.dim_feedforward, options.bias));
   dropout = register_module("dropout", std::make_shared<Dropout>(options.dropout));
   linear2 = register_module(
       "linear2", std::make_shared<Linear>(options.dim_feedforward, d_model, options.bias));
-  norm1 = register_module("norm1", std::make_shared<LayerNorm>(d_model, options.layer_norm_eps,
-                                                               true, options.bias));
-  norm2 = register_module("norm2", std::make_shared<LayerNorm>(d_model, options.layer_norm_eps,
-                                                               true, options.bias));
+  norm1 = register_module(
+      "norm1", std::make_shared<LayerNorm>(d_model, options.layer_norm_eps, true, options.bias));
+  norm2 = register_module(
+      "norm2", std::make_shared<LayerNorm>(d_model, options.layer_norm_eps, true, options.bias));
   dropout1 = register_module("dropout1", std::make_shared<Dropout>(options.dropout));
   dropout2 = register_module("dropout2", std::make_shared<Dropout>(options.dropout));
 }

@@ -132,7 +132,9 @@ TEST_F(LayersTest, BatchNormTrainingUpdatesRunningStatsAndEvalUsesThem) {
   expect_tensors_near(ye, x.sub(rm).div(rv.add(1e-5).sqrt()), 1e-4, 1e-5);
   EXPECT_EQ(to_doubles(bn->running_mean), to_doubles(rm));
   EXPECT_EQ(bn->num_batches_tracked.item<int64_t>(), 1);
-  EXPECT_EQ(message_of([&] { (*bn)(loom::ones({2, 3, 4, 5})); }),
+  EXPECT_EQ(message_of([&] {
+              (*bn)(loom::ones({2, 3, 4, 5}));
+            }),
             "expected 2D or 3D input (got 4D input)");
 }
 
@@ -218,7 +220,8 @@ TEST_F(LayersTest, ShapeModulesAndActivationsMatchFunctional) {
     expect_tensors_near((*m)(x), want);
   }
   // A spot value by hand: LeakyReLU(0.2)(-2) = -0.4.
-  EXPECT_NEAR((*std::make_shared<LeakyReLU>(0.2))(loom::full({1}, -2.0)).item<double>(), -0.4, 1e-7);
+  EXPECT_NEAR((*std::make_shared<LeakyReLU>(0.2))(loom::full({1}, -2.0)).item<double>(), -0.4,
+              1e-7);
 }
 
 TEST_F(LayersTest, PoolingMatchesFunctional) {
@@ -247,7 +250,8 @@ TEST_F(LayersTest, LossModulesMatchFunctional) {
   EXPECT_EQ(ce->named_buffers().keys(), (std::vector<std::string>{"weight"}));
   auto nll = std::make_shared<NLLLoss>(std::nullopt, 1, Reduction::Sum);
   const Tensor lp = logits.log_softmax(1);
-  expect_tensors_near((*nll)(lp, target), loom::nll_loss(lp, target, std::nullopt, Reduction::Sum, 1));
+  expect_tensors_near((*nll)(lp, target),
+                      loom::nll_loss(lp, target, std::nullopt, Reduction::Sum, 1));
   // By hand: CrossEntropyLoss() equals the mean of -log_softmax at the targets.
   const std::vector<double> lpv = to_doubles(lp);
   const std::vector<int64_t> t = {0, 3, 1, 1, 2, 0};
@@ -268,13 +272,15 @@ TEST_F(LayersTest, LossModulesMatchFunctional) {
   const Tensor y = loom::rand({3, 5}).gt(0.5).to(DType::Float32);
   expect_tensors_near((*std::make_shared<BCELoss>())(p, y), loom::binary_cross_entropy(p, y));
   const Tensor pw = loom::full({5}, 2.0);
-  expect_tensors_near((*std::make_shared<BCEWithLogitsLoss>(std::nullopt, Reduction::Mean, pw))(a, y),
-                      loom::binary_cross_entropy_with_logits(a, y, std::nullopt, pw));
+  expect_tensors_near(
+      (*std::make_shared<BCEWithLogitsLoss>(std::nullopt, Reduction::Mean, pw))(a, y),
+      loom::binary_cross_entropy_with_logits(a, y, std::nullopt, pw));
   const Tensor q = b.softmax(1);
-  expect_tensors_near((*std::make_shared<KLDivLoss>(KlDivReduction::BatchMean))(a.log_softmax(1), q),
-                      loom::kl_div(a.log_softmax(1), q, KlDivReduction::BatchMean));
-  EXPECT_TRUE(contains(message_of([&] { std::make_shared<MSELoss>()->forward(a); }),
-                       "takes two inputs"));
+  expect_tensors_near(
+      (*std::make_shared<KLDivLoss>(KlDivReduction::BatchMean))(a.log_softmax(1), q),
+      loom::kl_div(a.log_softmax(1), q, KlDivReduction::BatchMean));
+  EXPECT_TRUE(
+      contains(message_of([&] { std::make_shared<MSELoss>()->forward(a); }), "takes two inputs"));
 }
 
 TEST_F(LayersTest, InitFunctions) {

@@ -1,9 +1,8 @@
 // Module: registration, names, walks, state dicts and their errors, train/eval, to(), hooks,
 // zero_grad, containers, and the unregistered-child trap (Note [Unregistered children]).
-#include "loom/nn/nn.h"
-
 #include <gtest/gtest.h>
 
+#include "loom/nn/nn.h"
 #include "nn_test_util.h"
 
 namespace loom::nn {
@@ -23,9 +22,7 @@ class Net : public Module {
     scale = register_parameter("scale", loom::ones({1}));
     register_buffer("steps", loom::zeros({}), /*persistent=*/false);
   }
-  Tensor forward(const Tensor& x) override {
-    return (*fc2)((*bn)((*fc1)(x)).relu()).mul(scale);
-  }
+  Tensor forward(const Tensor& x) override { return (*fc2)((*bn)((*fc1)(x)).relu()).mul(scale); }
   std::shared_ptr<Linear> fc1;
   std::shared_ptr<BatchNorm1d> bn;
   std::shared_ptr<Linear> fc2;
@@ -89,21 +86,19 @@ TEST_F(ModuleTest, RegistrationNameErrors) {
   m.register_parameter("w", loom::ones({1}));
   EXPECT_TRUE(contains(message_of([&] { m.register_buffer("w", loom::ones({1})); }),
                        "attribute 'w' already exists"));
-  EXPECT_TRUE(contains(
-      message_of([&] { m.register_module("x.y", std::make_shared<ReLU>()); }),
-      "module name can't contain \".\", got: x.y"));
-  EXPECT_TRUE(contains(
-      message_of([&] { m.register_module("n", std::shared_ptr<ReLU>()); }), "is null"));
+  EXPECT_TRUE(contains(message_of([&] { m.register_module("x.y", std::make_shared<ReLU>()); }),
+                       "module name can't contain \".\", got: x.y"));
+  EXPECT_TRUE(
+      contains(message_of([&] { m.register_module("n", std::shared_ptr<ReLU>()); }), "is null"));
 }
 
 TEST_F(ModuleTest, StateDictOrderAndRoundTrip) {
   auto net = std::make_shared<Net>();
   const StateDict sd = net->state_dict();
   // Per module: parameters, then persistent buffers; non-persistent "steps" is absent.
-  EXPECT_EQ(sd.keys(),
-            (std::vector<std::string>{"scale", "fc1.weight", "fc1.bias", "bn.weight", "bn.bias",
-                                      "bn.running_mean", "bn.running_var", "bn.num_batches_tracked",
-                                      "fc2.weight"}));
+  EXPECT_EQ(sd.keys(), (std::vector<std::string>{"scale", "fc1.weight", "fc1.bias", "bn.weight",
+                                                 "bn.bias", "bn.running_mean", "bn.running_var",
+                                                 "bn.num_batches_tracked", "fc2.weight"}));
   EXPECT_FALSE(sd["fc1.weight"].requires_grad());
   EXPECT_TRUE(sd["fc1.weight"].is_alias_of(net->fc1->weight));
 
@@ -170,8 +165,8 @@ TEST_F(ModuleTest, LoadStateDictNonStrictSkipsKeysButNotSizeMismatches) {
 }
 
 TEST_F(ModuleTest, TrainEvalPropagatesAndChangesDropout) {
-  auto seq = std::make_shared<Sequential>(std::make_shared<Linear>(4, 4),
-                                          std::make_shared<Dropout>(0.5));
+  auto seq =
+      std::make_shared<Sequential>(std::make_shared<Linear>(4, 4), std::make_shared<Dropout>(0.5));
   EXPECT_TRUE(seq->is_training());
   const Tensor x = loom::ones({64, 4});
   auto drop = seq->at<Dropout>(1);
@@ -254,9 +249,8 @@ TEST_F(ModuleTest, HookHandleOutlivingTheModuleIsHarmless) {
   RemovableHandle h;
   {
     auto fc = std::make_shared<Linear>(2, 2);
-    h = fc->register_forward_hook([](Module&, const Tensor&, const Tensor&) {
-      return std::optional<Tensor>();
-    });
+    h = fc->register_forward_hook(
+        [](Module&, const Tensor&, const Tensor&) { return std::optional<Tensor>(); });
   }
   h.remove();
 }
@@ -269,8 +263,9 @@ TEST_F(ModuleTest, BaseForwardIsMissing) {
 
 TEST_F(ModuleTest, StrPrintsTheTree) {
   auto seq = std::make_shared<Sequential>(std::make_shared<Linear>(4, 3), std::make_shared<ReLU>());
-  EXPECT_EQ(seq->str(),
-            "Sequential(\n  (0): Linear(in_features=4, out_features=3, bias=true)\n  (1): ReLU()\n)");
+  EXPECT_EQ(
+      seq->str(),
+      "Sequential(\n  (0): Linear(in_features=4, out_features=3, bias=true)\n  (1): ReLU()\n)");
 }
 
 // ---------------------------------------------------------------------------- containers

@@ -95,11 +95,14 @@ TEST_F(RecurrentTest, MultiLayerBidirectionalBatchFirstShapes) {
   auto [ou, hu] = gru->forward(loom::randn({6, 3}), std::nullopt);
   EXPECT_EQ(sizes_str(ou.sizes()), "[6, 4]");
   EXPECT_EQ(sizes_str(hu.sizes()), "[1, 4]");
-  EXPECT_TRUE(contains(message_of([&] { gru->forward(loom::randn({6, 2, 5}), std::nullopt); }),
+  EXPECT_TRUE(contains(message_of([&] {
+                         gru->forward(loom::randn({6, 2, 5}), std::nullopt);
+                       }),
                        "input.size(-1) must be equal to input_size. Expected 3, got 5"));
-  EXPECT_TRUE(contains(
-      message_of([&] { gru->forward(loom::randn({6, 2, 3}), loom::zeros({2, 2, 4})); }),
-      "Expected hidden size [1, 2, 4], got [2, 2, 4]"));
+  EXPECT_TRUE(contains(message_of([&] {
+                         gru->forward(loom::randn({6, 2, 3}), loom::zeros({2, 2, 4}));
+                       }),
+                       "Expected hidden size [1, 2, 4], got [2, 2, 4]"));
 }
 
 TEST_F(RecurrentTest, LstmLearnsThroughBackward) {
@@ -129,8 +132,8 @@ TEST_F(RecurrentTest, MultiheadAttentionMatchesHandComputation) {
   const Tensor k = loom::randn({S, N, E});
   const Tensor v = loom::randn({S, N, E});
   // Mask the last key of batch 1, and key 0 for query 2 everywhere.
-  const Tensor kpm = Tensor::from_vector<bool>({false, false, false, false, false,
-                                                false, false, false, false, true}, {N, S});
+  const Tensor kpm = Tensor::from_vector<bool>(
+      {false, false, false, false, false, false, false, false, false, true}, {N, S});
   const Tensor am = loom::zeros({L, S}, DType::Bool);
   am.index_put_({2, 0}, Scalar(true));
   auto [out, weights] = mha->forward(q, k, v, kpm, true, am);
@@ -149,7 +152,8 @@ TEST_F(RecurrentTest, MultiheadAttentionMatchesHandComputation) {
     std::vector<Tensor> head_outs;
     Tensor avg = loom::zeros({L, S});
     for (int64_t h = 0; h < H; ++h) {
-      Tensor scores = qp.narrow(1, h * hd, hd).matmul(kp.narrow(1, h * hd, hd).t()).div(std::sqrt(hd));
+      Tensor scores =
+          qp.narrow(1, h * hd, hd).matmul(kp.narrow(1, h * hd, hd).t()).div(std::sqrt(hd));
       for (int64_t i = 0; i < L; ++i) {
         for (int64_t j = 0; j < S; ++j) {
           if (kpm_v[n * S + j] != 0 || am_v[i * S + j] != 0) {
@@ -167,12 +171,16 @@ TEST_F(RecurrentTest, MultiheadAttentionMatchesHandComputation) {
   }
   // need_weights = false returns no weights; per-head weights when not averaged.
   EXPECT_FALSE(std::get<1>(mha->forward(q, k, v, std::nullopt, false)).defined());
-  EXPECT_EQ(sizes_str(std::get<1>(mha->forward(q, k, v, std::nullopt, true, std::nullopt, false))
-                          .sizes()),
-            "[2, 2, 3, 5]");
-  EXPECT_TRUE(contains(message_of([&] { mha->forward(q, k, v, std::nullopt, true, loom::zeros({2, 2})); }),
+  EXPECT_EQ(
+      sizes_str(
+          std::get<1>(mha->forward(q, k, v, std::nullopt, true, std::nullopt, false)).sizes()),
+      "[2, 2, 3, 5]");
+  EXPECT_TRUE(contains(message_of([&] {
+                         mha->forward(q, k, v, std::nullopt, true, loom::zeros({2, 2}));
+                       }),
                        "The shape of the 2D attn_mask is [2, 2], but should be [3, 5]."));
-  EXPECT_EQ(message_of([] { MultiheadAttention(5, 2); }), "embed_dim must be divisible by num_heads");
+  EXPECT_EQ(message_of([] { MultiheadAttention(5, 2); }),
+            "embed_dim must be divisible by num_heads");
 }
 
 TEST_F(RecurrentTest, MultiheadAttentionBatchFirstAndCausal) {
@@ -187,9 +195,10 @@ TEST_F(RecurrentTest, MultiheadAttentionBatchFirstAndCausal) {
   auto tm = std::make_shared<MultiheadAttention>(4, 1);
   tm->load_state_dict(mha->state_dict());
   const Tensor xt = x.transpose(0, 1);
-  expect_tensors_near(std::get<0>(tm->forward(xt, xt, xt, std::nullopt, false, std::nullopt, true, true))
-                          .transpose(0, 1),
-                      out, 1e-5, 1e-6);
+  expect_tensors_near(
+      std::get<0>(tm->forward(xt, xt, xt, std::nullopt, false, std::nullopt, true, true))
+          .transpose(0, 1),
+      out, 1e-5, 1e-6);
 }
 
 TEST_F(RecurrentTest, TransformerEncoderLayerMatchesItsBlocks) {

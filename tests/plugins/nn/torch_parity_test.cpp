@@ -1,9 +1,8 @@
 // The nn library against libtorch's torch::nn: each layer gets the libtorch module's
 // parameters and buffers through load_state_dict (strict, so the names must be PyTorch's),
 // then both run the same input. Built only where libtorch is installed.
-#include <torch/nn.h>
-
 #include <gtest/gtest.h>
+#include <torch/nn.h>
 
 #include <cstring>
 
@@ -18,7 +17,7 @@ using testing::to_doubles;
 at::Tensor to_torch(const Tensor& t) {
   const Tensor c = t.contiguous();
   std::vector<int64_t> sizes(c.sizes().begin(), c.sizes().end());
-  at::ScalarType st = c.dtype() == DType::Int64 ? at::kLong
+  at::ScalarType st = c.dtype() == DType::Int64  ? at::kLong
                       : c.dtype() == DType::Bool ? at::kBool
                                                  : at::kFloat;
   at::Tensor out = at::empty(sizes, at::TensorOptions().dtype(st));
@@ -30,13 +29,12 @@ Tensor from_torch(const at::Tensor& t) {
   const at::Tensor c = t.detach().contiguous();
   std::vector<int64_t> sizes(c.sizes().begin(), c.sizes().end());
   if (c.scalar_type() == at::kLong) {
-    return Tensor::from_vector(std::vector<int64_t>(c.data_ptr<int64_t>(),
-                                                    c.data_ptr<int64_t>() + c.numel()),
-                               sizes);
+    return Tensor::from_vector(
+        std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel()), sizes);
   }
   const at::Tensor f = c.to(at::kFloat);
-  return Tensor::from_vector(std::vector<float>(f.data_ptr<float>(), f.data_ptr<float>() + f.numel()),
-                             sizes);
+  return Tensor::from_vector(
+      std::vector<float>(f.data_ptr<float>(), f.data_ptr<float>() + f.numel()), sizes);
 }
 
 // The libtorch module's state, by PyTorch's names, loaded strictly into the Loom module.
@@ -76,7 +74,8 @@ TEST_F(TorchParityTest, LinearAndConvolutions) {
   const Tensor xi = loom::randn({2, 4, 9, 8});
   expect_same((*lc)(xi), tc(to_torch(xi)), 1e-4);
 
-  torch::nn::ConvTranspose2d tt(torch::nn::ConvTranspose2dOptions(4, 3, 3).stride(2).padding(1).output_padding(1));
+  torch::nn::ConvTranspose2d tt(
+      torch::nn::ConvTranspose2dOptions(4, 3, 3).stride(2).padding(1).output_padding(1));
   auto lt = std::make_shared<ConvTranspose2d>(4, 3, 3, 2, 1, 1);
   copy_state(*tt, *lt);
   expect_same((*lt)(xi), tt(to_torch(xi)), 1e-4);
@@ -106,7 +105,8 @@ TEST_F(TorchParityTest, NormalizationTrainingAndEval) {
 }
 
 TEST_F(TorchParityTest, Recurrent) {
-  torch::nn::LSTM tl(torch::nn::LSTMOptions(3, 4).num_layers(2).bidirectional(true).batch_first(true));
+  torch::nn::LSTM tl(
+      torch::nn::LSTMOptions(3, 4).num_layers(2).bidirectional(true).batch_first(true));
   RNNOptions o;
   o.num_layers = 2;
   o.bidirectional = true;
@@ -143,8 +143,8 @@ TEST_F(TorchParityTest, AttentionWithMasksAndEncoderLayer) {
   const Tensor kpm = loom::rand({3, 6}).gt(0.8);
   const Tensor am = loom::randn({4, 6});
   auto [lo, lw] = lm->forward(q, kv, kv, kpm, true, am);
-  auto [to, tw] = tm->forward(to_torch(q), to_torch(kv), to_torch(kv), to_torch(kpm), true,
-                              to_torch(am));
+  auto [to, tw] =
+      tm->forward(to_torch(q), to_torch(kv), to_torch(kv), to_torch(kpm), true, to_torch(am));
   expect_same(lo, to, 1e-5);
   expect_same(lw, tw, 1e-5);
 
@@ -174,7 +174,8 @@ TEST_F(TorchParityTest, EmbeddingAndLosses) {
               tce(to_torch(logits), to_torch(target)));
   const Tensor a = loom::randn({3, 4}), b = loom::randn({3, 4});
   torch::nn::SmoothL1Loss ts(torch::nn::SmoothL1LossOptions().beta(0.5));
-  expect_same((*std::make_shared<SmoothL1Loss>(Reduction::Mean, 0.5))(a, b), ts(to_torch(a), to_torch(b)));
+  expect_same((*std::make_shared<SmoothL1Loss>(Reduction::Mean, 0.5))(a, b),
+              ts(to_torch(a), to_torch(b)));
 }
 
 }  // namespace

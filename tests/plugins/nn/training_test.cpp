@@ -41,8 +41,9 @@ TEST_F(TrainingTest, ClipGradNormScalesToMaxNormAndReturnsTheTotal) {
   EXPECT_NEAR(to_doubles(c.grad())[1], 0.4, 1e-7);
   // Infinity norm and norm 1.
   const Tensor d = leaf_with_grad({0, 0, 0}, {1, -5, 2});
-  EXPECT_NEAR(utils::clip_grad_norm_({d}, 100, std::numeric_limits<double>::infinity()).item<double>(),
-              5.0, 1e-6);
+  EXPECT_NEAR(
+      utils::clip_grad_norm_({d}, 100, std::numeric_limits<double>::infinity()).item<double>(), 5.0,
+      1e-6);
   EXPECT_NEAR(utils::clip_grad_norm_({d}, 4, 1.0).item<double>(), 8.0, 1e-6);
   EXPECT_NEAR(to_doubles(d.grad())[1], -5 * 4 / (8 + 1e-6), 1e-5);
   // No gradients: 0.
@@ -65,8 +66,8 @@ TEST_F(TrainingTest, ClipGradValue) {
 }
 
 TEST_F(TrainingTest, CheckpointGivesTheSameGradientsToInputAndParameters) {
-  auto block = std::make_shared<Sequential>(std::make_shared<Linear>(4, 8), std::make_shared<Tanh>(),
-                                            std::make_shared<Linear>(8, 3));
+  auto block = std::make_shared<Sequential>(
+      std::make_shared<Linear>(4, 8), std::make_shared<Tanh>(), std::make_shared<Linear>(8, 3));
   const Tensor x = loom::randn({5, 4}).requires_grad_();
   (*block)(x).pow(2).sum().backward();
   std::vector<Tensor> want;
@@ -94,10 +95,9 @@ TEST_F(TrainingTest, ParametersToVectorAndBack) {
   EXPECT_EQ(v.numel(), 8);
   utils::vector_to_parameters(loom::arange(0, 8, 1, DType::Float32), fc->parameters());
   EXPECT_EQ(to_doubles(fc->bias), (std::vector<double>{6, 7}));
-  EXPECT_TRUE(contains(message_of([&] {
-                         utils::vector_to_parameters(loom::zeros({3}), fc->parameters());
-                       }),
-                       "expected a 1-D tensor of 8 elements"));
+  EXPECT_TRUE(
+      contains(message_of([&] { utils::vector_to_parameters(loom::zeros({3}), fc->parameters()); }),
+               "expected a 1-D tensor of 8 elements"));
 }
 
 // Two Gaussian blobs, a two-layer MLP with batch norm and dropout, cross entropy, plain SGD.

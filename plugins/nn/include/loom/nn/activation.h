@@ -95,7 +95,8 @@ class Mish : public Module {
 class Softplus : public Module {
  public:
   /// PyTorch's defaults beta 1, threshold 20.
-  explicit Softplus(double beta = 1.0, double threshold = 20.0) : beta(beta), threshold(threshold) {}
+  explicit Softplus(double beta = 1.0, double threshold = 20.0)
+      : beta(beta), threshold(threshold) {}
   /// softplus(input, beta, threshold).
   Tensor forward(const Tensor& input) override;
   const double beta;       ///< sharpness

@@ -23,13 +23,11 @@ class Sequential : public Module {
   Sequential() = default;
   /// A chain of the given modules, named "0", "1", ...
   template <typename... M>
-    requires(sizeof...(M) > 0)
-  explicit Sequential(std::shared_ptr<M>... modules) {
+  requires(sizeof...(M) > 0) explicit Sequential(std::shared_ptr<M>... modules) {
     (push_back(std::move(modules)), ...);
   }
   /// A chain of named modules (PyTorch's Sequential(OrderedDict(...))).
-  explicit Sequential(
-      std::initializer_list<std::pair<std::string, std::shared_ptr<Module>>> named);
+  explicit Sequential(std::initializer_list<std::pair<std::string, std::shared_ptr<Module>>> named);
 
   /// Appends module under the name of its position; returns it.
   template <typename M>
@@ -67,8 +65,7 @@ class ModuleList : public Module {
   ModuleList() = default;
   /// A list of the given modules.
   template <typename... M>
-    requires(sizeof...(M) > 0)
-  explicit ModuleList(std::shared_ptr<M>... modules) {
+  requires(sizeof...(M) > 0) explicit ModuleList(std::shared_ptr<M>... modules) {
     (push_back(std::move(modules)), ...);
   }
   /// Appends module (named by its position); returns it.
@@ -107,8 +104,7 @@ class ModuleDict : public Module {
   /// An empty dict.
   ModuleDict() = default;
   /// A dict of the given (key, module) pairs.
-  explicit ModuleDict(
-      std::initializer_list<std::pair<std::string, std::shared_ptr<Module>>> items);
+  explicit ModuleDict(std::initializer_list<std::pair<std::string, std::shared_ptr<Module>>> items);
   /// Sets key to module (replacing an existing one); returns it.
   template <typename M>
   std::shared_ptr<M> insert(const std::string& key, std::shared_ptr<M> module) {

@@ -26,16 +26,16 @@ class ConvNd : public Module {
   void reset_parameters();
   std::string extra_repr() const override;
 
-  const int64_t in_channels;               ///< C_in
-  const int64_t out_channels;              ///< C_out
-  const std::vector<int64_t> kernel_size;  ///< per spatial dim
-  const std::vector<int64_t> stride;       ///< per spatial dim
-  const std::vector<int64_t> padding;      ///< per spatial dim (empty with a padding mode)
-  const std::string padding_mode;          ///< "" (explicit padding), "same" or "valid"
-  const std::vector<int64_t> dilation;     ///< per spatial dim
+  const int64_t in_channels;                  ///< C_in
+  const int64_t out_channels;                 ///< C_out
+  const std::vector<int64_t> kernel_size;     ///< per spatial dim
+  const std::vector<int64_t> stride;          ///< per spatial dim
+  const std::vector<int64_t> padding;         ///< per spatial dim (empty with a padding mode)
+  const std::string padding_mode;             ///< "" (explicit padding), "same" or "valid"
+  const std::vector<int64_t> dilation;        ///< per spatial dim
   const std::vector<int64_t> output_padding;  ///< transposed only
-  const int64_t groups;                    ///< channel groups
-  const bool transposed;                   ///< ConvTranspose*
+  const int64_t groups;                       ///< channel groups
+  const bool transposed;                      ///< ConvTranspose*
   Tensor& weight;  ///< [C_out, C_in/groups, *k], transposed [C_in, C_out/groups, *k]
   Tensor& bias;    ///< [C_out] or undefined
 

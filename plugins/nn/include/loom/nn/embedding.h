@@ -22,11 +22,11 @@ class Embedding : public Module {
   Tensor forward(const Tensor& indices) override;
   std::string extra_repr() const override;
 
-  const int64_t num_embeddings;          ///< rows
-  const int64_t embedding_dim;           ///< columns
+  const int64_t num_embeddings;              ///< rows
+  const int64_t embedding_dim;               ///< columns
   const std::optional<int64_t> padding_idx;  ///< the padding row (wrapped to >= 0), if any
-  const bool scale_grad_by_freq;         ///< scale gradients by inverse index frequency
-  Tensor& weight;                        ///< [num_embeddings, embedding_dim]
+  const bool scale_grad_by_freq;             ///< scale gradients by inverse index frequency
+  Tensor& weight;                            ///< [num_embeddings, embedding_dim]
 };
 
 }  // namespace loom::nn

@@ -76,7 +76,7 @@ class Unflatten : public Module {
   Unflatten(int64_t dim, std::vector<int64_t> sizes) : dim(dim), sizes(std::move(sizes)) {}
   /// input.unflatten(dim, sizes).
   Tensor forward(const Tensor& input) override;
-  const int64_t dim;                ///< the dim split
+  const int64_t dim;                 ///< the dim split
   const std::vector<int64_t> sizes;  ///< what it becomes
 };
 

@@ -26,16 +26,16 @@ class BatchNormBase : public Module {
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
 
-  const int64_t num_features;           ///< C
-  const double eps;                     ///< added to the variance
+  const int64_t num_features;            ///< C
+  const double eps;                      ///< added to the variance
   const std::optional<double> momentum;  ///< running-stat factor; nullopt: cumulative average
-  const bool affine;                    ///< learnable weight and bias
-  const bool track_running_stats;       ///< keep running statistics
-  Tensor& weight;                       ///< [C] or undefined
-  Tensor& bias;                         ///< [C] or undefined
-  Tensor& running_mean;                 ///< [C] or undefined
-  Tensor& running_var;                  ///< [C] or undefined
-  Tensor& num_batches_tracked;          ///< int64 0-dim or undefined
+  const bool affine;                     ///< learnable weight and bias
+  const bool track_running_stats;        ///< keep running statistics
+  Tensor& weight;                        ///< [C] or undefined
+  Tensor& bias;                          ///< [C] or undefined
+  Tensor& running_mean;                  ///< [C] or undefined
+  Tensor& running_var;                   ///< [C] or undefined
+  Tensor& num_batches_tracked;           ///< int64 0-dim or undefined
 
  protected:
   /// @cond INTERNAL

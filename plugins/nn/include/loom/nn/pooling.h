@@ -18,8 +18,11 @@ class MaxPool1d : public Module {
                      IntList padding = 0, IntList dilation = 1, bool ceil_mode = false);
   /// max_pool1d(input, ...).
   Tensor forward(const Tensor& input) override;
-  const std::vector<int64_t> kernel_size, stride, padding, dilation;  ///< window geometry
-  const bool ceil_mode;  ///< ceil instead of floor for the output size
+  const std::vector<int64_t> kernel_size;  ///< window size per dim
+  const std::vector<int64_t> stride;       ///< window step per dim
+  const std::vector<int64_t> padding;      ///< implicit -inf padding per side
+  const std::vector<int64_t> dilation;     ///< spacing of window elements
+  const bool ceil_mode;                    ///< ceil instead of floor for the output size
 };
 
 /// Max over windows of [N, C, H, W] (torch.nn.MaxPool2d); stride defaults to kernel_size.
@@ -31,8 +34,11 @@ class MaxPool2d : public Module {
   /// max_pool2d(input, ...).
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
-  const std::vector<int64_t> kernel_size, stride, padding, dilation;  ///< window geometry
-  const bool ceil_mode;  ///< ceil instead of floor for the output size
+  const std::vector<int64_t> kernel_size;  ///< window size per dim
+  const std::vector<int64_t> stride;       ///< window step per dim
+  const std::vector<int64_t> padding;      ///< implicit -inf padding per side
+  const std::vector<int64_t> dilation;     ///< spacing of window elements
+  const bool ceil_mode;                    ///< ceil instead of floor for the output size
 };
 
 /// Mean over windows of [N, C, L] (torch.nn.AvgPool1d).
@@ -43,9 +49,11 @@ class AvgPool1d : public Module {
                      IntList padding = 0, bool ceil_mode = false, bool count_include_pad = true);
   /// avg_pool1d(input, ...).
   Tensor forward(const Tensor& input) override;
-  const std::vector<int64_t> kernel_size, stride, padding;  ///< window geometry
-  const bool ceil_mode;          ///< ceil instead of floor for the output size
-  const bool count_include_pad;  ///< padding counts in the divisor
+  const std::vector<int64_t> kernel_size;  ///< window size per dim
+  const std::vector<int64_t> stride;       ///< window step per dim
+  const std::vector<int64_t> padding;      ///< implicit zero padding per side
+  const bool ceil_mode;                    ///< ceil instead of floor for the output size
+  const bool count_include_pad;            ///< padding counts in the divisor
 };
 
 /// Mean over windows of [N, C, H, W] (torch.nn.AvgPool2d).
@@ -58,9 +66,11 @@ class AvgPool2d : public Module {
   /// avg_pool2d(input, ...).
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
-  const std::vector<int64_t> kernel_size, stride, padding;  ///< window geometry
-  const bool ceil_mode;                         ///< ceil instead of floor for the output size
-  const bool count_include_pad;                 ///< padding counts in the divisor
+  const std::vector<int64_t> kernel_size;         ///< window size per dim
+  const std::vector<int64_t> stride;              ///< window step per dim
+  const std::vector<int64_t> padding;             ///< implicit zero padding per side
+  const bool ceil_mode;                           ///< ceil instead of floor for the output size
+  const bool count_include_pad;                   ///< padding counts in the divisor
   const std::optional<int64_t> divisor_override;  ///< fixed divisor
 };
 

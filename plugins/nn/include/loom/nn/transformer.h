@@ -41,13 +41,13 @@ class MultiheadAttention : public Module {
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
 
-  const int64_t embed_dim;  ///< E
-  const int64_t num_heads;  ///< heads
-  const int64_t head_dim;   ///< E / heads
-  const double dropout;     ///< on the attention weights, in training
-  const bool batch_first;   ///< inputs are [N, L, E]
-  Tensor& in_proj_weight;   ///< [3E, E]: q, k, v projections stacked
-  Tensor& in_proj_bias;     ///< [3E] or undefined
+  const int64_t embed_dim;           ///< E
+  const int64_t num_heads;           ///< heads
+  const int64_t head_dim;            ///< E / heads
+  const double dropout;              ///< on the attention weights, in training
+  const bool batch_first;            ///< inputs are [N, L, E]
+  Tensor& in_proj_weight;            ///< [3E, E]: q, k, v projections stacked
+  Tensor& in_proj_bias;              ///< [3E] or undefined
   std::shared_ptr<Linear> out_proj;  ///< E -> E
 };
 
@@ -77,7 +77,7 @@ class TransformerEncoderLayer : public Module {
   /// forward(src) without masks.
   Tensor forward(const Tensor& src) override;
 
-  const TransformerEncoderLayerOptions options;  ///< the settings
+  const TransformerEncoderLayerOptions options;   ///< the settings
   std::shared_ptr<MultiheadAttention> self_attn;  ///< the attention block
   std::shared_ptr<Linear> linear1;                ///< d_model -> dim_feedforward
   std::shared_ptr<Dropout> dropout;               ///< inside the feed-forward block
