@@ -255,11 +255,42 @@ std::optional<std::vector<double>> LinearLR::closed_form_lr() const {
 // ----------------------------------------------------------------------------- OneCycleLR
 
 namespace {
-/// The optimizer, after OneCycleLR's own checks have set initial_lr (which the base reads).
+/// The cycle's length from total_steps or epochs * steps_per_epoch, after PyTorch's checks of
+/// the options (made before anything is changed).
+int64_t checked_total_steps(const OneCycleLR::Options& o) {
+  int64_t total = 0;
+  if (o.total_steps) {
+    LOOM_CHECK(*o.total_steps > 0, "Expected positive integer total_steps, but got ",
+               *o.total_steps);
+    total = *o.total_steps;
+  } else if (o.epochs && o.steps_per_epoch) {
+    LOOM_CHECK(*o.epochs > 0, "Expected positive integer epochs, but got ", *o.epochs);
+    LOOM_CHECK(*o.steps_per_epoch > 0, "Expected positive integer steps_per_epoch, but got ",
+               *o.steps_per_epoch);
+    total = *o.epochs * *o.steps_per_epoch;
+  } else {
+    LOOM_THROW(ValueError, "You must define either total_steps OR (epochs AND steps_per_epoch)");
+  }
+  LOOM_CHECK(o.pct_start >= 0 && o.pct_start <= 1,
+             "Expected float between 0 and 1 pct_start, but got ", o.pct_start);
+  LOOM_CHECK(o.anneal_strategy == "cos" || o.anneal_strategy == "linear",
+             "anneal_strategy must be one of 'cos' or 'linear', instead got ", o.anneal_strategy);
+  return total;
+}
+
+/// The optimizer, checked against the options and with each group's initial_lr set to
+/// max_lr / div_factor (which the base then reads), as PyTorch's OneCycleLR does first.
 Optimizer& prepare_one_cycle(Optimizer& optimizer, const OneCycleLR::Options& o,
                              int64_t last_epoch) {
+  checked_total_steps(o);
   const size_t groups = optimizer.param_groups().size();
   const std::vector<double> max_lrs = per_group(o.max_lr, groups, "max_lr");
+  if (o.cycle_momentum) {
+    LOOM_CHECK(optimizer.defaults().get_momentum().has_value(),
+               "optimizer must support momentum or beta1 with `cycle_momentum` option enabled");
+    per_group(o.base_momentum, groups, "base_momentum");
+    per_group(o.max_momentum, groups, "max_momentum");
+  }
   if (last_epoch == -1) {
     for (size_t i = 0; i < groups; ++i) {
       optimizer.param_groups()[i].initial_lr = max_lrs[i] / o.div_factor;
@@ -273,22 +304,7 @@ OneCycleLR::OneCycleLR(Optimizer& optimizer, Options options, int64_t last_epoch
     : LRScheduler(prepare_one_cycle(optimizer, options, last_epoch), last_epoch),
       options_(std::move(options)) {
   const Options& o = options_;
-  if (o.total_steps) {
-    LOOM_CHECK(*o.total_steps > 0, "Expected positive integer total_steps, but got ",
-               *o.total_steps);
-    total_steps_ = *o.total_steps;
-  } else if (o.epochs && o.steps_per_epoch) {
-    LOOM_CHECK(*o.epochs > 0, "Expected positive integer epochs, but got ", *o.epochs);
-    LOOM_CHECK(*o.steps_per_epoch > 0, "Expected positive integer steps_per_epoch, but got ",
-               *o.steps_per_epoch);
-    total_steps_ = *o.epochs * *o.steps_per_epoch;
-  } else {
-    LOOM_THROW(ValueError, "You must define either total_steps OR (epochs AND steps_per_epoch)");
-  }
-  LOOM_CHECK(o.pct_start >= 0 && o.pct_start <= 1,
-             "Expected float between 0 and 1 pct_start, but got ", o.pct_start);
-  LOOM_CHECK(o.anneal_strategy == "cos" || o.anneal_strategy == "linear",
-             "anneal_strategy must be one of 'cos' or 'linear', instead got ", o.anneal_strategy);
+  total_steps_ = checked_total_steps(o);
   const double total = static_cast<double>(total_steps_);
   // Phase ends as PyTorch places them (floats: pct_start * total_steps need not be whole).
   if (o.three_phase) {
@@ -305,8 +321,6 @@ OneCycleLR::OneCycleLR(Optimizer& optimizer, Options options, int64_t last_epoch
     min_lrs_.push_back(initial_lrs_[i] / o.final_div_factor);
   }
   if (o.cycle_momentum) {
-    LOOM_CHECK(optimizer_.defaults().get_momentum().has_value(),
-               "optimizer must support momentum or beta1 with `cycle_momentum` option enabled");
     base_momentums_ = per_group(o.base_momentum, groups.size(), "base_momentum");
     max_momentums_ = per_group(o.max_momentum, groups.size(), "max_momentum");
     if (last_epoch == -1) {
