@@ -361,3 +361,31 @@ TEST_F(OnednnNormalization, DISABLED_Timing) {
 
 }  // namespace
 }  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+TEST_F(OnednnNormalization, BroadcastInput) {
+  // A stride-0 (expanded) input, through the blocked layout.
+  const Tensor base = random({1, 16, 12, 14}, 40, DType::Float32, false, -1, 3);
+  const Tensor x = base.as_strided_view({8, 16, 12, 14}, {0, 168, 14, 1}, 0);
+  const Tensor go = random({8, 16, 12, 14}, 41);
+  auto run = [&](const std::string& prov) {
+    return with_provider(prov, [&] {
+      const Tensor3 f = native_batch_norm(x, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                                          true, 0.1, 1e-5);
+      const Tensor3 b = native_batch_norm_backward(go, x, std::nullopt, std::nullopt, std::nullopt,
+                                                   std::get<1>(f), std::get<2>(f), true, 1e-5,
+                                                   {true, true, true});
+      return std::vector<Tensor3>{f, b,
+                                  native_layer_norm(x, {12, 14}, std::nullopt, std::nullopt, 1e-5)};
+    });
+  };
+  const auto got = run("onednn"), want = run("reference");
+  for (size_t i = 0; i < got.size(); ++i) {
+    expect_same3(got[i], want[i], "broadcast " + std::to_string(i), 1e-3, 1e-4);
+  }
+}
+
+}  // namespace
+}  // namespace loom::testing

@@ -409,3 +409,26 @@ TEST_F(OnednnPooling, DISABLED_Timing) {
 
 }  // namespace
 }  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+TEST_F(OnednnPooling, BroadcastInput) {
+  // A stride-0 (expanded) input: every batch entry the same plane.
+  const Tensor base = make_input({1, 16, 24, 24}, Layout::kContiguous, 30);
+  const Tensor x = base.as_strided_view({8, 16, 24, 24}, {0, 576, 24, 1}, 0);
+  auto run = [&](const std::string& prov) {
+    return with_provider(prov, [&] {
+      const Tensor go = make_input({8, 16, 12, 12}, Layout::kContiguous, 31);
+      return std::vector<Tensor>{
+          max_pool2d(x, {2}), avg_pool2d(x, {2}, {}, {0}, false, true, std::nullopt),
+          max_pool2d_backward(go, x, {2}), adaptive_avg_pool2d(x, {1, 1}),
+          avg_pool2d_backward(go, x, {2}, {2}, {0}, false, true, std::nullopt)};
+    });
+  };
+  const auto got = run("onednn"), want = run("reference");
+  for (size_t i = 0; i < got.size(); ++i) expect_allclose(got[i], want[i], 1e-5, 1e-6);
+}
+
+}  // namespace
+}  // namespace loom::testing
