@@ -11,7 +11,10 @@
 //   - adaptive average pooling: taken when each input size is a multiple of its output size
 //     (then it is a pooling with kernel = stride = input / output), else handed on;
 //   - max_pool2d_with_indices_backward: handed on (a scatter of given int64 indices, which
-//     oneDNN's workspace cannot express; the reference's loop is already memory-bound).
+//     oneDNN's workspace cannot express; the reference's loop is already memory-bound);
+//   - max pooling of an input holding NaN or -inf: handed on (max_input);
+//   - dilation other than 1: handed on (window_of; oneDNN 2.6 has only a slow loop for it);
+//   - inputs below kMinElements (kMinIndicesElements with indices): handed on.
 //
 // Note [Max pooling indices]: oneDNN's training forward writes a workspace holding, per
 // output, the offset of its maximum inside the window (kh * kW + kw), and its backward
@@ -23,7 +26,7 @@
 //
 // Layouts: a channels-last input (4-D) gets a channels-last result, any other a contiguous
 // one; an input of neither layout is reordered contiguous first (oneDNN's fast kernels want
-// a dense plain layout). See kMinElements for the size below which calls are handed on.
+// a dense plain layout).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
