@@ -50,7 +50,7 @@ inline void expect_allclose(const Tensor& got, const Tensor& want, double rtol =
   const std::vector<double> g = to_doubles(got), w = to_doubles(want);
   int bad = 0;
   for (size_t i = 0; i < g.size() && bad < 5; ++i) {
-    if (std::isnan(w[i]) && std::isnan(g[i])) continue;
+    if ((std::isnan(w[i]) && std::isnan(g[i])) || g[i] == w[i]) continue;  // NaN, equal infinities
     if (!(std::abs(g[i] - w[i]) <= atol + rtol * std::abs(w[i]))) {
       ADD_FAILURE() << what << ": element " << i << ": got " << g[i] << ", want " << w[i];
       ++bad;
