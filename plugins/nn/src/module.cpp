@@ -394,6 +394,17 @@ LoadStateDictResult Module::load_state_dict(const StateDict& dict, bool strict) 
   return result;
 }
 
+Module& Module::apply(const std::function<void(Module&)>& fn) {
+  std::unordered_set<Module*> seen;
+  std::function<void(Module&)> go = [&](Module& m) {
+    if (!seen.insert(&m).second) return;
+    for (auto& [n, c] : m.children_) go(*c);
+    fn(m);
+  };
+  go(*this);
+  return *this;
+}
+
 Module& Module::train(bool on) {
   std::unordered_set<Module*> seen;
   std::function<void(Module&)> go = [&](Module& m) {

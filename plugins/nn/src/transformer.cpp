@@ -182,4 +182,38 @@ Tensor TransformerEncoderLayer::forward(const Tensor& src) {
   return forward(src, std::nullopt, std::nullopt, false);
 }
 
+// ---------------------------------------------------------------------------- encoder
+
+TransformerEncoder::TransformerEncoder(const std::shared_ptr<TransformerEncoderLayer>& layer,
+                                       int64_t num_layers, std::shared_ptr<LayerNorm> final_norm) {
+  LOOM_CHECK(layer != nullptr, "TransformerEncoder: encoder_layer is null");
+  LOOM_CHECK(num_layers >= 1, "TransformerEncoder: num_layers must be at least 1, got ",
+             num_layers);
+  layers = register_module("layers", std::make_shared<ModuleList>());
+  const StateDict state = layer->state_dict();
+  for (int64_t i = 0; i < num_layers; ++i) {
+    auto copy = std::make_shared<TransformerEncoderLayer>(
+        layer->self_attn->embed_dim, layer->self_attn->num_heads, layer->options);
+    copy->load_state_dict(state);
+    copy->train(layer->is_training());
+    layers->push_back(copy);
+  }
+  if (final_norm) norm = register_module("norm", std::move(final_norm));
+}
+
+Tensor TransformerEncoder::forward(const Tensor& src, const std::optional<Tensor>& mask,
+                                   const std::optional<Tensor>& src_key_padding_mask,
+                                   bool is_causal) {
+  Tensor x = src;
+  for (const auto& m : layers->items()) {
+    x = std::static_pointer_cast<TransformerEncoderLayer>(m)->forward(x, mask, src_key_padding_mask,
+                                                                      is_causal);
+  }
+  return norm ? (*norm)(x) : x;
+}
+
+Tensor TransformerEncoder::forward(const Tensor& src) {
+  return forward(src, std::nullopt, std::nullopt, false);
+}
+
 }  // namespace loom::nn

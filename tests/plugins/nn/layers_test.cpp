@@ -189,6 +189,30 @@ TEST_F(LayersTest, EmbeddingLooksUpRowsAndZeroesThePaddingRow) {
   EXPECT_EQ(message_of([] { Embedding(3, 2, 3); }), "Padding_idx must be within num_embeddings");
 }
 
+TEST_F(LayersTest, EmbeddingInitIsStandardNormal) {
+  auto emb = std::make_shared<Embedding>(200, 100);
+  EXPECT_NEAR(emb->weight.mean().item<double>(), 0.0, 0.02);
+  EXPECT_NEAR(loom::std(emb->weight, false).item<double>(), 1.0, 0.02);
+}
+
+TEST_F(LayersTest, Dropout2dDropsWholeChannels) {
+  auto drop = std::make_shared<Dropout2d>(0.5);
+  const Tensor y = (*drop)(loom::ones({4, 8, 3, 3}));
+  const std::vector<double> v = to_doubles(y);
+  int dropped = 0;
+  for (int c = 0; c < 32; ++c) {
+    for (int k = 1; k < 9; ++k) EXPECT_EQ(v[c * 9 + k], v[c * 9]);
+    EXPECT_TRUE(v[c * 9] == 0.0 || v[c * 9] == 2.0);
+    dropped += v[c * 9] == 0.0;
+  }
+  EXPECT_GT(dropped, 4);
+  EXPECT_LT(dropped, 28);
+  drop->eval();
+  EXPECT_EQ(to_doubles((*drop)(loom::ones({1, 2, 2, 2}))), std::vector<double>(8, 1.0));
+  EXPECT_TRUE(contains(message_of([] { Dropout(1.5); }),
+                       "dropout probability has to be between 0 and 1, but got 1.5"));
+}
+
 TEST_F(LayersTest, ShapeModulesAndActivationsMatchFunctional) {
   const Tensor x = loom::randn({2, 3, 4, 5});
   EXPECT_TRUE((*std::make_shared<Identity>())(x).is_same(x));

@@ -2,6 +2,8 @@
 // zero_grad, containers, and the unregistered-child trap (Note [Unregistered children]).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "loom/nn/nn.h"
 #include "nn_test_util.h"
 
@@ -207,6 +209,42 @@ TEST_F(ModuleTest, ToDtypeKeepsLeavesThatRequireGradAndIntegerBuffers) {
   EXPECT_EQ(net->fc1->weight.grad().dtype(), DType::Float64);
   EXPECT_TRUE(contains(message_of<TypeError>([&] { net->to(DType::Int32); }),
                        "only accepts floating point dtypes"));
+}
+
+TEST_F(ModuleTest, ApplyVisitsChildrenFirstThenSelf) {
+  auto net = std::make_shared<Net>();
+  std::vector<std::string> seen;
+  net->apply([&](Module& m) {
+    seen.push_back(m.name());
+    if (auto* fc = dynamic_cast<Linear*>(&m)) init::zeros_(fc->weight);
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"Linear", "BatchNorm1d", "Linear", "Net"}));
+  EXPECT_EQ(net->fc2->weight.abs().sum().item<double>(), 0.0);
+}
+
+TEST_F(ModuleTest, ToDeviceOnTheCpuKeepsTheTensors) {
+  auto fc = std::make_shared<Linear>(2, 2);
+  const Tensor w = fc->weight;
+  fc->to(Device());
+  EXPECT_TRUE(fc->weight.is_same(w));
+}
+
+TEST_F(ModuleTest, SaveAndLoadThroughSafetensors) {
+  auto net = std::make_shared<Net>();
+  (*net)(loom::randn({4, 4}));  // moves the running statistics
+  const std::string path = ::testing::TempDir() + "nn_module_test_state.safetensors";
+  save(*net, path);
+  auto other = std::make_shared<Net>();
+  const LoadStateDictResult r = load(*other, path);
+  EXPECT_TRUE(r.missing_keys.empty());
+  for (const auto& [k, v] : net->state_dict()) {
+    EXPECT_EQ(to_doubles(other->state_dict()[k]), to_doubles(v)) << k;
+  }
+  auto wrong = std::make_shared<Linear>(4, 3);
+  EXPECT_TRUE(contains(message_of([&] { load(*wrong, path); }),
+                       "Error(s) in loading state_dict for Linear:\n\tMissing key(s) in "
+                       "state_dict: \"weight\", \"bias\". \n\tUnexpected key(s)"));
+  std::remove(path.c_str());
 }
 
 TEST_F(ModuleTest, ZeroGrad) {

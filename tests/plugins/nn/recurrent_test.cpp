@@ -237,5 +237,24 @@ TEST_F(RecurrentTest, TransformerEncoderLayerMatchesItsBlocks) {
             "activation should be relu/gelu, not tanh");
 }
 
+TEST_F(RecurrentTest, TransformerEncoderStacksCopiesOfTheLayer) {
+  TransformerEncoderLayerOptions o;
+  o.dim_feedforward = 16;
+  auto layer = std::make_shared<TransformerEncoderLayer>(8, 2, o);
+  auto enc = std::make_shared<TransformerEncoder>(layer, 3, std::make_shared<LayerNorm>(8));
+  const auto names = enc->named_parameters().keys();
+  EXPECT_EQ(names.front(), "layers.0.self_attn.in_proj_weight");
+  EXPECT_EQ(names.back(), "norm.bias");
+  // Every copy starts from the given layer's weights, as PyTorch's deep copies do.
+  EXPECT_EQ(to_doubles(enc->layers->at<TransformerEncoderLayer>(2)->linear1->weight),
+            to_doubles(layer->linear1->weight));
+  enc->eval();
+  layer->eval();
+  const Tensor x = loom::randn({4, 2, 8});
+  Tensor want = x;
+  for (int i = 0; i < 3; ++i) want = (*layer)(want);
+  expect_tensors_near((*enc)(x), enc->norm->forward(want), 1e-4, 1e-5);
+}
+
 }  // namespace
 }  // namespace loom::nn

@@ -253,6 +253,10 @@ class Module : public std::enable_shared_from_this<Module> {
   /// current model is [10, 4]." Returns the keys a non-strict load skipped.
   LoadStateDictResult load_state_dict(const StateDict& dict, bool strict = true);
 
+  /// Calls fn on every descendant and then on this module, each once (PyTorch's apply, as
+  /// used for custom init: `net->apply([](Module& m) { ... })`); returns *this.
+  Module& apply(const std::function<void(Module&)>& fn);
+
   /// Sets training mode on this module and its descendants; returns *this.
   Module& train(bool on = true);
   /// train(false).

@@ -15,5 +15,6 @@
 #include "loom/nn/normalization.h"
 #include "loom/nn/pooling.h"
 #include "loom/nn/rnn.h"
+#include "loom/nn/serialize.h"
 #include "loom/nn/transformer.h"
 #include "loom/nn/utils.h"

@@ -9,6 +9,7 @@
 #include <string>
 #include <tuple>
 
+#include "loom/nn/container.h"
 #include "loom/nn/dropout.h"
 #include "loom/nn/linear.h"
 #include "loom/nn/module.h"
@@ -86,6 +87,25 @@ class TransformerEncoderLayer : public Module {
   std::shared_ptr<LayerNorm> norm2;               ///< around the feed-forward block
   std::shared_ptr<Dropout> dropout1;              ///< on the attention block's output
   std::shared_ptr<Dropout> dropout2;              ///< on the feed-forward block's output
+};
+
+/// A stack of num_layers encoder layers, each starting as a copy of encoder_layer's state
+/// (PyTorch deep-copies it), then an optional final norm (torch.nn.TransformerEncoder).
+/// Children: layers (a ModuleList: "layers.0.self_attn.in_proj_weight", ...) and norm.
+class TransformerEncoder : public Module {
+ public:
+  /// num_layers >= 1 copies of encoder_layer (which is not itself registered).
+  TransformerEncoder(const std::shared_ptr<TransformerEncoderLayer>& encoder_layer,
+                     int64_t num_layers, std::shared_ptr<LayerNorm> norm = nullptr);
+  /// src through every layer with the same masks, then norm.
+  Tensor forward(const Tensor& src, const std::optional<Tensor>& mask,
+                 const std::optional<Tensor>& src_key_padding_mask = std::nullopt,
+                 bool is_causal = false);
+  /// forward(src) without masks.
+  Tensor forward(const Tensor& src) override;
+
+  std::shared_ptr<ModuleList> layers;  ///< the encoder layers
+  std::shared_ptr<LayerNorm> norm;     ///< the final norm, or null
 };
 
 }  // namespace loom::nn
