@@ -43,6 +43,8 @@ std::string file_of(const std::string& header, const std::string& data) {
   return le64(header.size()) + header + data;
 }
 
+std::string data_of_size(size_t n) { return std::string(n, '\0'); }
+
 // Expects deserialize(bytes) and load_file of the same bytes to throw ValueError naming
 // the problem (and, for the file, the path).
 void expect_refused(const ScratchDir& dir, const std::string& bytes, const std::string& problem) {
@@ -197,6 +199,20 @@ TEST_F(SafetensorsTest, ReaderRefusesEveryCorruption) {
     EXPECT_THROW(deserialize(good.substr(0, cut)), ValueError) << "cut at " << cut;
   }
   EXPECT_THROW(load_file(dir.file("missing.safetensors")), ValueError);
+}
+
+TEST_F(SafetensorsTest, HugeDimsOfZeroElementsLoad) {
+  // numel 0 whatever the other dims: no bytes, no allocation beyond the header.
+  const File f = deserialize(file_of(
+      R"({"a":{"dtype":"F64","shape":[0,4611686018427387904,4],"data_offsets":[0,0]}})", ""));
+  EXPECT_EQ(f.at("a").numel(), 0);
+  EXPECT_EQ(f.at("a").size(1), int64_t{1} << 62);
+  // A header that declares more data than the file holds is refused before allocating.
+  expect_refused(dir,
+                 file_of(R"({"a":{"dtype":"F64","shape":[1073741824],)"
+                         R"("data_offsets":[0,8589934592]}})",
+                         data_of_size(16)),
+                 "truncated: the tensors need 8589934592");
 }
 
 TEST_F(SafetensorsTest, BoolBytesAreNormalised) {
