@@ -100,6 +100,57 @@ TEST_F(TrainingTest, ParametersToVectorAndBack) {
                "expected a 1-D tensor of 8 elements"));
 }
 
+// Finite differences in float64 through a module, with respect to its input and every
+// parameter (the parameters are swapped for gradcheck's inputs while fn runs).
+void module_gradcheck(const std::shared_ptr<Module>& module, const Tensor& input,
+                      const std::function<Tensor(const Tensor&)>& run = {}) {
+  module->to(DType::Float64);
+  std::vector<Module::Slot*> slots = module->parameter_slots();
+  autograd::variable_list inputs{input.to(DType::Float64).detach().requires_grad_()};
+  if (!is_floating_point(input.dtype())) inputs[0] = input;
+  for (Module::Slot* s : slots) inputs.push_back(s->tensor.detach().requires_grad_());
+  auto fn = [&](const autograd::variable_list& in) -> autograd::variable_list {
+    std::vector<Tensor> saved;
+    for (size_t i = 0; i < slots.size(); ++i) {
+      saved.push_back(slots[i]->tensor);
+      slots[i]->tensor = in[i + 1];
+    }
+    Tensor out = run ? run(in[0]) : (*module)(in[0]);
+    for (size_t i = 0; i < slots.size(); ++i) slots[i]->tensor = saved[i];
+    return {out};
+  };
+  EXPECT_TRUE(autograd::gradcheck(fn, inputs)) << module->str();
+}
+
+TEST_F(TrainingTest, GradientsThroughLayersMatchFiniteDifferences) {
+  module_gradcheck(std::make_shared<Linear>(3, 2), loom::randn({4, 3}));
+  auto bl = std::make_shared<Bilinear>(3, 2, 2);
+  const Tensor x2 = loom::randn({4, 2}, DType::Float64);
+  module_gradcheck(bl, loom::randn({4, 3}), [&](const Tensor& x) { return bl->forward(x, x2); });
+  module_gradcheck(std::make_shared<Conv2d>(2, 3, 3, 1, 1), loom::randn({1, 2, 4, 4}));
+  module_gradcheck(std::make_shared<BatchNorm1d>(3), loom::randn({5, 3}));
+  module_gradcheck(std::make_shared<LayerNorm>(4), loom::randn({2, 4}));
+  module_gradcheck(std::make_shared<GroupNorm>(2, 4), loom::randn({2, 4, 3}));
+  // (No padding_idx here: its row deliberately gets no gradient.)
+  module_gradcheck(std::make_shared<Embedding>(5, 3),
+                   Tensor::from_vector<int64_t>({0, 3, 3, 1}, {4}));
+  RNNOptions o;
+  o.bidirectional = true;
+  module_gradcheck(std::make_shared<LSTM>(2, 3, o), loom::randn({3, 2, 2}));
+  module_gradcheck(std::make_shared<GRU>(2, 3), loom::randn({3, 1, 2}));
+  auto mha = std::make_shared<MultiheadAttention>(4, 2);
+  const Tensor mask = Tensor::from_vector<bool>({false, true, false, false, false, false}, {2, 3});
+  module_gradcheck(mha, loom::randn({3, 2, 4}), [&](const Tensor& x) {
+    return std::get<0>(mha->forward(x, x, x, mask, false));
+  });
+  TransformerEncoderLayerOptions eo;
+  eo.dim_feedforward = 6;
+  eo.norm_first = true;
+  auto layer = std::make_shared<TransformerEncoderLayer>(4, 2, eo);
+  layer->eval();
+  module_gradcheck(layer, loom::randn({3, 1, 4}));
+}
+
 // Two Gaussian blobs, a two-layer MLP with batch norm and dropout, cross entropy, plain SGD.
 TEST_F(TrainingTest, TinyModelLearnsAToyProblem) {
   loom::manual_seed(1);
