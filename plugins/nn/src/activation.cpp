@@ -1,5 +1,6 @@
 #include "loom/nn/activation.h"
 
+#include "loom/nn/init.h"
 #include "loom/ops/core.h"
 #include "loom/ops/tensor_methods.h"
 
@@ -26,5 +27,26 @@ Tensor Softmax::forward(const Tensor& input) { return loom::softmax(input, dim);
 std::string Softmax::extra_repr() const { return str_cat("dim=", dim); }
 Tensor LogSoftmax::forward(const Tensor& input) { return loom::log_softmax(input, dim); }
 std::string LogSoftmax::extra_repr() const { return str_cat("dim=", dim); }
+
+PReLU::PReLU(int64_t n, double init)
+    : num_parameters(n), weight(register_parameter("weight", loom::empty({n}))) {
+  LOOM_CHECK(n >= 1, "PReLU: num_parameters must be at least 1, got ", n);
+  init::constant_(weight, init);
+}
+
+Tensor PReLU::forward(const Tensor& input) {
+  Tensor a = weight;
+  if (num_parameters > 1) {
+    LOOM_CHECK(input.dim() >= 2 && input.size(1) == num_parameters,
+               "Mismatch of parameter numbers and input channel size. Found parameter numbers = ",
+               num_parameters, " and channel size = ", input.dim() >= 2 ? input.size(1) : 1, ".");
+    std::vector<int64_t> shape(static_cast<size_t>(input.dim()), 1);
+    shape[1] = num_parameters;
+    a = weight.view(shape);
+  }
+  return loom::where(input.ge(0.0), input, input.mul(a));
+}
+
+std::string PReLU::extra_repr() const { return str_cat("num_parameters=", num_parameters); }
 
 }  // namespace loom::nn

@@ -67,10 +67,21 @@ void ConvNd::reset_parameters() {
 std::string ConvNd::extra_repr() const {
   std::string s = str_cat(in_channels, ", ", out_channels, ", kernel_size=", list_str(kernel_size),
                           ", stride=", list_str(stride));
+  // As PyTorch prints them: settings at their defaults are left out.
+  auto all_are = [](const std::vector<int64_t>& v, int64_t x) {
+    for (int64_t e : v) {
+      if (e != x) return false;
+    }
+    return true;
+  };
   if (!padding_mode.empty()) {
     str_append(&s, ", padding=", padding_mode);
-  } else {
+  } else if (!all_are(padding, 0)) {
     str_append(&s, ", padding=", list_str(padding));
+  }
+  if (!all_are(dilation, 1)) str_append(&s, ", dilation=", list_str(dilation));
+  if (transposed && !all_are(output_padding, 0)) {
+    str_append(&s, ", output_padding=", list_str(output_padding));
   }
   if (groups != 1) str_append(&s, ", groups=", groups);
   if (!bias.defined()) str_append(&s, ", bias=false");
@@ -97,6 +108,15 @@ Tensor Conv2d::forward(const Tensor& input) {
     return loom::conv2d(input, weight, bias_or_none(), stride, padding_mode, dilation, groups);
   }
   return loom::conv2d(input, weight, bias_or_none(), stride, padding, dilation, groups);
+}
+
+ConvTranspose1d::ConvTranspose1d(int64_t in, int64_t out, IntList k, IntList s, IntList p,
+                                 IntList op, int64_t g, bool b, IntList d)
+    : ConvNd(1, in, out, k, s, p, "", d, op, g, b, true) {}
+
+Tensor ConvTranspose1d::forward(const Tensor& input) {
+  return loom::conv_transpose1d(input, weight, bias_or_none(), stride, padding, output_padding,
+                                groups, dilation);
 }
 
 ConvTranspose2d::ConvTranspose2d(int64_t in, int64_t out, IntList k, IntList s, IntList p,

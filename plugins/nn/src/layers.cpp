@@ -154,4 +154,51 @@ std::string AdaptiveAvgPool2d::extra_repr() const {
   return str_cat("output_size=", list_str(output_size));
 }
 
+Tensor AdaptiveAvgPool1d::forward(const Tensor& input) {
+  return loom::adaptive_avg_pool1d(input, {output_size});
+}
+
+AdaptiveMaxPool2d::AdaptiveMaxPool2d(IntList output_size)
+    : output_size(output_size.expand(2, "output_size")) {}
+
+Tensor AdaptiveMaxPool2d::forward(const Tensor& input) {
+  return std::get<0>(forward_with_indices(input));
+}
+
+std::tuple<Tensor, Tensor> AdaptiveMaxPool2d::forward_with_indices(const Tensor& input) {
+  return loom::adaptive_max_pool2d(input, output_size);
+}
+
+Upsample::Upsample(std::vector<int64_t> sz, std::vector<double> scale, std::string m,
+                   std::optional<bool> align)
+    : size(std::move(sz)),
+      scale_factor(std::move(scale)),
+      mode(std::move(m)),
+      align_corners(align) {
+  LOOM_CHECK(size.empty() != scale_factor.empty(),
+             "Upsample: give exactly one of size and scale_factor");
+}
+
+Tensor Upsample::forward(const Tensor& input) {
+  InterpolateOptions o;
+  o.size = size;
+  o.scale_factor = scale_factor;
+  o.mode = mode;
+  o.align_corners = align_corners;
+  return loom::interpolate(input, o);
+}
+
+std::string Upsample::extra_repr() const {
+  std::string s;
+  if (!size.empty()) {
+    s = "size=" + list_str(size);
+  } else {
+    s = "scale_factor=";
+    for (size_t i = 0; i < scale_factor.size(); ++i) {
+      str_append(&s, i == 0 ? "" : ", ", scale_factor[i]);
+    }
+  }
+  return str_cat(s, ", mode='", mode, "'");
+}
+
 }  // namespace loom::nn

@@ -85,4 +85,9 @@ Tensor KLDivLoss::forward(const Tensor& input, const Tensor& target) {
   return loom::kl_div(input, target, kl_reduction, log_target);
 }
 
+std::string KLDivLoss::extra_repr() const {
+  const char* names[] = {"none", "mean", "sum", "batchmean"};
+  return str_cat("reduction='", names[static_cast<int>(kl_reduction)], "'");
+}
+
 }  // namespace loom::nn

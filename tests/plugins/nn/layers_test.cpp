@@ -189,6 +189,42 @@ TEST_F(LayersTest, EmbeddingLooksUpRowsAndZeroesThePaddingRow) {
   EXPECT_EQ(message_of([] { Embedding(3, 2, 3); }), "Padding_idx must be within num_embeddings");
 }
 
+TEST_F(LayersTest, MoreLayersMatchFunctional) {
+  auto ct1 = std::make_shared<ConvTranspose1d>(3, 2, 4, 2, 1);
+  const Tensor x1 = loom::randn({2, 3, 6});
+  const Tensor y1 = (*ct1)(x1);
+  EXPECT_EQ(sizes_str(y1.sizes()), "[2, 2, 12]");
+  expect_tensors_near(y1, loom::conv_transpose1d(x1, ct1->weight, ct1->bias, 2, 1), 1e-5, 1e-6);
+  EXPECT_EQ(ct1->extra_repr(), "3, 2, kernel_size=(4,), stride=(2,), padding=(1,)");
+  EXPECT_EQ(Conv2d(4, 6, 3, 1, 0, 2, 2, false).extra_repr(),
+            "4, 6, kernel_size=(3, 3), stride=(1, 1), dilation=(2, 2), groups=2, bias=false");
+
+  auto prelu = std::make_shared<PReLU>(3, 0.1);
+  EXPECT_EQ(to_doubles(prelu->weight), (std::vector<double>(3, static_cast<double>(0.1f))));
+  {
+    autograd::NoGradGuard g;
+    prelu->weight.copy_(Tensor::from_vector<float>({0.1f, 0.2f, 0.3f}, {3}));
+  }
+  const Tensor xp = Tensor::from_vector<float>({-1, 2, -1, 3, -2, -4}, {1, 3, 2});
+  expect_tensors_near((*prelu)(xp),
+                      Tensor::from_vector<float>({-0.1f, 2, -0.2f, 3, -0.6f, -1.2f}, {1, 3, 2}));
+  EXPECT_TRUE(contains(message_of([&] {
+                         (*prelu)(loom::ones({1, 2, 2}));
+                       }),
+                       "Found parameter numbers = 3 and channel size = 2."));
+
+  const Tensor x2 = loom::randn({2, 3, 7, 5});
+  expect_tensors_near((*std::make_shared<AdaptiveAvgPool1d>(3))(x1),
+                      loom::adaptive_avg_pool1d(x1, {3}));
+  auto amp = std::make_shared<AdaptiveMaxPool2d>(IntList{3, 2});
+  expect_tensors_near((*amp)(x2), std::get<0>(loom::adaptive_max_pool2d(x2, {3, 2})));
+  auto up = std::make_shared<Upsample>(std::vector<int64_t>{}, std::vector<double>{2.0}, "bilinear",
+                                       false);
+  expect_tensors_near((*up)(x2), loom::interpolate(x2, {14, 10}, "bilinear", false), 1e-5, 1e-6);
+  EXPECT_EQ(up->extra_repr(), "scale_factor=2, mode='bilinear'");
+  EXPECT_EQ(KLDivLoss(KlDivReduction::BatchMean).extra_repr(), "reduction='batchmean'");
+}
+
 TEST_F(LayersTest, EmbeddingInitIsStandardNormal) {
   auto emb = std::make_shared<Embedding>(200, 100);
   EXPECT_NEAR(emb->weight.mean().item<double>(), 0.0, 0.02);

@@ -159,6 +159,28 @@ TEST_F(TorchParityTest, AttentionWithMasksAndEncoderLayer) {
   expect_same((*le)(q), te(to_torch(q)), 1e-4);
 }
 
+TEST_F(TorchParityTest, PReLUUpsampleAndTransposedConv1d) {
+  torch::nn::PReLU tp(torch::nn::PReLUOptions().num_parameters(3));
+  auto lp = std::make_shared<PReLU>(3);
+  copy_state(*tp, *lp);
+  const Tensor x = loom::randn({2, 3, 5});
+  expect_same((*lp)(x), tp(to_torch(x)));
+
+  torch::nn::ConvTranspose1d tc(
+      torch::nn::ConvTranspose1dOptions(3, 4, 3).stride(2).padding(1).output_padding(1));
+  auto lc = std::make_shared<ConvTranspose1d>(3, 4, 3, 2, 1, 1);
+  copy_state(*tc, *lc);
+  expect_same((*lc)(x), tc(to_torch(x)), 1e-5);
+
+  const Tensor img = loom::randn({1, 2, 4, 5});
+  torch::nn::Upsample tu(torch::nn::UpsampleOptions()
+                             .scale_factor(std::vector<double>{2.0, 1.5})
+                             .mode(torch::kBilinear)
+                             .align_corners(true));
+  Upsample lu({}, {2.0, 1.5}, "bilinear", true);
+  expect_same(lu.forward(img), tu(to_torch(img)), 1e-5);
+}
+
 TEST_F(TorchParityTest, EmbeddingAndLosses) {
   torch::nn::Embedding te(torch::nn::EmbeddingOptions(10, 4).padding_idx(2));
   auto le = std::make_shared<Embedding>(10, 4, 2);

@@ -129,6 +129,19 @@ class Hardswish : public Module {
   Tensor forward(const Tensor& input) override;
 };
 
+/// x for x >= 0, a * x below, with a learnable a per channel (torch.nn.PReLU): weight
+/// [num_parameters] starts at init; with several parameters, input dim 1 is the channel.
+class PReLU : public Module {
+ public:
+  /// num_parameters 1 (shared) or the number of channels.
+  explicit PReLU(int64_t num_parameters = 1, double init = 0.25);
+  /// where(x >= 0, x, weight * x), weight broadcast along dim 1.
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  const int64_t num_parameters;  ///< 1 or C
+  Tensor& weight;                ///< [num_parameters]
+};
+
 /// softmax along dim.
 class Softmax : public Module {
  public:

@@ -83,6 +83,18 @@ class Conv2d : public ConvNd {
   Tensor forward(const Tensor& input) override;
 };
 
+/// 1-d transposed convolution (torch.nn.ConvTranspose1d): output length
+/// (L-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1.
+class ConvTranspose1d : public ConvNd {
+ public:
+  /// PyTorch's argument order, as ConvTranspose2d's.
+  ConvTranspose1d(int64_t in_channels, int64_t out_channels, IntList kernel_size,
+                  IntList stride = 1, IntList padding = 0, IntList output_padding = 0,
+                  int64_t groups = 1, bool bias = true, IntList dilation = 1);
+  /// conv_transpose1d(input, weight, bias, ...).
+  Tensor forward(const Tensor& input) override;
+};
+
 /// 2-d transposed convolution (torch.nn.ConvTranspose2d): output size
 /// (H-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1.
 class ConvTranspose2d : public ConvNd {

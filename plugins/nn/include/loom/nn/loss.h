@@ -143,6 +143,7 @@ class KLDivLoss : public Loss {
   /// kl_div(input, target, kl_reduction, log_target).
   Tensor forward(const Tensor& input, const Tensor& target) override;
   using Loss::forward;
+  std::string extra_repr() const override;
   const KlDivReduction kl_reduction;  ///< none, mean, sum or batchmean
   const bool log_target;              ///< target is in log space
 };

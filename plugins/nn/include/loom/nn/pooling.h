@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "loom/nn/module.h"
@@ -83,6 +85,46 @@ class AdaptiveAvgPool2d : public Module {
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
   const std::vector<int64_t> output_size;  ///< [H', W']
+};
+
+/// Mean pooling of [N, C, L] to a fixed length (torch.nn.AdaptiveAvgPool1d).
+class AdaptiveAvgPool1d : public Module {
+ public:
+  /// The output length.
+  explicit AdaptiveAvgPool1d(int64_t output_size) : output_size(output_size) {}
+  /// adaptive_avg_pool1d(input, output_size).
+  Tensor forward(const Tensor& input) override;
+  const int64_t output_size;  ///< L'
+};
+
+/// Max pooling to a fixed output size [H', W'] (torch.nn.AdaptiveMaxPool2d); forward returns
+/// the values, forward_with_indices also the flat argmax per plane.
+class AdaptiveMaxPool2d : public Module {
+ public:
+  /// One size for both dims or {H', W'}.
+  explicit AdaptiveMaxPool2d(IntList output_size);
+  /// The pooled values.
+  Tensor forward(const Tensor& input) override;
+  /// (values, indices).
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input);
+  const std::vector<int64_t> output_size;  ///< [H', W']
+};
+
+/// Resizes the spatial dims by scale_factor or to size with F.interpolate's modes
+/// (torch.nn.Upsample): "nearest", "nearest-exact", "linear", "bilinear", "trilinear".
+class Upsample : public Module {
+ public:
+  /// Give exactly one of size and scale_factor (the other empty); align_corners only with
+  /// the linear modes.
+  Upsample(std::vector<int64_t> size, std::vector<double> scale_factor,
+           std::string mode = "nearest", std::optional<bool> align_corners = std::nullopt);
+  /// interpolate(input, options).
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  const std::vector<int64_t> size;          ///< output spatial sizes, or empty
+  const std::vector<double> scale_factor;   ///< spatial multipliers, or empty
+  const std::string mode;                   ///< interpolation mode
+  const std::optional<bool> align_corners;  ///< linear modes only
 };
 
 }  // namespace loom::nn
