@@ -1,11 +1,13 @@
 // CPU kernels of the fused update ops (float32, float64): one pass over the parameter, its
 // gradient and its state, computing PyTorch's single-tensor update element by element in the
 // parameter's dtype (Note [Fused update formulas] in loom/optim/ops.h).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "loom/core/tensor_checks.h"
@@ -42,46 +44,72 @@ void check_step_args(std::string_view op, const std::vector<StepArg>& args) {
   }
 }
 
-/// Calls f(i, ptrs) for every element i of N same-shaped tensors, ptrs[k] pointing at element
-/// i of tensor k (nullptr for an absent one). Contiguous tensors take a flat loop; any other
-/// layout walks the index with each tensor's strides.
-template <typename T, size_t N, typename F>
-void for_each_element(const std::array<const Tensor*, N>& ts, F&& f) {
-  const Tensor& ref = *ts[0];
-  const int64_t n = ref.numel();
-  if (n == 0) return;
-  std::array<T*, N> base{};
-  bool contiguous = true;
-  for (size_t k = 0; k < N; ++k) {
-    if (ts[k] == nullptr || !ts[k]->defined()) continue;
-    base[k] = ts[k]->template data_ptr<T>();
-    contiguous = contiguous && ts[k]->is_contiguous();
-  }
-  std::array<T*, N> p{};
-  if (contiguous) {
-    for (int64_t i = 0; i < n; ++i) {
-      for (size_t k = 0; k < N; ++k) p[k] = base[k] ? base[k] + i : nullptr;
-      f(p);
-    }
-    return;
-  }
-  const int64_t dims = ref.dim();
+/// Calls copy(offset, i) for element i (row-major order) of t at element offset `offset`.
+template <typename F>
+void walk_strided(const Tensor& t, F&& visit) {
+  const int64_t n = t.numel(), dims = t.dim();
   std::vector<int64_t> index(dims, 0);
-  std::array<int64_t, N> offset{};
+  int64_t offset = 0;
   for (int64_t i = 0; i < n; ++i) {
-    for (size_t k = 0; k < N; ++k) p[k] = base[k] ? base[k] + offset[k] : nullptr;
-    f(p);
+    visit(offset, i);
     for (int64_t d = dims - 1; d >= 0; --d) {
-      const int64_t size = ref.size(d);
-      for (size_t k = 0; k < N; ++k) {
-        if (base[k]) offset[k] += ts[k]->stride(d);
-      }
-      if (++index[d] < size) break;
-      for (size_t k = 0; k < N; ++k) {
-        if (base[k]) offset[k] -= ts[k]->stride(d) * size;
-      }
+      offset += t.stride(d);
+      if (++index[d] < t.size(d)) break;
+      offset -= t.stride(d) * t.size(d);
       index[d] = 0;
     }
+  }
+}
+
+/// Runs body(begin, end, p) over ranges covering [0, numel) of N same-shaped tensors, p[k]
+/// pointing at element 0 of tensor k (nullptr for an absent one) laid out contiguously: a
+/// non-contiguous tensor is staged through a contiguous copy, copied back if written[k]. Large
+/// tensors are cut into ranges run in parallel; every element is computed alone, so the result
+/// does not depend on the number of threads.
+template <typename T, size_t N, typename F>
+void for_each_range(const std::array<const Tensor*, N>& ts, const std::array<bool, N>& written,
+                    F&& body) {
+  const int64_t n = ts[0]->numel();
+  if (n == 0) return;
+  std::array<T*, N> p{};
+  std::array<Tensor, N> staged;
+  for (size_t k = 0; k < N; ++k) {
+    const Tensor& t = *ts[k];
+    if (!t.defined()) continue;
+    if (t.is_contiguous()) {
+      p[k] = t.template data_ptr<T>();
+      continue;
+    }
+    staged[k] = Tensor::empty(t.sizes(), TensorOptions{}.with(t.dtype()));
+    T* dst = staged[k].template data_ptr<T>();
+    const T* src = static_cast<const T*>(t.data_ptr());
+    walk_strided(t, [&](int64_t offset, int64_t i) { dst[i] = src[offset]; });
+    p[k] = dst;
+  }
+  constexpr int64_t kGrain = int64_t{1} << 16;
+  const int64_t chunks = (n + kGrain - 1) / kGrain;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) body(c * kGrain, std::min(n, (c + 1) * kGrain), p);
+  for (size_t k = 0; k < N; ++k) {
+    if (!staged[k].defined() || !written[k]) continue;
+    T* dst = static_cast<T*>(ts[k]->data_ptr());
+    const T* src = staged[k].template data_ptr<T>();
+    walk_strided(*ts[k], [&](int64_t offset, int64_t i) { dst[offset] = src[i]; });
+  }
+}
+
+/// Calls f(std::bool_constant<b>{}...) so that a kernel's loop is compiled once per choice of
+/// its options, without tests in the loop.
+template <typename F>
+void with_flags(F&& f) {
+  f();
+}
+template <typename F, typename... Bools>
+void with_flags(F&& f, bool b, Bools... rest) {
+  if (b) {
+    with_flags([&](auto... flags) { f(std::true_type{}, flags...); }, rest...);
+  } else {
+    with_flags([&](auto... flags) { f(std::false_type{}, flags...); }, rest...);
   }
 }
 
@@ -120,16 +148,35 @@ void sgd_step_(Tensor& param, const Tensor& grad, const std::optional<Tensor>& m
              " needs a momentum_buffer, got none");
   dispatch_floating(param.dtype(), [&]<typename T>() {
     const T t_lr = T(lr), t_mom = T(momentum), t_damp = T(1 - dampening), t_wd = T(weight_decay);
-    for_each_element<T, 3>({&param, &grad, &buf}, [&](const std::array<T*, 3>& p) {
-      T g = maximize ? -*p[1] : *p[1];
-      if (weight_decay != 0) g = g + t_wd * *p[0];
-      if (momentum != 0) {
-        T& b = *p[2];
-        b = is_first_step ? g : t_mom * b + t_damp * g;
-        g = nesterov ? g + t_mom * b : b;
-      }
-      *p[0] = *p[0] - t_lr * g;
-    });
+    const T sign = maximize ? T(-1) : T(1);
+    with_flags(
+        [&](auto has_wd, auto has_momentum, auto is_nesterov, auto first) {
+          for_each_range<T, 3>(
+              {&param, &grad, &buf}, {true, false, true},
+              [&](int64_t begin, int64_t end, const std::array<T*, 3>& p) {
+                T* __restrict x = p[0];
+                const T* __restrict gr = p[1];
+                T* __restrict b = p[2];
+                for (int64_t i = begin; i < end; ++i) {
+                  T g = sign * gr[i];
+                  if constexpr (has_wd) g = g + t_wd * x[i];
+                  if constexpr (has_momentum) {
+                    if constexpr (first) {
+                      b[i] = g;
+                    } else {
+                      b[i] = t_mom * b[i] + t_damp * g;
+                    }
+                    if constexpr (is_nesterov) {
+                      g = g + t_mom * b[i];
+                    } else {
+                      g = b[i];
+                    }
+                  }
+                  x[i] = x[i] - t_lr * g;
+                }
+              });
+        },
+        weight_decay != 0, momentum != 0, nesterov, is_first_step);
   });
   bump({param, momentum != 0 ? buf : Tensor()});
 }
@@ -157,28 +204,38 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_
     const T bc2_sqrt = T(std::sqrt(bias_correction2));
     const T decay = T(1 - lr * weight_decay), t_wd = T(weight_decay);
     const T w1 = T(1 - beta1), b2 = T(beta2), w2 = T(1 - beta2), t_eps = T(eps);
-    for_each_element<T, 5>({&param, &grad, &exp_avg, &exp_avg_sq, &vmax},
-                           [&](const std::array<T*, 5>& p) {
-                             T g = maximize ? -*p[1] : *p[1];
-                             if (decoupled_weight_decay) {
-                               *p[0] = *p[0] * decay;
-                             } else if (weight_decay != 0) {
-                               g = g + t_wd * *p[0];
-                             }
-                             T& m = *p[2];
-                             T& v = *p[3];
-                             m = lerp(m, g, w1);
-                             v = b2 * v + w2 * (g * g);
-                             T denom;
-                             if (amsgrad) {
-                               T& vm = *p[4];
-                               vm = std::max(vm, v);
-                               denom = std::sqrt(vm) / bc2_sqrt + t_eps;
-                             } else {
-                               denom = std::sqrt(v) / bc2_sqrt + t_eps;
-                             }
-                             *p[0] = *p[0] - step_size * (m / denom);
-                           });
+    const T sign = maximize ? T(-1) : T(1);
+    with_flags(
+        [&](auto decoupled, auto has_l2, auto has_amsgrad) {
+          for_each_range<T, 5>(
+              {&param, &grad, &exp_avg, &exp_avg_sq, &vmax}, {true, false, true, true, true},
+              [&](int64_t begin, int64_t end, const std::array<T*, 5>& p) {
+                T* __restrict x = p[0];
+                const T* __restrict gr = p[1];
+                T* __restrict m = p[2];
+                T* __restrict v = p[3];
+                T* __restrict vm = p[4];
+                for (int64_t i = begin; i < end; ++i) {
+                  T g = sign * gr[i];
+                  if constexpr (decoupled) {
+                    x[i] = x[i] * decay;
+                  } else if constexpr (has_l2) {
+                    g = g + t_wd * x[i];
+                  }
+                  m[i] = lerp(m[i], g, w1);
+                  v[i] = b2 * v[i] + w2 * (g * g);
+                  T denom;
+                  if constexpr (has_amsgrad) {
+                    vm[i] = std::max(vm[i], v[i]);
+                    denom = std::sqrt(vm[i]) / bc2_sqrt + t_eps;
+                  } else {
+                    denom = std::sqrt(v[i]) / bc2_sqrt + t_eps;
+                  }
+                  x[i] = x[i] - step_size * (m[i] / denom);
+                }
+              });
+        },
+        decoupled_weight_decay, weight_decay != 0, amsgrad);
   });
   bump({param, exp_avg, exp_avg_sq, amsgrad ? vmax : Tensor()});
 }
@@ -202,28 +259,38 @@ void rmsprop_step_(Tensor& param, const Tensor& grad, Tensor& square_avg,
   dispatch_floating(param.dtype(), [&]<typename T>() {
     const T t_lr = T(lr), t_alpha = T(alpha), w = T(1 - alpha), t_eps = T(eps);
     const T t_wd = T(weight_decay), t_mom = T(momentum);
-    for_each_element<T, 5>({&param, &grad, &square_avg, &gavg, &buf},
-                           [&](const std::array<T*, 5>& p) {
-                             T g = maximize ? -*p[1] : *p[1];
-                             if (weight_decay != 0) g = g + t_wd * *p[0];
-                             T& sq = *p[2];
-                             sq = t_alpha * sq + w * (g * g);
-                             T avg;
-                             if (centered) {
-                               T& ga = *p[3];
-                               ga = lerp(ga, g, w);
-                               avg = std::sqrt(sq - ga * ga) + t_eps;
-                             } else {
-                               avg = std::sqrt(sq) + t_eps;
-                             }
-                             if (momentum > 0) {
-                               T& b = *p[4];
-                               b = t_mom * b + g / avg;
-                               *p[0] = *p[0] - t_lr * b;
-                             } else {
-                               *p[0] = *p[0] - t_lr * (g / avg);
-                             }
-                           });
+    const T sign = maximize ? T(-1) : T(1);
+    with_flags(
+        [&](auto has_wd, auto is_centered, auto has_momentum) {
+          for_each_range<T, 5>(
+              {&param, &grad, &square_avg, &gavg, &buf}, {true, false, true, true, true},
+              [&](int64_t begin, int64_t end, const std::array<T*, 5>& p) {
+                T* __restrict x = p[0];
+                const T* __restrict gr = p[1];
+                T* __restrict sq = p[2];
+                T* __restrict ga = p[3];
+                T* __restrict b = p[4];
+                for (int64_t i = begin; i < end; ++i) {
+                  T g = sign * gr[i];
+                  if constexpr (has_wd) g = g + t_wd * x[i];
+                  sq[i] = t_alpha * sq[i] + w * (g * g);
+                  T avg;
+                  if constexpr (is_centered) {
+                    ga[i] = lerp(ga[i], g, w);
+                    avg = std::sqrt(sq[i] - ga[i] * ga[i]) + t_eps;
+                  } else {
+                    avg = std::sqrt(sq[i]) + t_eps;
+                  }
+                  if constexpr (has_momentum) {
+                    b[i] = t_mom * b[i] + g / avg;
+                    x[i] = x[i] - t_lr * b[i];
+                  } else {
+                    x[i] = x[i] - t_lr * (g / avg);
+                  }
+                }
+              });
+        },
+        weight_decay != 0, centered, momentum > 0);
   });
   bump({param, square_avg, centered ? gavg : Tensor(), momentum > 0 ? buf : Tensor()});
 }
@@ -237,14 +304,25 @@ void adagrad_step_(Tensor& param, const Tensor& grad, Tensor& state_sum, int64_t
   const double clr = lr / (1 + static_cast<double>(step - 1) * lr_decay);
   dispatch_floating(param.dtype(), [&]<typename T>() {
     const T t_clr = T(clr), t_wd = T(weight_decay), t_eps = T(eps);
-    for_each_element<T, 3>({&param, &grad, &state_sum}, [&](const std::array<T*, 3>& p) {
-      T g = maximize ? -*p[1] : *p[1];
-      if (weight_decay != 0) g = g + t_wd * *p[0];
-      T& sum = *p[2];
-      sum = sum + g * g;
-      const T std_dev = std::sqrt(sum) + t_eps;
-      *p[0] = *p[0] - t_clr * (g / std_dev);
-    });
+    const T sign = maximize ? T(-1) : T(1);
+    with_flags(
+        [&](auto has_wd) {
+          for_each_range<T, 3>(
+              {&param, &grad, &state_sum}, {true, false, true},
+              [&](int64_t begin, int64_t end, const std::array<T*, 3>& p) {
+                T* __restrict x = p[0];
+                const T* __restrict gr = p[1];
+                T* __restrict sum = p[2];
+                for (int64_t i = begin; i < end; ++i) {
+                  T g = sign * gr[i];
+                  if constexpr (has_wd) g = g + t_wd * x[i];
+                  sum[i] = sum[i] + g * g;
+                  const T std_dev = std::sqrt(sum[i]) + t_eps;
+                  x[i] = x[i] - t_clr * (g / std_dev);
+                }
+              });
+        },
+        weight_decay != 0);
   });
   bump({param, state_sum});
 }

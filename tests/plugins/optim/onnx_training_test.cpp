@@ -169,7 +169,9 @@ bool check_adam(const std::string& name, std::optional<double> epsilon = std::nu
   }
   const int64_t step = t > 0 ? t : int64_t{1} << 40;
   const double bias_correction2 = 1 - std::pow(beta, static_cast<double>(step));
-  if (t == 0) EXPECT_EQ(bias_correction2, 1.0);
+  if (t == 0) {
+    EXPECT_EQ(bias_correction2, 1.0);
+  }
   const double eps_torch = eps / std::sqrt(bias_correction2);
   const size_t n = group_size(*c, 4);
   for (size_t i = 0; i < n; ++i) {

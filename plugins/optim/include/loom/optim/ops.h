@@ -25,6 +25,18 @@
 
 namespace loom::optim {
 
+namespace detail {
+/// Does nothing; defined in libloom_optim. Each function below calls it once, so a program
+/// that uses only these functions still links the library, whose start-up registers the ops
+/// (a linker dropping libraries nothing refers to, as --as-needed does, would drop it).
+void require_optim_ops();
+}  // namespace detail
+
+/// The handle on op `name` for the functions below (see LOOM_TYPED_OP), keeping the library.
+#define LOOM_OPTIM_OP(var, name, ...)                                   \
+  static const auto var = (::loom::optim::detail::require_optim_ops(), \
+                           ::loom::Dispatcher::instance().find_op_or_throw(name).typed<__VA_ARGS__>())
+
 /// SGD with momentum, dampening, Nesterov momentum, L2 weight decay and maximize.
 /// Schema: `optim::sgd_step_(Tensor(a!) param, Tensor grad, Tensor(b!)? momentum_buffer, *,
 /// float lr, float momentum=0., float dampening=0., float weight_decay=0., bool nesterov=False,
@@ -35,7 +47,7 @@ inline void sgd_step_(const Tensor& param, const Tensor& grad,
                       const std::optional<Tensor>& momentum_buffer, double lr,
                       double momentum = 0.0, double dampening = 0.0, double weight_decay = 0.0,
                       bool nesterov = false, bool maximize = false, bool is_first_step = false) {
-  LOOM_TYPED_OP(op, "optim::sgd_step_",
+  LOOM_OPTIM_OP(op, "optim::sgd_step_",
                 void(const Tensor&, const Tensor&, const std::optional<Tensor>&, double, double,
                      double, double, bool, bool, bool));
   op(param, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize,
@@ -54,7 +66,7 @@ inline void adam_step_(const Tensor& param, const Tensor& grad, const Tensor& ex
                        int64_t step, double lr, double beta1 = 0.9, double beta2 = 0.999,
                        double eps = 1e-8, double weight_decay = 0.0, bool amsgrad = false,
                        bool maximize = false, bool decoupled_weight_decay = false) {
-  LOOM_TYPED_OP(op, "optim::adam_step_",
+  LOOM_OPTIM_OP(op, "optim::adam_step_",
                 void(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
                      const std::optional<Tensor>&, int64_t, double, double, double, double,
                      double, bool, bool, bool));
@@ -74,7 +86,7 @@ inline void rmsprop_step_(const Tensor& param, const Tensor& grad, const Tensor&
                           const std::optional<Tensor>& momentum_buffer, double lr,
                           double alpha = 0.99, double eps = 1e-8, double weight_decay = 0.0,
                           double momentum = 0.0, bool centered = false, bool maximize = false) {
-  LOOM_TYPED_OP(op, "optim::rmsprop_step_",
+  LOOM_OPTIM_OP(op, "optim::rmsprop_step_",
                 void(const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&,
                      const std::optional<Tensor>&, double, double, double, double, double, bool,
                      bool));
@@ -91,7 +103,7 @@ inline void rmsprop_step_(const Tensor& param, const Tensor& grad, const Tensor&
 inline void adagrad_step_(const Tensor& param, const Tensor& grad, const Tensor& state_sum,
                           int64_t step, double lr, double lr_decay = 0.0,
                           double weight_decay = 0.0, double eps = 1e-10, bool maximize = false) {
-  LOOM_TYPED_OP(op, "optim::adagrad_step_",
+  LOOM_OPTIM_OP(op, "optim::adagrad_step_",
                 void(const Tensor&, const Tensor&, const Tensor&, int64_t, double, double, double,
                      double, bool));
   op(param, grad, state_sum, step, lr, lr_decay, weight_decay, eps, maximize);
