@@ -151,30 +151,29 @@ void sgd_step_(Tensor& param, const Tensor& grad, const std::optional<Tensor>& m
     const T sign = maximize ? T(-1) : T(1);
     with_flags(
         [&](auto has_wd, auto has_momentum, auto is_nesterov, auto first) {
-          for_each_range<T, 3>(
-              {&param, &grad, &buf}, {true, false, true},
-              [&](int64_t begin, int64_t end, const std::array<T*, 3>& p) {
-                T* __restrict x = p[0];
-                const T* __restrict gr = p[1];
-                T* __restrict b = p[2];
-                for (int64_t i = begin; i < end; ++i) {
-                  T g = sign * gr[i];
-                  if constexpr (has_wd) g = g + t_wd * x[i];
-                  if constexpr (has_momentum) {
-                    if constexpr (first) {
-                      b[i] = g;
-                    } else {
-                      b[i] = t_mom * b[i] + t_damp * g;
-                    }
-                    if constexpr (is_nesterov) {
-                      g = g + t_mom * b[i];
-                    } else {
-                      g = b[i];
-                    }
-                  }
-                  x[i] = x[i] - t_lr * g;
-                }
-              });
+          for_each_range<T, 3>({&param, &grad, &buf}, {true, false, true},
+                               [&](int64_t begin, int64_t end, const std::array<T*, 3>& p) {
+                                 T* __restrict x = p[0];
+                                 const T* __restrict gr = p[1];
+                                 T* __restrict b = p[2];
+                                 for (int64_t i = begin; i < end; ++i) {
+                                   T g = sign * gr[i];
+                                   if constexpr (has_wd) g = g + t_wd * x[i];
+                                   if constexpr (has_momentum) {
+                                     if constexpr (first) {
+                                       b[i] = g;
+                                     } else {
+                                       b[i] = t_mom * b[i] + t_damp * g;
+                                     }
+                                     if constexpr (is_nesterov) {
+                                       g = g + t_mom * b[i];
+                                     } else {
+                                       g = b[i];
+                                     }
+                                   }
+                                   x[i] = x[i] - t_lr * g;
+                                 }
+                               });
         },
         weight_decay != 0, momentum != 0, nesterov, is_first_step);
   });
@@ -182,9 +181,9 @@ void sgd_step_(Tensor& param, const Tensor& grad, const std::optional<Tensor>& m
 }
 
 void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
-                const std::optional<Tensor>& max_exp_avg_sq, int64_t step, double lr,
-                double beta1, double beta2, double eps, double weight_decay, bool amsgrad,
-                bool maximize, bool decoupled_weight_decay) {
+                const std::optional<Tensor>& max_exp_avg_sq, int64_t step, double lr, double beta1,
+                double beta2, double eps, double weight_decay, bool amsgrad, bool maximize,
+                bool decoupled_weight_decay) {
   constexpr std::string_view op = "optim::adam_step_";
   const Tensor vmax = value_or_undefined(max_exp_avg_sq);
   check_step_args(op, {{"param", param},
@@ -207,33 +206,33 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_
     const T sign = maximize ? T(-1) : T(1);
     with_flags(
         [&](auto decoupled, auto has_l2, auto has_amsgrad) {
-          for_each_range<T, 5>(
-              {&param, &grad, &exp_avg, &exp_avg_sq, &vmax}, {true, false, true, true, true},
-              [&](int64_t begin, int64_t end, const std::array<T*, 5>& p) {
-                T* __restrict x = p[0];
-                const T* __restrict gr = p[1];
-                T* __restrict m = p[2];
-                T* __restrict v = p[3];
-                T* __restrict vm = p[4];
-                for (int64_t i = begin; i < end; ++i) {
-                  T g = sign * gr[i];
-                  if constexpr (decoupled) {
-                    x[i] = x[i] * decay;
-                  } else if constexpr (has_l2) {
-                    g = g + t_wd * x[i];
-                  }
-                  m[i] = lerp(m[i], g, w1);
-                  v[i] = b2 * v[i] + w2 * (g * g);
-                  T denom;
-                  if constexpr (has_amsgrad) {
-                    vm[i] = std::max(vm[i], v[i]);
-                    denom = std::sqrt(vm[i]) / bc2_sqrt + t_eps;
-                  } else {
-                    denom = std::sqrt(v[i]) / bc2_sqrt + t_eps;
-                  }
-                  x[i] = x[i] - step_size * (m[i] / denom);
-                }
-              });
+          for_each_range<T, 5>({&param, &grad, &exp_avg, &exp_avg_sq, &vmax},
+                               {true, false, true, true, true},
+                               [&](int64_t begin, int64_t end, const std::array<T*, 5>& p) {
+                                 T* __restrict x = p[0];
+                                 const T* __restrict gr = p[1];
+                                 T* __restrict m = p[2];
+                                 T* __restrict v = p[3];
+                                 T* __restrict vm = p[4];
+                                 for (int64_t i = begin; i < end; ++i) {
+                                   T g = sign * gr[i];
+                                   if constexpr (decoupled) {
+                                     x[i] = x[i] * decay;
+                                   } else if constexpr (has_l2) {
+                                     g = g + t_wd * x[i];
+                                   }
+                                   m[i] = lerp(m[i], g, w1);
+                                   v[i] = b2 * v[i] + w2 * (g * g);
+                                   T denom;
+                                   if constexpr (has_amsgrad) {
+                                     vm[i] = std::max(vm[i], v[i]);
+                                     denom = std::sqrt(vm[i]) / bc2_sqrt + t_eps;
+                                   } else {
+                                     denom = std::sqrt(v[i]) / bc2_sqrt + t_eps;
+                                   }
+                                   x[i] = x[i] - step_size * (m[i] / denom);
+                                 }
+                               });
         },
         decoupled_weight_decay, weight_decay != 0, amsgrad);
   });
@@ -243,8 +242,7 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_
 void rmsprop_step_(Tensor& param, const Tensor& grad, Tensor& square_avg,
                    const std::optional<Tensor>& grad_avg,
                    const std::optional<Tensor>& momentum_buffer, double lr, double alpha,
-                   double eps, double weight_decay, double momentum, bool centered,
-                   bool maximize) {
+                   double eps, double weight_decay, double momentum, bool centered, bool maximize) {
   constexpr std::string_view op = "optim::rmsprop_step_";
   const Tensor gavg = value_or_undefined(grad_avg), buf = value_or_undefined(momentum_buffer);
   check_step_args(op, {{"param", param},
@@ -262,33 +260,33 @@ void rmsprop_step_(Tensor& param, const Tensor& grad, Tensor& square_avg,
     const T sign = maximize ? T(-1) : T(1);
     with_flags(
         [&](auto has_wd, auto is_centered, auto has_momentum) {
-          for_each_range<T, 5>(
-              {&param, &grad, &square_avg, &gavg, &buf}, {true, false, true, true, true},
-              [&](int64_t begin, int64_t end, const std::array<T*, 5>& p) {
-                T* __restrict x = p[0];
-                const T* __restrict gr = p[1];
-                T* __restrict sq = p[2];
-                T* __restrict ga = p[3];
-                T* __restrict b = p[4];
-                for (int64_t i = begin; i < end; ++i) {
-                  T g = sign * gr[i];
-                  if constexpr (has_wd) g = g + t_wd * x[i];
-                  sq[i] = t_alpha * sq[i] + w * (g * g);
-                  T avg;
-                  if constexpr (is_centered) {
-                    ga[i] = lerp(ga[i], g, w);
-                    avg = std::sqrt(sq[i] - ga[i] * ga[i]) + t_eps;
-                  } else {
-                    avg = std::sqrt(sq[i]) + t_eps;
-                  }
-                  if constexpr (has_momentum) {
-                    b[i] = t_mom * b[i] + g / avg;
-                    x[i] = x[i] - t_lr * b[i];
-                  } else {
-                    x[i] = x[i] - t_lr * (g / avg);
-                  }
-                }
-              });
+          for_each_range<T, 5>({&param, &grad, &square_avg, &gavg, &buf},
+                               {true, false, true, true, true},
+                               [&](int64_t begin, int64_t end, const std::array<T*, 5>& p) {
+                                 T* __restrict x = p[0];
+                                 const T* __restrict gr = p[1];
+                                 T* __restrict sq = p[2];
+                                 T* __restrict ga = p[3];
+                                 T* __restrict b = p[4];
+                                 for (int64_t i = begin; i < end; ++i) {
+                                   T g = sign * gr[i];
+                                   if constexpr (has_wd) g = g + t_wd * x[i];
+                                   sq[i] = t_alpha * sq[i] + w * (g * g);
+                                   T avg;
+                                   if constexpr (is_centered) {
+                                     ga[i] = lerp(ga[i], g, w);
+                                     avg = std::sqrt(sq[i] - ga[i] * ga[i]) + t_eps;
+                                   } else {
+                                     avg = std::sqrt(sq[i]) + t_eps;
+                                   }
+                                   if constexpr (has_momentum) {
+                                     b[i] = t_mom * b[i] + g / avg;
+                                     x[i] = x[i] - t_lr * b[i];
+                                   } else {
+                                     x[i] = x[i] - t_lr * (g / avg);
+                                   }
+                                 }
+                               });
         },
         weight_decay != 0, centered, momentum > 0);
   });
@@ -307,20 +305,19 @@ void adagrad_step_(Tensor& param, const Tensor& grad, Tensor& state_sum, int64_t
     const T sign = maximize ? T(-1) : T(1);
     with_flags(
         [&](auto has_wd) {
-          for_each_range<T, 3>(
-              {&param, &grad, &state_sum}, {true, false, true},
-              [&](int64_t begin, int64_t end, const std::array<T*, 3>& p) {
-                T* __restrict x = p[0];
-                const T* __restrict gr = p[1];
-                T* __restrict sum = p[2];
-                for (int64_t i = begin; i < end; ++i) {
-                  T g = sign * gr[i];
-                  if constexpr (has_wd) g = g + t_wd * x[i];
-                  sum[i] = sum[i] + g * g;
-                  const T std_dev = std::sqrt(sum[i]) + t_eps;
-                  x[i] = x[i] - t_clr * (g / std_dev);
-                }
-              });
+          for_each_range<T, 3>({&param, &grad, &state_sum}, {true, false, true},
+                               [&](int64_t begin, int64_t end, const std::array<T*, 3>& p) {
+                                 T* __restrict x = p[0];
+                                 const T* __restrict gr = p[1];
+                                 T* __restrict sum = p[2];
+                                 for (int64_t i = begin; i < end; ++i) {
+                                   T g = sign * gr[i];
+                                   if constexpr (has_wd) g = g + t_wd * x[i];
+                                   sum[i] = sum[i] + g * g;
+                                   const T std_dev = std::sqrt(sum[i]) + t_eps;
+                                   x[i] = x[i] - t_clr * (g / std_dev);
+                                 }
+                               });
         },
         weight_decay != 0);
   });

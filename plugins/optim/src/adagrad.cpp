@@ -44,8 +44,8 @@ void Adagrad::check_options(const OptimizerOptions& base) const {
   LOOM_CHECK(0.0 <= o.lr(), "Invalid learning rate: ", o.lr());
   LOOM_CHECK(0.0 <= o.lr_decay(), "Invalid lr_decay value: ", o.lr_decay());
   LOOM_CHECK(0.0 <= o.weight_decay(), "Invalid weight_decay value: ", o.weight_decay());
-  LOOM_CHECK(0.0 <= o.initial_accumulator_value(), "Invalid initial_accumulator_value value: ",
-             o.initial_accumulator_value());
+  LOOM_CHECK(0.0 <= o.initial_accumulator_value(),
+             "Invalid initial_accumulator_value value: ", o.initial_accumulator_value());
   LOOM_CHECK(0.0 <= o.eps(), "Invalid epsilon value: ", o.eps());
 }
 

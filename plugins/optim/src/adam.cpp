@@ -72,9 +72,9 @@ void Adam::update(const Tensor& param, const Tensor& grad, ParamState& state,
     vmax = it->second;
   }
   state.step += 1;
-  adam_step_(param, grad, t["exp_avg"], t["exp_avg_sq"], vmax, state.step, o.lr(),
-             o.betas().first, o.betas().second, o.eps(), o.weight_decay(), o.amsgrad(),
-             o.maximize(), o.decoupled_weight_decay());
+  adam_step_(param, grad, t["exp_avg"], t["exp_avg_sq"], vmax, state.step, o.lr(), o.betas().first,
+             o.betas().second, o.eps(), o.weight_decay(), o.amsgrad(), o.maximize(),
+             o.decoupled_weight_decay());
 }
 
 AdamW::AdamW(std::vector<Tensor> params, const AdamWOptions& options)

@@ -1,11 +1,10 @@
 #pragma once
 // JSON reading for the state dicts of optimizers, their options and the schedulers: every
 // missing or mistyped field is a ValueError naming the field and the caller.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <type_traits>
-
-#include <nlohmann/json.hpp>
 
 #include "loom/core/error.h"
 

@@ -42,8 +42,10 @@ LRScheduler::LRScheduler(Optimizer& optimizer, int64_t last_epoch)
     if (last_epoch == -1) {
       if (!groups[i].initial_lr) groups[i].initial_lr = groups[i].options->get_lr();
     } else {
-      LOOM_CHECK(groups[i].initial_lr.has_value(), "param 'initial_lr' is not specified in "
-                 "param_groups[", i, "] when resuming an optimizer");
+      LOOM_CHECK(groups[i].initial_lr.has_value(),
+                 "param 'initial_lr' is not specified in "
+                 "param_groups[",
+                 i, "] when resuming an optimizer");
     }
     base_lrs_.push_back(*groups[i].initial_lr);
   }
@@ -236,17 +238,16 @@ std::vector<double> LinearLR::get_lr() const {
   }
   if (last_epoch_ > total_iters_) return lrs;
   const double d = end_factor_ - start_factor_;
-  const double factor =
-      1.0 + d / (static_cast<double>(total_iters_) * start_factor_ +
-                 static_cast<double>(last_epoch_ - 1) * d);
+  const double factor = 1.0 + d / (static_cast<double>(total_iters_) * start_factor_ +
+                                   static_cast<double>(last_epoch_ - 1) * d);
   for (double& lr : lrs) lr *= factor;
   return lrs;
 }
 
 std::optional<std::vector<double>> LinearLR::closed_form_lr() const {
   const double done = static_cast<double>(std::min(total_iters_, last_epoch_));
-  const double factor = start_factor_ + (end_factor_ - start_factor_) * done /
-                                            static_cast<double>(total_iters_);
+  const double factor =
+      start_factor_ + (end_factor_ - start_factor_) * done / static_cast<double>(total_iters_);
   std::vector<double> lrs;
   for (double base : base_lrs_) lrs.push_back(base * factor);
   return lrs;
@@ -349,7 +350,8 @@ std::vector<double> OneCycleLR::get_lr() const {
     for (size_t k = 0; k < phases_.size(); ++k) {
       const Phase& ph = phases_[k];
       if (static_cast<double>(step_num) <= ph.end_step || k + 1 == phases_.size()) {
-        const double pct = (static_cast<double>(step_num) - start_step) / (ph.end_step - start_step);
+        const double pct =
+            (static_cast<double>(step_num) - start_step) / (ph.end_step - start_step);
         lr = anneal(lr_of[ph.start_lr], lr_of[ph.end_lr], pct);
         if (options_.cycle_momentum) {
           const double m_of[2] = {max_momentums_[i], base_momentums_[i]};
@@ -407,9 +409,7 @@ void SequentialLR::step() {
   last_lr_ = s.get_last_lr();
 }
 
-void SequentialLR::step(int64_t) {
-  LOOM_THROW(ValueError, "SequentialLR.step takes no epoch");
-}
+void SequentialLR::step(int64_t) { LOOM_THROW(ValueError, "SequentialLR.step takes no epoch"); }
 
 std::string SequentialLR::state_dict() const {
   json subs = json::array();

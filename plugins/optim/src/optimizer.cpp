@@ -1,10 +1,9 @@
 // The optimizer base: groups, step, zero_grad, state dicts (Note [Optimizer state dicts]).
 #include "loom/optim/optimizer.h"
 
+#include <nlohmann/json.hpp>
 #include <typeinfo>
 #include <unordered_set>
-
-#include <nlohmann/json.hpp>
 
 #include "loom/autograd/grad_mode.h"
 #include "loom/ops/core.h"
@@ -127,8 +126,8 @@ OptimizerStateDict Optimizer::state_dict() const {
     if (group.initial_lr) g["initial_lr"] = *group.initial_lr;
     groups.push_back(std::move(g));
   }
-  out.json = json{{"optimizer", std::string(name())}, {"param_groups", groups}, {"state", state}}
-                 .dump();
+  out.json =
+      json{{"optimizer", std::string(name())}, {"param_groups", groups}, {"state", state}}.dump();
   return out;
 }
 
@@ -136,8 +135,8 @@ void Optimizer::load_state_dict(const OptimizerStateDict& state_dict) {
   const json root = detail::parse_json(state_dict.json, "Optimizer.load_state_dict");
   const std::string where = str_cat(name(), ".load_state_dict");
   const std::string saved_by = detail::get<std::string>(root, "optimizer", where);
-  LOOM_CHECK(saved_by == name(), where, ": the state dict was saved by ", saved_by,
-             ", not by ", name());
+  LOOM_CHECK(saved_by == name(), where, ": the state dict was saved by ", saved_by, ", not by ",
+             name());
   const json& groups = detail::member(root, "param_groups", where);
   LOOM_CHECK(groups.is_array() && groups.size() == groups_.size(),
              "loaded state dict has a different number of parameter groups");
@@ -168,15 +167,15 @@ void Optimizer::load_state_dict(const OptimizerStateDict& state_dict) {
     } catch (const std::exception&) {
       LOOM_THROW(ValueError, where, ": state key '", key, "' is not a parameter index");
     }
-    LOOM_CHECK(index < params.size(), where, ": state for parameter ", index, " but the groups hold ",
-               params.size(), " parameters");
+    LOOM_CHECK(index < params.size(), where, ": state for parameter ", index,
+               " but the groups hold ", params.size(), " parameters");
     state[params[index]->impl()].step = detail::get<int64_t>(value, "step", where);
   }
   for (const auto& [key, t] : state_dict.tensors) {
     // "state.<index>.<name>"
     const size_t dot = key.find('.', 6);
-    LOOM_CHECK(key.starts_with("state.") && dot != std::string::npos, where,
-               ": unexpected key '", key, "' (expected state.<param index>.<name>)");
+    LOOM_CHECK(key.starts_with("state.") && dot != std::string::npos, where, ": unexpected key '",
+               key, "' (expected state.<param index>.<name>)");
     size_t index = 0;
     try {
       index = std::stoul(key.substr(6, dot - 6));
@@ -188,8 +187,9 @@ void Optimizer::load_state_dict(const OptimizerStateDict& state_dict) {
                " but the groups hold ", params.size(), " parameters");
     const Tensor& p = *params[index];
     LOOM_CHECK(t.defined(), where, ": '", key, "' is an undefined tensor");
-    LOOM_CHECK(t.sizes() == p.sizes(), where, ": size mismatch for ", key, ": copying a tensor with shape ",
-               sizes_str(t.sizes()), " from the state dict, the shape of parameter ", index, " is ",
+    LOOM_CHECK(t.sizes() == p.sizes(), where, ": size mismatch for ", key,
+               ": copying a tensor with shape ", sizes_str(t.sizes()),
+               " from the state dict, the shape of parameter ", index, " is ",
                sizes_str(p.sizes()));
     state[p.impl()].tensors[key.substr(dot + 1)] =
         t.detach().to(p.device()).to(p.dtype()).clone().detach();

@@ -57,8 +57,7 @@ void run_case(const Layout& l, Rule ref, const std::string& what,
   const Tensor param = make_tensor(random_values(12, 7, -1, 1), kShape, l.dtype, l.strided);
   Vec theta = to_doubles(param);
   for (int64_t t = 1; t <= kSteps; ++t) {
-    const Tensor grad =
-        make_tensor(random_values(12, 100 + t, -1, 1), kShape, l.dtype, !l.strided);
+    const Tensor grad = make_tensor(random_values(12, 100 + t, -1, 1), kShape, l.dtype, !l.strided);
     op(param, grad, t);
     ref.step(theta, to_doubles(grad));
   }
@@ -78,18 +77,19 @@ TEST(SgdStep, EveryOptionMatchesTheFormula) {
               if (nesterov && momentum == 0) continue;
               testing::SgdRule ref{0.05, momentum, dampening, wd, nesterov, maximize};
               const Tensor buf = zeros(l);
-              const std::string what = str_cat("sgd momentum=", momentum, " dampening=", dampening,
-                                               " nesterov=", nesterov, " wd=", wd,
-                                               " maximize=", maximize);
+              const std::string what =
+                  str_cat("sgd momentum=", momentum, " dampening=", dampening,
+                          " nesterov=", nesterov, " wd=", wd, " maximize=", maximize);
               run_case(
                   l, ref, what,
                   [&](const Tensor& p, const Tensor& g, int64_t t) {
-                    sgd_step_(p, g, momentum != 0 ? std::optional<Tensor>(buf) : std::nullopt,
-                              0.05, momentum, dampening, wd, nesterov, maximize, t == 1);
+                    sgd_step_(p, g, momentum != 0 ? std::optional<Tensor>(buf) : std::nullopt, 0.05,
+                              momentum, dampening, wd, nesterov, maximize, t == 1);
                   },
-                  momentum != 0 ? std::vector<std::pair<Tensor, const Vec testing::SgdRule::*>>{
-                                      {buf, &testing::SgdRule::b}}
-                                : std::vector<std::pair<Tensor, const Vec testing::SgdRule::*>>{});
+                  momentum != 0
+                      ? std::vector<std::pair<
+                            Tensor, const Vec testing::SgdRule::*>>{{buf, &testing::SgdRule::b}}
+                      : std::vector<std::pair<Tensor, const Vec testing::SgdRule::*>>{});
             }
           }
         }
@@ -141,9 +141,9 @@ TEST(RmspropStep, EveryOptionMatchesTheFormula) {
             for (bool maximize : {false, true}) {
               Rule ref{0.01, alpha, 1e-8, wd, momentum, centered, maximize};
               const Tensor sq = zeros(l), gavg = zeros(l), buf = zeros(l);
-              const std::string what = str_cat("rmsprop alpha=", alpha, " momentum=", momentum,
-                                               " centered=", centered, " wd=", wd,
-                                               " maximize=", maximize);
+              const std::string what =
+                  str_cat("rmsprop alpha=", alpha, " momentum=", momentum, " centered=", centered,
+                          " wd=", wd, " maximize=", maximize);
               std::vector<std::pair<Tensor, const Vec Rule::*>> states = {{sq, &Rule::v}};
               if (centered) states.push_back({gavg, &Rule::g_ave});
               if (momentum > 0) states.push_back({buf, &Rule::b});
@@ -176,12 +176,11 @@ TEST(AdagradStep, EveryOptionMatchesTheFormula) {
               const std::string what =
                   str_cat("adagrad lr_decay=", lr_decay, " initial_accumulator_value=", init,
                           " eps=", eps, " wd=", wd, " maximize=", maximize);
-              run_case(
-                  l, ref, what,
-                  [&](const Tensor& p, const Tensor& g, int64_t t) {
-                    adagrad_step_(p, g, sum, t, 0.1, lr_decay, wd, eps, maximize);
-                  },
-                  {{sum, &Rule::sum}});
+              run_case(l, ref, what,
+                       [&](const Tensor& p, const Tensor& g, int64_t t) {
+                         adagrad_step_(p, g, sum, t, 0.1, lr_decay, wd, eps, maximize);
+                       },
+                       {{sum, &Rule::sum}});
             }
           }
         }
@@ -190,10 +189,32 @@ TEST(AdagradStep, EveryOptionMatchesTheFormula) {
   }
 }
 
+TEST(FusedSteps, LargeParametersRunInRangesAndStillMatch) {
+  // Past the kernels' range size (2^16 elements), so the update runs in parallel ranges; a
+  // strided parameter is staged through a contiguous copy and written back.
+  for (bool strided : {false, true}) {
+    SCOPED_TRACE(strided);
+    const int64_t n = 150001;
+    const Tensor p = make_tensor(random_values(n, 3, -1, 1), {n}, DType::Float64, strided);
+    const Tensor m = make_tensor(Vec(n, 0.0), {n}, DType::Float64);
+    const Tensor v = make_tensor(Vec(n, 0.0), {n}, DType::Float64, strided);
+    Vec theta = to_doubles(p);
+    testing::AdamRule ref{0.01, 0.9, 0.999, 1e-8, 0.1};
+    for (int64_t t = 1; t <= 3; ++t) {
+      const Tensor g = make_tensor(random_values(n, 10 + t, -1, 1), {n}, DType::Float64);
+      adam_step_(p, g, m, v, std::nullopt, t, 0.01, 0.9, 0.999, 1e-8, 0.1);
+      ref.step(theta, to_doubles(g));
+    }
+    expect_near_all(p, theta, DType::Float64, "param");
+    expect_near_all(v, ref.v, DType::Float64, "exp_avg_sq");
+  }
+}
+
 TEST(FusedSteps, BumpTheVersionOfWhatTheyWrite) {
   const Tensor p = make_tensor({1, 2}, {2}, DType::Float64);
   const Tensor g = make_tensor({0.5, 0.5}, {2}, DType::Float64);
-  const Tensor m = make_tensor({0, 0}, {2}, DType::Float64), v = make_tensor({0, 0}, {2}, DType::Float64);
+  const Tensor m = make_tensor({0, 0}, {2}, DType::Float64),
+               v = make_tensor({0, 0}, {2}, DType::Float64);
   const uint32_t pv = p.version(), mv = m.version(), gv = g.version();
   adam_step_(p, g, m, v, std::nullopt, 1, 0.1);
   EXPECT_GT(p.version(), pv);

@@ -39,7 +39,8 @@ void expect_sequence(Optimizer& opt, LRScheduler& s, int epochs,
     for (size_t g = 0; g < opt.param_groups().size(); ++g) {
       const double want = closed(e, g);
       const double got = opt.param_groups()[g].options->get_lr();
-      ASSERT_NEAR(got, want, tol * std::fabs(want) + 1e-300) << s.name() << " epoch " << e << " group " << g;
+      ASSERT_NEAR(got, want, tol * std::fabs(want) + 1e-300)
+          << s.name() << " epoch " << e << " group " << g;
       ASSERT_EQ(s.get_last_lr()[g], got);
     }
   }
@@ -75,9 +76,7 @@ TEST_F(SchedulerTest, CosineAnnealingLRAcrossSeveralPeriods) {
   const double base[] = {0.5, 0.2};
   expect_sequence(
       opt, s, 45,
-      [&](int e, size_t g) {
-        return 0.01 + (base[g] - 0.01) * (1 + std::cos(kPi * e / 10.0)) / 2;
-      },
+      [&](int e, size_t g) { return 0.01 + (base[g] - 0.01) * (1 + std::cos(kPi * e / 10.0)) / 2; },
       1e-10);
 }
 
@@ -94,9 +93,8 @@ TEST_F(SchedulerTest, LinearLRWarmUpAndDecay) {
     SGD opt = make_sgd();
     LinearLR s(opt, 1.0, 0.1, 6);
     const double base[] = {0.5, 0.2};
-    expect_sequence(opt, s, 10, [&](int e, size_t g) {
-      return base[g] * (1.0 - 0.9 * std::min(e, 6) / 6.0);
-    });
+    expect_sequence(opt, s, 10,
+                    [&](int e, size_t g) { return base[g] * (1.0 - 0.9 * std::min(e, 6) / 6.0); });
   }
 }
 
@@ -222,12 +220,12 @@ TEST_F(SchedulerTest, ReduceLROnPlateauFollowsAHandTrace) {
   o.cooldown = 1;
   o.min_lr = {0.1};
   ReduceLROnPlateau s(opt, o);
-  const std::vector<double> metrics = {10, 9,   8.5, 8.4, 8.3, 8.2, 8.1, 8.0, 7.9, 7.8, 7.7, 7.6,
+  const std::vector<double> metrics = {10,  9,   8.5, 8.4, 8.3, 8.2, 8.1, 8.0, 7.9, 7.8, 7.7, 7.6,
                                        7.6, 7.6, 7.6, 7.6, 7.6, 7.6, 7.6, 7.6, 7.6, 7.6, 7.6};
   // Traced by hand from the rule (rel threshold: better means < best * 0.9).
-  const std::vector<double> lrs = {1,    1,    1,     1,     1,     0.5,   0.5,   0.5,
-                                   0.5,  0.25, 0.25,  0.25,  0.25,  0.25,  0.125, 0.125,
-                                   0.125, 0.125, 0.1, 0.1,   0.1,   0.1,   0.1};
+  const std::vector<double> lrs = {1,     1,     1,    1,    1,    0.5,  0.5,   0.5,
+                                   0.5,   0.25,  0.25, 0.25, 0.25, 0.25, 0.125, 0.125,
+                                   0.125, 0.125, 0.1,  0.1,  0.1,  0.1,  0.1};
   for (size_t e = 0; e < metrics.size(); ++e) {
     s.step(metrics[e]);
     ASSERT_DOUBLE_EQ(opt.options(0).lr(), lrs[e]) << "epoch " << e + 1;
@@ -255,9 +253,7 @@ TEST_F(SchedulerTest, ReduceLROnPlateauMaxModeAbsThreshold) {
 }
 
 TEST_F(SchedulerTest, ResumingFromStateDictsContinuesExactly) {
-  auto make = [](Optimizer& opt) {
-    return std::make_unique<CosineAnnealingLR>(opt, 7, 0.001);
-  };
+  auto make = [](Optimizer& opt) { return std::make_unique<CosineAnnealingLR>(opt, 7, 0.001); };
   SGD a = make_sgd();
   auto sa = make(a);
   for (int i = 0; i < 5; ++i) sa->step();
@@ -370,9 +366,12 @@ TEST_F(SchedulerTest, ErrorsArePyTorchs) {
                  "of milestones to be equal to 1");
   SGD other({p2});
   auto b = std::make_shared<StepLR>(other, 2);
-  expect_message([&] { SequentialLR(opt, {a, b}, {3}); },
-                 "Sequential Schedulers expects all schedulers to belong to the same optimizer, "
-                 "but got schedulers at index 1 to be different than the optimizer passed in.");
+  expect_message(
+      [&] {
+        SequentialLR(opt, {a, b}, {3});
+      },
+      "Sequential Schedulers expects all schedulers to belong to the same optimizer, "
+      "but got schedulers at index 1 to be different than the optimizer passed in.");
   SGD fresh({p2});
   expect_message([&] { StepLR(fresh, 2, 0.1, 5); },
                  "param 'initial_lr' is not specified in param_groups[0] when resuming an "

@@ -76,8 +76,8 @@ std::optional<OnnxCase> read_case(const std::string& name) {
   c.node = model.graph.node.at(0);
   const fs::path data = dir / "test_data_set_0";
   for (size_t i = 0; i < c.node.input.size(); ++i) {
-    c.inputs.push_back(onnx::to_tensor(
-        onnx::parse_tensor(onnx::read_file((data / ("input_" + std::to_string(i) + ".pb")).string()))));
+    c.inputs.push_back(onnx::to_tensor(onnx::parse_tensor(
+        onnx::read_file((data / ("input_" + std::to_string(i) + ".pb")).string()))));
   }
   for (size_t i = 0; i < c.node.output.size(); ++i) {
     c.outputs.push_back(onnx::to_tensor(onnx::parse_tensor(
@@ -160,7 +160,8 @@ bool check_adam(const std::string& name, std::optional<double> epsilon = std::nu
   const double r = scalar(c->inputs[0]);
   const auto t = static_cast<int64_t>(scalar(c->inputs[1]));
   double eps = c->attr("epsilon", 1e-6f);
-  const double alpha = c->attr("alpha", 0.9f), beta = c->attr("beta", 0.999f), norm = c->attr("norm_coefficient", 0),
+  const double alpha = c->attr("alpha", 0.9f), beta = c->attr("beta", 0.999f),
+               norm = c->attr("norm_coefficient", 0),
                norm_post = c->attr("norm_coefficient_post", 0);
   if (epsilon) eps = *epsilon;
   if (norm_post != 0) {

@@ -209,7 +209,8 @@ TEST_F(OptimizerTest, StepWithAClosureReturnsItsLoss) {
 /// Steps opt with grads from seeds.
 void run(Optimizer& opt, const std::vector<Tensor>& params, uint64_t seed, int steps) {
   for (int t = 0; t < steps; ++t) {
-    for (size_t i = 0; i < params.size(); ++i) params[i].set_grad(grad_for(params[i], seed + 10 * t + i));
+    for (size_t i = 0; i < params.size(); ++i)
+      params[i].set_grad(grad_for(params[i], seed + 10 * t + i));
     opt.step();
   }
 }
@@ -315,7 +316,8 @@ TEST_F(OptimizerTest, LoadStateDictChecksTheGroups) {
   expect_message([&] { swapped.load_state_dict(one.state_dict()); },
                  "size mismatch for state.0.momentum_buffer", true);
   Adam adam({a, b});
-  expect_message([&] { adam.load_state_dict(one.state_dict()); }, "saved by SGD, not by Adam", true);
+  expect_message([&] { adam.load_state_dict(one.state_dict()); }, "saved by SGD, not by Adam",
+                 true);
 }
 
 TEST_F(OptimizerTest, InvalidOptionsThrowPyTorchsMessages) {
@@ -330,14 +332,21 @@ TEST_F(OptimizerTest, InvalidOptionsThrowPyTorchsMessages) {
                  "Nesterov momentum requires a momentum and zero dampening");
   expect_message([&] { Adam({p}, AdamOptions(-0.01)); }, "Invalid learning rate: -0.01");
   expect_message([&] { Adam({p}, AdamOptions().eps(-1e-8)); }, "Invalid epsilon value: -1e-08");
-  expect_message([&] { Adam({p}, AdamOptions().betas({1.0, 0.999})); },
-                 "Invalid beta parameter at index 0: 1");
-  expect_message([&] { AdamW({p}, AdamWOptions().betas({0.9, -0.1})); },
-                 "Invalid beta parameter at index 1: -0.1");
+  expect_message(
+      [&] {
+        Adam({p}, AdamOptions().betas({1.0, 0.999}));
+      },
+      "Invalid beta parameter at index 0: 1");
+  expect_message(
+      [&] {
+        AdamW({p}, AdamWOptions().betas({0.9, -0.1}));
+      },
+      "Invalid beta parameter at index 1: -0.1");
   expect_message([&] { AdamW({p}, AdamWOptions().weight_decay(-0.5)); },
                  "Invalid weight_decay value: -0.5");
   expect_message([&] { RMSprop({p}, RMSpropOptions().alpha(-0.1)); }, "Invalid alpha value: -0.1");
-  expect_message([&] { RMSprop({p}, RMSpropOptions().momentum(-1)); }, "Invalid momentum value: -1");
+  expect_message([&] { RMSprop({p}, RMSpropOptions().momentum(-1)); },
+                 "Invalid momentum value: -1");
   expect_message([&] { Adagrad({p}, AdagradOptions().lr_decay(-0.1)); },
                  "Invalid lr_decay value: -0.1");
   expect_message([&] { Adagrad({p}, AdagradOptions().initial_accumulator_value(-1)); },
@@ -351,10 +360,18 @@ TEST_F(OptimizerTest, BadParameterListsThrow) {
   const Tensor p = param_of({1}), q = param_of({2});
   expect_message([&] { SGD(std::vector<Tensor>{}); }, "optimizer got an empty parameter list");
   expect_message([&] { SGD(std::vector<ParamGroup>{}); }, "optimizer got an empty parameter list");
-  expect_message([&] { SGD({ParamGroup({p, q}), ParamGroup({q})}); },
-                 "some parameters appear in more than one parameter group");
-  expect_message([&] { SGD({p, p}); }, "optimizer contains a parameter group with duplicate "
-                 "parameters", true);
+  expect_message(
+      [&] {
+        SGD({ParamGroup({p, q}), ParamGroup({q})});
+      },
+      "some parameters appear in more than one parameter group");
+  expect_message(
+      [&] {
+        SGD({p, p});
+      },
+      "optimizer contains a parameter group with duplicate "
+      "parameters",
+      true);
   const Tensor non_leaf = p * 2;
   expect_message([&] { SGD({non_leaf}); }, "can't optimize a non-leaf Tensor", true);
   expect_message<TypeError>([&] { SGD({ParamGroup({p}, AdamOptions(0.1))}); },

@@ -69,26 +69,26 @@ struct Regression {
   }
 };
 
-TEST(Training, SgdWithMomentumConverges) {
+TEST(OptimTraining, SgdWithMomentumConverges) {
   Regression r;
   SGD opt({r.w, r.b}, SGDOptions(0.1).momentum(0.9));
   r.expect_converged(r.train(opt, 200));
 }
 
-TEST(Training, SgdNesterovUnderStepLRConverges) {
+TEST(OptimTraining, SgdNesterovUnderStepLRConverges) {
   Regression r;
   SGD opt({r.w, r.b}, SGDOptions(0.2).momentum(0.9).nesterov(true));
   StepLR sched(opt, 100, 0.5);
   r.expect_converged(r.train(opt, 250, [&] { sched.step(); }));
 }
 
-TEST(Training, AdamConverges) {
+TEST(OptimTraining, AdamConverges) {
   Regression r;
   Adam opt({r.w, r.b}, AdamOptions(0.05));
   r.expect_converged(r.train(opt, 400));
 }
 
-TEST(Training, AdamAmsgradUnderOneCycleLRConverges) {
+TEST(OptimTraining, AdamAmsgradUnderOneCycleLRConverges) {
   Regression r;
   Adam opt({r.w, r.b}, AdamOptions(0.05).amsgrad(true));
   OneCycleLR::Options o;
@@ -98,32 +98,32 @@ TEST(Training, AdamAmsgradUnderOneCycleLRConverges) {
   r.expect_converged(r.train(opt, 399, [&] { sched.step(); }));
 }
 
-TEST(Training, AdamWConverges) {
+TEST(OptimTraining, AdamWConverges) {
   Regression r;
   AdamW opt({r.w, r.b}, AdamWOptions(0.05).weight_decay(1e-4));
   r.expect_converged(r.train(opt, 400));
 }
 
-TEST(Training, RmspropConverges) {
+TEST(OptimTraining, RmspropConverges) {
   Regression r;
   RMSprop opt({r.w, r.b}, RMSpropOptions(0.01));
   r.expect_converged(r.train(opt, 600));
 }
 
-TEST(Training, RmspropCenteredWithMomentumUnderCosineConverges) {
+TEST(OptimTraining, RmspropCenteredWithMomentumUnderCosineConverges) {
   Regression r;
   RMSprop opt({r.w, r.b}, RMSpropOptions(0.01).centered(true).momentum(0.5));
   CosineAnnealingLR sched(opt, 600, 1e-4);
   r.expect_converged(r.train(opt, 600, [&] { sched.step(); }));
 }
 
-TEST(Training, AdagradConverges) {
+TEST(OptimTraining, AdagradConverges) {
   Regression r;
   Adagrad opt({r.w, r.b}, AdagradOptions(0.5));
   r.expect_converged(r.train(opt, 400));
 }
 
-TEST(Training, SgdWithWarmUpAndPlateauConverges) {
+TEST(OptimTraining, SgdWithWarmUpAndPlateauConverges) {
   Regression r;
   // Plain gradient descent on a convex quadratic: the loss falls monotonically, so the
   // plateau rule only steps in once progress has stalled.

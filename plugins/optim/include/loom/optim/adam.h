@@ -79,8 +79,7 @@ class Adam : public Optimizer {
   /// Optimizes params with options.
   explicit Adam(std::vector<Tensor> params, const AdamOptions& options = AdamOptions());
   /// Optimizes groups, each with its own options or these defaults.
-  explicit Adam(const std::vector<ParamGroup>& groups,
-                const AdamOptions& defaults = AdamOptions());
+  explicit Adam(const std::vector<ParamGroup>& groups, const AdamOptions& defaults = AdamOptions());
   /// "Adam".
   std::string_view name() const override { return "Adam"; }
   /// A group's options.

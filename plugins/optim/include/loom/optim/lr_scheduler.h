@@ -73,11 +73,11 @@ class LRScheduler {
   /// Sets the groups' lrs and last_lr.
   void apply(const std::vector<double>& lrs);
 
-  Optimizer& optimizer_;         ///< the optimizer scheduled
-  int64_t last_epoch_;           ///< the epoch of the last step
-  int64_t step_count_ = 0;       ///< steps taken, counting the initial one
+  Optimizer& optimizer_;          ///< the optimizer scheduled
+  int64_t last_epoch_;            ///< the epoch of the last step
+  int64_t step_count_ = 0;        ///< steps taken, counting the initial one
   std::vector<double> base_lrs_;  ///< each group's initial_lr
-  std::vector<double> last_lr_;  ///< what the last step set
+  std::vector<double> last_lr_;   ///< what the last step set
 };
 
 /// Multiplies the lr by gamma every step_size epochs: lr = base_lr * gamma^(epoch / step_size).
@@ -230,7 +230,7 @@ class OneCycleLR : public LRScheduler {
  private:
   struct Phase {
     double end_step;
-    int start_lr, end_lr;  // 0 initial, 1 max, 2 min
+    int start_lr, end_lr;              // 0 initial, 1 max, 2 min
     int start_momentum, end_momentum;  // 0 max_momentum, 1 base_momentum
   };
   double anneal(double start, double end, double pct) const;

@@ -33,9 +33,10 @@ void require_optim_ops();
 }  // namespace detail
 
 /// The handle on op `name` for the functions below (see LOOM_TYPED_OP), keeping the library.
-#define LOOM_OPTIM_OP(var, name, ...)                                   \
-  static const auto var = (::loom::optim::detail::require_optim_ops(), \
-                           ::loom::Dispatcher::instance().find_op_or_throw(name).typed<__VA_ARGS__>())
+#define LOOM_OPTIM_OP(var, name, ...)              \
+  static const auto var =                          \
+      (::loom::optim::detail::require_optim_ops(), \
+       ::loom::Dispatcher::instance().find_op_or_throw(name).typed<__VA_ARGS__>())
 
 /// SGD with momentum, dampening, Nesterov momentum, L2 weight decay and maximize.
 /// Schema: `optim::sgd_step_(Tensor(a!) param, Tensor grad, Tensor(b!)? momentum_buffer, *,
@@ -66,10 +67,10 @@ inline void adam_step_(const Tensor& param, const Tensor& grad, const Tensor& ex
                        int64_t step, double lr, double beta1 = 0.9, double beta2 = 0.999,
                        double eps = 1e-8, double weight_decay = 0.0, bool amsgrad = false,
                        bool maximize = false, bool decoupled_weight_decay = false) {
-  LOOM_OPTIM_OP(op, "optim::adam_step_",
-                void(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                     const std::optional<Tensor>&, int64_t, double, double, double, double,
-                     double, bool, bool, bool));
+  LOOM_OPTIM_OP(
+      op, "optim::adam_step_",
+      void(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&,
+           int64_t, double, double, double, double, double, bool, bool, bool));
   op(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay,
      amsgrad, maximize, decoupled_weight_decay);
 }
@@ -86,10 +87,10 @@ inline void rmsprop_step_(const Tensor& param, const Tensor& grad, const Tensor&
                           const std::optional<Tensor>& momentum_buffer, double lr,
                           double alpha = 0.99, double eps = 1e-8, double weight_decay = 0.0,
                           double momentum = 0.0, bool centered = false, bool maximize = false) {
-  LOOM_OPTIM_OP(op, "optim::rmsprop_step_",
-                void(const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&,
-                     const std::optional<Tensor>&, double, double, double, double, double, bool,
-                     bool));
+  LOOM_OPTIM_OP(
+      op, "optim::rmsprop_step_",
+      void(const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&,
+           const std::optional<Tensor>&, double, double, double, double, double, bool, bool));
   op(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha, eps, weight_decay, momentum,
      centered, maximize);
 }
@@ -101,8 +102,8 @@ inline void rmsprop_step_(const Tensor& param, const Tensor& grad, const Tensor&
 /// @param step the number of this update, counting from 1 (the rate is lr / (1 + (step - 1) *
 ///        lr_decay))
 inline void adagrad_step_(const Tensor& param, const Tensor& grad, const Tensor& state_sum,
-                          int64_t step, double lr, double lr_decay = 0.0,
-                          double weight_decay = 0.0, double eps = 1e-10, bool maximize = false) {
+                          int64_t step, double lr, double lr_decay = 0.0, double weight_decay = 0.0,
+                          double eps = 1e-10, bool maximize = false) {
   LOOM_OPTIM_OP(op, "optim::adagrad_step_",
                 void(const Tensor&, const Tensor&, const Tensor&, int64_t, double, double, double,
                      double, bool));

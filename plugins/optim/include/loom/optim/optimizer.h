@@ -28,15 +28,15 @@ namespace loom::optim {
 
 /// Declares an option of an optimizer's options class: `name(value)` sets it and returns the
 /// options (so calls chain: `AdamOptions(1e-3).amsgrad(true)`), `name()` reads it.
-#define LOOM_OPTIM_ARG(T, name, ...)            \
- public:                                        \
-  auto& name(const T& value) {                  \
-    name##_ = value;                            \
-    return *this;                               \
-  }                                             \
-  const T& name() const { return name##_; }     \
-                                                \
- private:                                       \
+#define LOOM_OPTIM_ARG(T, name, ...)        \
+ public:                                    \
+  auto& name(const T& value) {              \
+    name##_ = value;                        \
+    return *this;                           \
+  }                                         \
+  const T& name() const { return name##_; } \
+                                            \
+ private:                                   \
   T name##_ = __VA_ARGS__
 
 /// The options of one parameter group (learning rate and the rule's hyperparameters); each
