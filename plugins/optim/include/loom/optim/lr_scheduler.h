@@ -24,8 +24,11 @@ namespace loom::optim {
 /// The base of the epoch/step schedulers (PyTorch's LRScheduler).
 class LRScheduler {
  public:
+  /// Leaves the optimizer's lrs as they are.
   virtual ~LRScheduler();
+  /// Not copyable: a scheduler is bound to its optimizer.
   LRScheduler(const LRScheduler&) = delete;
+  /// Not copyable.
   LRScheduler& operator=(const LRScheduler&) = delete;
 
   /// The class name ("StepLR").

@@ -43,6 +43,7 @@ namespace loom::optim {
 /// optimizer has its own subclass (SGDOptions, AdamOptions, ...).
 class OptimizerOptions {
  public:
+  /// Destroys the options.
   virtual ~OptimizerOptions() = default;
   /// A copy of the same type.
   virtual std::unique_ptr<OptimizerOptions> clone() const = 0;
@@ -107,8 +108,11 @@ using LossClosure = std::function<Tensor()>;
 /// The base of every optimizer (PyTorch's torch.optim.Optimizer).
 class Optimizer {
  public:
+  /// Leaves the parameters as they are.
   virtual ~Optimizer();
+  /// Not copyable: the state belongs to these parameters (use state_dict to copy it).
   Optimizer(const Optimizer&) = delete;
+  /// Not copyable.
   Optimizer& operator=(const Optimizer&) = delete;
 
   /// The class name ("Adam"), for messages and state dicts.
