@@ -24,7 +24,9 @@ struct StepArg {
 };
 
 /// The checks every update op makes before it touches memory: param and grad given, param
-/// float32 or float64, every tensor on the CPU with param's dtype and shape.
+/// float32 or float64, every tensor on the CPU with param's dtype and shape; and, since every
+/// argument but grad (args[1]) is written, no written tensor with elements sharing memory
+/// (an expanded one) or sharing storage with another argument.
 void check_step_args(std::string_view op, const std::vector<StepArg>& args) {
   const Tensor& param = args[0].tensor;
   check_defined(op, {{args[0].name, args[0].tensor}, {args[1].name, args[1].tensor}});
@@ -42,9 +44,23 @@ void check_step_args(std::string_view op, const std::vector<StepArg>& args) {
                " to have param's shape ", sizes_str(param.sizes()), ", got ", a.name, " ",
                a.tensor.describe());
   }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Tensor& t = args[i].tensor;
+    if (i == 1 || !t.defined()) continue;
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      LOOM_CHECK(t.size(d) <= 1 || t.stride(d) != 0, op, ": ", args[i].name,
+                 " is written in place but some of its elements share memory (stride 0 in dim ", d,
+                 " of ", t.describe(), "); pass a tensor with its own memory, e.g. a clone");
+    }
+    for (size_t j = 0; j < args.size(); ++j) {
+      if (j == i || !args[j].tensor.defined() || t.numel() == 0) continue;
+      LOOM_CHECK(!t.is_alias_of(args[j].tensor), op, ": ", args[i].name, " and ", args[j].name,
+                 " share memory; every tensor the step writes needs its own");
+    }
+  }
 }
 
-/// Calls copy(offset, i) for element i (row-major order) of t at element offset `offset`.
+/// Calls visit(offset, i) for element i (row-major order) of t, at element offset `offset`.
 template <typename F>
 void walk_strided(const Tensor& t, F&& visit) {
   const int64_t n = t.numel(), dims = t.dim();

@@ -271,6 +271,14 @@ TEST(FusedSteps, ErrorsNameOpArgumentShapesAndDtypes) {
       {"optim::rmsprop_step_", "centered", "grad_avg"});
   expect_error<ValueError>([&] { adagrad_step_(p, g, g3, 1, 0.1); },
                            {"optim::adagrad_step_", "state_sum", "[3]"});
+  const Tensor wide = make_tensor({1, 2}, {1, 2}, DType::Float32);
+  const Tensor expanded = wide.as_strided_view({2, 2}, {0, 1}, 0);
+  expect_error<ValueError>([&] { sgd_step_(expanded, g, std::nullopt, 0.1); },
+                           {"optim::sgd_step_", "param", "share memory", "stride 0 in dim 0"});
+  expect_error<ValueError>([&] { adam_step_(p, g, s, s, std::nullopt, 1, 0.1); },
+                           {"optim::adam_step_", "exp_avg and exp_avg_sq share memory"});
+  expect_error<ValueError>([&] { sgd_step_(p, g, p, 0.1, 0.9); },
+                           {"optim::sgd_step_", "param and momentum_buffer share memory"});
   // Nothing was written by the failed calls.
   EXPECT_EQ(to_doubles(p), (Vec{1, 2, 3, 4}));
 }

@@ -41,8 +41,8 @@ class AdagradOptions : public OptimizerOptions {
 };
 
 /// Adagrad: divides the gradient by the root of the sum of its squares so far ("sum", which
-/// starts at initial_accumulator_value when the parameter is added); one optim::adagrad_step_
-/// call per parameter.
+/// starts at initial_accumulator_value; made at the parameter's first update, where PyTorch
+/// makes it with the optimizer); one optim::adagrad_step_ call per parameter.
 class Adagrad : public Optimizer {
  public:
   /// Optimizes params with options.
