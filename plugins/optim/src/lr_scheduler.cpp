@@ -253,6 +253,99 @@ std::optional<std::vector<double>> LinearLR::closed_form_lr() const {
   return lrs;
 }
 
+// ----------------------------------------------------------------------------- ConstantLR
+
+ConstantLR::ConstantLR(Optimizer& optimizer, double factor, int64_t total_iters, int64_t last_epoch)
+    : LRScheduler(optimizer, last_epoch), factor_(factor), total_iters_(total_iters) {
+  LOOM_CHECK(factor >= 0 && factor <= 1.0,
+             "Constant multiplicative factor expected to be between 0 and 1.");
+  initial_step();
+}
+
+std::vector<double> ConstantLR::get_lr() const {
+  std::vector<double> lrs = group_lrs();
+  if (last_epoch_ == 0) {
+    for (double& lr : lrs) lr *= factor_;
+  } else if (last_epoch_ == total_iters_) {
+    for (double& lr : lrs) lr *= 1.0 / factor_;
+  }
+  return lrs;
+}
+
+std::optional<std::vector<double>> ConstantLR::closed_form_lr() const {
+  const double factor = last_epoch_ >= total_iters_ ? 1.0 : factor_;
+  std::vector<double> lrs;
+  for (double base : base_lrs_) lrs.push_back(base * factor);
+  return lrs;
+}
+
+// --------------------------------------------------------------------------- PolynomialLR
+
+PolynomialLR::PolynomialLR(Optimizer& optimizer, int64_t total_iters, double power,
+                           int64_t last_epoch)
+    : LRScheduler(optimizer, last_epoch), total_iters_(total_iters), power_(power) {
+  LOOM_CHECK(total_iters > 0, "PolynomialLR: expected a positive total_iters, got ", total_iters);
+  initial_step();
+}
+
+std::vector<double> PolynomialLR::get_lr() const {
+  std::vector<double> lrs = group_lrs();
+  if (last_epoch_ == 0 || last_epoch_ > total_iters_) return lrs;
+  const double t = static_cast<double>(last_epoch_), n = static_cast<double>(total_iters_);
+  const double factor = std::pow((1.0 - t / n) / (1.0 - (t - 1) / n), power_);
+  for (double& lr : lrs) lr *= factor;
+  return lrs;
+}
+
+std::optional<std::vector<double>> PolynomialLR::closed_form_lr() const {
+  const double done = static_cast<double>(std::min(total_iters_, last_epoch_));
+  const double factor = std::pow(1.0 - done / static_cast<double>(total_iters_), power_);
+  std::vector<double> lrs;
+  for (double base : base_lrs_) lrs.push_back(base * factor);
+  return lrs;
+}
+
+// ------------------------------------------------------------- LambdaLR, MultiplicativeLR
+
+namespace {
+/// One function per group, from one for every group or one per group.
+std::vector<LrLambda> lambdas_per_group(std::vector<LrLambda> lambdas, size_t groups,
+                                        std::string_view who) {
+  if (lambdas.size() == 1) return std::vector<LrLambda>(groups, lambdas[0]);
+  LOOM_CHECK(lambdas.size() == groups, "Expected ", groups, " lr_lambdas, but got ", lambdas.size(),
+             " (", who, ")");
+  return lambdas;
+}
+}  // namespace
+
+LambdaLR::LambdaLR(Optimizer& optimizer, std::vector<LrLambda> lr_lambdas, int64_t last_epoch)
+    : LRScheduler(optimizer, last_epoch),
+      lambdas_(lambdas_per_group(std::move(lr_lambdas), base_lrs_.size(), "LambdaLR")) {
+  initial_step();
+}
+
+std::vector<double> LambdaLR::get_lr() const {
+  std::vector<double> lrs;
+  for (size_t i = 0; i < base_lrs_.size(); ++i)
+    lrs.push_back(base_lrs_[i] * lambdas_[i](last_epoch_));
+  return lrs;
+}
+
+MultiplicativeLR::MultiplicativeLR(Optimizer& optimizer, std::vector<LrLambda> lr_lambdas,
+                                   int64_t last_epoch)
+    : LRScheduler(optimizer, last_epoch),
+      lambdas_(lambdas_per_group(std::move(lr_lambdas), base_lrs_.size(), "MultiplicativeLR")) {
+  initial_step();
+}
+
+std::vector<double> MultiplicativeLR::get_lr() const {
+  std::vector<double> lrs = group_lrs();
+  if (last_epoch_ > 0) {
+    for (size_t i = 0; i < lrs.size(); ++i) lrs[i] *= lambdas_[i](last_epoch_);
+  }
+  return lrs;
+}
+
 // ----------------------------------------------------------------------------- OneCycleLR
 
 namespace {

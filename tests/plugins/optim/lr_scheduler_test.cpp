@@ -98,6 +98,49 @@ TEST_F(SchedulerTest, LinearLRWarmUpAndDecay) {
   }
 }
 
+TEST_F(SchedulerTest, ConstantLR) {
+  SGD opt = make_sgd();
+  ConstantLR s(opt, 0.25, 4);
+  const double base[] = {0.5, 0.2};
+  expect_sequence(opt, s, 9, [&](int e, size_t g) { return base[g] * (e < 4 ? 0.25 : 1.0); });
+}
+
+TEST_F(SchedulerTest, PolynomialLR) {
+  SGD opt = make_sgd();
+  PolynomialLR s(opt, 6, 2.0);
+  const double base[] = {0.5, 0.2};
+  expect_sequence(
+      opt, s, 9,
+      [&](int e, size_t g) { return base[g] * std::pow(1.0 - std::min(e, 6) / 6.0, 2.0); }, 1e-10);
+}
+
+TEST_F(SchedulerTest, LambdaLRAndMultiplicativeLR) {
+  {
+    SGD opt = make_sgd();
+    LambdaLR s(opt, {[](int64_t e) { return 1.0 / (1 + e); }, [](int64_t e) { return 0.5 * e; }});
+    const double base[] = {0.5, 0.2};
+    expect_sequence(
+        opt, s, 6, [&](int e, size_t g) { return g == 0 ? base[0] / (1 + e) : base[1] * 0.5 * e; });
+  }
+  {
+    SGD opt = make_sgd();
+    MultiplicativeLR s(opt, {[](int64_t) { return 0.9; }});
+    const double base[] = {0.5, 0.2};
+    expect_sequence(opt, s, 8, [&](int e, size_t g) { return base[g] * std::pow(0.9, e); });
+  }
+}
+
+TEST_F(SchedulerTest, SequentialLRAfterConstantLR) {
+  // torch.optim.lr_scheduler.SequentialLR's example: ConstantLR(factor=0.1, total_iters=2), then
+  // ExponentialLR(gamma=0.9) from milestone 2, which restarts at its own epoch 0 (the closed
+  // form, gamma^0; PyTorch's docstring lists 0.9 there, but step(0) takes the closed form).
+  SGD opt({p1}, SGDOptions(1.0));
+  auto constant = std::make_shared<ConstantLR>(opt, 0.1, 2);
+  auto decay = std::make_shared<ExponentialLR>(opt, 0.9);
+  SequentialLR s(opt, {constant, decay}, {2});
+  expect_sequence(opt, s, 6, [](int e, size_t) { return e < 2 ? 0.1 : std::pow(0.9, e - 2); });
+}
+
 /// OneCycleLR's lr and momentum at step t, from the policy's description.
 struct OneCycleClosedForm {
   double max_lr, div = 25, final_div = 1e4, pct = 0.3;
@@ -356,6 +399,13 @@ TEST_F(SchedulerTest, ErrorsArePyTorchs) {
   r.mode = "min";
   r.threshold_mode = "pct";
   expect_message([&] { ReduceLROnPlateau(opt, r); }, "threshold mode pct is unknown!");
+  expect_message([&] { ConstantLR(opt, 1.5); },
+                 "Constant multiplicative factor expected to be between 0 and 1.");
+  expect_message(
+      [&] {
+        LambdaLR(opt, {[](int64_t) { return 1.0; }, nullptr, nullptr});
+      },
+      "Expected 2 lr_lambdas, but got 3 (LambdaLR)");
   r.threshold_mode = "rel";
   r.min_lr = {0.1, 0.2, 0.3};
   expect_message([&] { ReduceLROnPlateau(opt, r); }, "expected 2 min_lrs, got 3");

@@ -11,6 +11,7 @@
 /// optimizer records each group's initial_lr, which later schedulers start from.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -182,6 +183,84 @@ class LinearLR : public LRScheduler {
  private:
   double start_factor_, end_factor_;
   int64_t total_iters_;
+};
+
+/// Multiplies the lr by factor until total_iters epochs have passed, then restores it:
+/// lr = base_lr * (epoch < total_iters ? factor : 1).
+class ConstantLR : public LRScheduler {
+ public:
+  /// Throws ValueError with PyTorch's message for a factor outside [0, 1].
+  ConstantLR(Optimizer& optimizer, double factor = 1.0 / 3, int64_t total_iters = 5,
+             int64_t last_epoch = -1);
+  /// "ConstantLR".
+  std::string_view name() const override { return "ConstantLR"; }
+
+ protected:
+  /// PyTorch's recursive form.
+  std::vector<double> get_lr() const override;
+  /// The closed form above.
+  std::optional<std::vector<double>> closed_form_lr() const override;
+
+ private:
+  double factor_;
+  int64_t total_iters_;
+};
+
+/// Polynomial decay to zero over total_iters epochs:
+/// lr = base_lr * (1 - min(epoch, total_iters) / total_iters)^power.
+class PolynomialLR : public LRScheduler {
+ public:
+  /// Throws ValueError unless total_iters > 0.
+  PolynomialLR(Optimizer& optimizer, int64_t total_iters = 5, double power = 1.0,
+               int64_t last_epoch = -1);
+  /// "PolynomialLR".
+  std::string_view name() const override { return "PolynomialLR"; }
+
+ protected:
+  /// PyTorch's recursive form.
+  std::vector<double> get_lr() const override;
+  /// The closed form above.
+  std::optional<std::vector<double>> closed_form_lr() const override;
+
+ private:
+  int64_t total_iters_;
+  double power_;
+};
+
+/// A function of the epoch giving a factor, for LambdaLR and MultiplicativeLR.
+using LrLambda = std::function<double(int64_t epoch)>;
+
+/// lr = base_lr * lambda(epoch), with one function for every group or one per group.
+class LambdaLR : public LRScheduler {
+ public:
+  /// Throws ValueError unless there is one function or one per group.
+  LambdaLR(Optimizer& optimizer, std::vector<LrLambda> lr_lambdas, int64_t last_epoch = -1);
+  /// "LambdaLR".
+  std::string_view name() const override { return "LambdaLR"; }
+
+ protected:
+  /// base_lr * lambda(last_epoch).
+  std::vector<double> get_lr() const override;
+
+ private:
+  std::vector<LrLambda> lambdas_;
+};
+
+/// lr *= lambda(epoch) every epoch after the first, with one function for every group or one
+/// per group.
+class MultiplicativeLR : public LRScheduler {
+ public:
+  /// Throws ValueError unless there is one function or one per group.
+  MultiplicativeLR(Optimizer& optimizer, std::vector<LrLambda> lr_lambdas, int64_t last_epoch = -1);
+  /// "MultiplicativeLR".
+  std::string_view name() const override { return "MultiplicativeLR"; }
+
+ protected:
+  /// lr * lambda(last_epoch) (lr unchanged at epoch 0).
+  std::vector<double> get_lr() const override;
+
+ private:
+  std::vector<LrLambda> lambdas_;
 };
 
 /// The one-cycle policy (torch.optim.lr_scheduler.OneCycleLR), stepped once per batch: the lr
