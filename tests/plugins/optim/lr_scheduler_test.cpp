@@ -343,6 +343,30 @@ TEST_F(SchedulerTest, ResumingFromStateDictsContinuesExactly) {
   }
 }
 
+TEST_F(SchedulerTest, SequentialLRResumesFromItsStateDict) {
+  auto make = [](Optimizer& opt) {
+    auto warm = std::make_shared<LinearLR>(opt, 0.2, 1.0, 3);
+    auto cos = std::make_shared<CosineAnnealingLR>(opt, 6, 0.0);
+    return std::make_unique<SequentialLR>(opt, std::vector<std::shared_ptr<LRScheduler>>{warm, cos},
+                                          std::vector<int64_t>{3});
+  };
+  SGD a = make_sgd();
+  auto sa = make(a);
+  for (int i = 0; i < 2; ++i) sa->step();  // still warming up
+  Tensor q1 = Tensor::from_vector<double>({1, 2}, {2}), q2 = Tensor::from_vector<double>({3}, {1});
+  SGD b({ParamGroup({q1}), ParamGroup({q2}, SGDOptions(0.2).momentum(0.9))},
+        SGDOptions(0.5).momentum(0.9));
+  auto sb = make(b);
+  b.load_state_dict(a.state_dict());
+  sb->load_state_dict(sa->state_dict());
+  for (int i = 0; i < 8; ++i) {  // across the milestone
+    sa->step();
+    sb->step();
+    ASSERT_EQ(sa->get_last_lr(), sb->get_last_lr()) << i;
+    ASSERT_EQ(a.options(1).lr(), b.options(1).lr()) << i;
+  }
+}
+
 TEST_F(SchedulerTest, ASecondSchedulerStartsFromTheFirstsInitialLr) {
   SGD opt = make_sgd();
   LinearLR warm(opt, 0.5, 1.0, 4);  // lr is now 0.25
