@@ -39,11 +39,11 @@ void require_optim_ops();
        ::loom::Dispatcher::instance().find_op_or_throw(name).typed<__VA_ARGS__>())
 
 /// SGD with momentum, dampening, Nesterov momentum, L2 weight decay and maximize.
-/// Schema: `optim::sgd_step_(Tensor(a!) param, Tensor grad, Tensor(b!)? momentum_buffer, *,
+/// Schema: `%optim::sgd_step_(Tensor(a!) param, Tensor grad, Tensor(b!)? momentum_buffer, *,
 /// float lr, float momentum=0., float dampening=0., float weight_decay=0., bool nesterov=False,
 /// bool maximize=False, bool is_first_step=False) -> ()`.
-/// @param momentum_buffer needed when momentum != 0; on the first step (is_first_step) it is
-///        only written (it becomes the gradient), so it may hold anything.
+/// momentum_buffer is needed when momentum != 0; on the first step (is_first_step) it is only
+/// written (it becomes the gradient), so it may hold anything.
 inline void sgd_step_(const Tensor& param, const Tensor& grad,
                       const std::optional<Tensor>& momentum_buffer, double lr,
                       double momentum = 0.0, double dampening = 0.0, double weight_decay = 0.0,
@@ -56,12 +56,12 @@ inline void sgd_step_(const Tensor& param, const Tensor& grad,
 }
 
 /// Adam (and AdamW with decoupled_weight_decay) with bias correction and AMSGrad.
-/// Schema: `optim::adam_step_(Tensor(a!) param, Tensor grad, Tensor(b!) exp_avg,
+/// Schema: `%optim::adam_step_(Tensor(a!) param, Tensor grad, Tensor(b!) exp_avg,
 /// Tensor(c!) exp_avg_sq, Tensor(d!)? max_exp_avg_sq, *, int step, float lr, float beta1=0.9,
 /// float beta2=0.999, float eps=1e-08, float weight_decay=0., bool amsgrad=False,
 /// bool maximize=False, bool decoupled_weight_decay=False) -> ()`.
-/// @param step the number of this update, counting from 1 (the bias corrections use it)
-/// @param max_exp_avg_sq needed when amsgrad
+/// step is the number of this update, counting from 1 (the bias corrections use it);
+/// max_exp_avg_sq is needed when amsgrad.
 inline void adam_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
                        const Tensor& exp_avg_sq, const std::optional<Tensor>& max_exp_avg_sq,
                        int64_t step, double lr, double beta1 = 0.9, double beta2 = 0.999,
@@ -76,12 +76,12 @@ inline void adam_step_(const Tensor& param, const Tensor& grad, const Tensor& ex
 }
 
 /// RMSprop with smoothing alpha, centered variance, momentum and L2 weight decay.
-/// Schema: `optim::rmsprop_step_(Tensor(a!) param, Tensor grad, Tensor(b!) square_avg,
+/// Schema: `%optim::rmsprop_step_(Tensor(a!) param, Tensor grad, Tensor(b!) square_avg,
 /// Tensor(c!)? grad_avg, Tensor(d!)? momentum_buffer, *, float lr, float alpha=0.99,
 /// float eps=1e-08, float weight_decay=0., float momentum=0., bool centered=False,
 /// bool maximize=False) -> ()`.
-/// @param grad_avg needed when centered; momentum_buffer needed when momentum > 0 (both start
-///        at zero, as PyTorch's state does)
+/// grad_avg is needed when centered, momentum_buffer when momentum > 0 (both start at zero, as
+/// PyTorch's state does).
 inline void rmsprop_step_(const Tensor& param, const Tensor& grad, const Tensor& square_avg,
                           const std::optional<Tensor>& grad_avg,
                           const std::optional<Tensor>& momentum_buffer, double lr,
@@ -96,11 +96,11 @@ inline void rmsprop_step_(const Tensor& param, const Tensor& grad, const Tensor&
 }
 
 /// Adagrad with learning-rate decay and L2 weight decay.
-/// Schema: `optim::adagrad_step_(Tensor(a!) param, Tensor grad, Tensor(b!) state_sum, *,
+/// Schema: `%optim::adagrad_step_(Tensor(a!) param, Tensor grad, Tensor(b!) state_sum, *,
 /// int step, float lr, float lr_decay=0., float weight_decay=0., float eps=1e-10,
 /// bool maximize=False) -> ()`.
-/// @param step the number of this update, counting from 1 (the rate is lr / (1 + (step - 1) *
-///        lr_decay))
+/// step is the number of this update, counting from 1 (the rate is lr / (1 + (step - 1) *
+/// lr_decay)).
 inline void adagrad_step_(const Tensor& param, const Tensor& grad, const Tensor& state_sum,
                           int64_t step, double lr, double lr_decay = 0.0, double weight_decay = 0.0,
                           double eps = 1e-10, bool maximize = false) {

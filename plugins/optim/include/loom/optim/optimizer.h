@@ -6,7 +6,7 @@
 /// Note [Optimizer state dicts]: state_dict() gives the tensors of every parameter's state
 /// under "state.<param index>.<name>" ("state.0.exp_avg"), the index counting parameters
 /// across the groups in order, as PyTorch's state_dict does, plus one JSON text holding the
-/// rest: {"optimizer": "Adam", "param_groups": [{<options>, "params": [0, 1]}, ...],
+/// rest: {"optimizer": "Adam", "param_groups": [{"lr": 0.001, ..., "params": [0, 1]}, ...],
 /// "state": {"0": {"step": 3}, ...}}. Doubles are written in their shortest round-trip
 /// form and load_state_dict copies the tensors, so an optimizer loaded from a state dict
 /// continues bit for bit as the one that made it would. (A training checkpoint stores the
