@@ -3,16 +3,20 @@
 // which have reference kernels of their own and so need ours to reach oneDNN at all. 1-d runs
 // as 2-d with a unit height. conv1d.padding / conv2d.padding and 3-d stay with the reference.
 //
-// Note [Convolution layouts]: activations run channels-last (nhwc) inside, the layout in which
-// oneDNN 2.6 has its fastest float32 kernels here (brgconv on AVX-512: forward 15.9 ms against
-// 18.0 ms blocked and 24.2 ms plain nchw for the 3x3 64->64 56x56 batch of 32; backward as fast
-// as blocked and over twice as fast as nchw). An NCHW input is reordered in and the result
-// reordered back out (about 0.5 ms each at that size); a channels-last input is used as it is
-// and its result stays channels-last, as in PyTorch. Weights are kept in the layout the
-// primitive asks for (format any), reordered once per weight version (Note [Weight cache]).
+// Note [Convolution layouts]: measured on this machine (3x3, 64 -> 64 channels, 56x56, batch
+// 32, float32, 2 threads, NCHW data reordered in and out): the forward is fastest channels-last
+// (brgconv, 19.7 ms with both reorders, against 21.0 ms in oneDNN's blocked layout), the
+// backward in the blocked layout (37.5 ms against 44.5 ms, the weight gradient being slower in
+// nhwc). So the forward runs nhwc and the backward of an input that is not channels-last runs
+// in the layout oneDNN prefers (format any); a channels-last input runs nhwc throughout, with
+// no reorder, and its results stay channels-last, as in PyTorch. The reorders of a 25 MB
+// activation cost 1-2 ms each (a transposition; near a memcpy). Weights are kept in the layout
+// each primitive asks for (format any), reordered once per weight version (Note [Weight
+// cache]).
 //
 // ReLU is not fused as a post-op: an eager kernel cannot see that the next call is a relu of
 // its result, and fusing would need a graph or a fused op the caller asks for by name.
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -21,6 +25,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "loom/dispatcher/library.h"
@@ -60,6 +65,7 @@ struct Conv {
   bool transposed = false;
   bool one_d = false;
   bool bias = false;
+  bool blocked = false;  ///< activations in oneDNN's preferred layout rather than nhwc
   int64_t groups = 1;
   memory::dims src, dst;  ///< {N, C, H, W} of the input and of the output
   memory::dims weights;   ///< oneDNN's weight dims: {OC, IC, kH, kW}, {G, OC/G, IC/G, kH, kW}
@@ -68,7 +74,7 @@ struct Conv {
 
   /// Appends everything a primitive depends on.
   void add_to(Key& key) const {
-    key.add(int64_t{transposed}).add(int64_t{bias}).add(groups);
+    key.add(int64_t{transposed}).add(int64_t{bias}).add(int64_t{blocked}).add(groups);
     for (const memory::dims* d : {&src, &dst, &weights, &strides, &dilates, &pad_l, &pad_r})
       key.add(IntArrayRef(*d));
   }
@@ -199,12 +205,46 @@ memory::desc nhwc(const memory::dims& dims) {
   return memory::desc(dims, memory::data_type::f32, Tag::nhwc);
 }
 
-/// Activation t (4-d) as nhwc memory: its own when it is laid out so, else a reordered copy.
-memory nhwc_of(const Tensor& t4, const memory::dims& dims) {
-  const memory::desc want = nhwc(dims);
+/// Copies from into to (any layouts) with a reorder primitive from the primitive cache
+/// (creating one costs tens of microseconds, a few per convolution call).
+void cached_reorder(const memory& from, const memory& to) {
+  const memory::desc fd = from.get_desc(), td = to.get_desc();
+  Key key("conv.reorder");
+  key.add_bytes(&fd.data, sizeof fd.data).add_bytes(&td.data, sizeof td.data);
+  const auto p = cached(key, [&] {
+    const dnnl::reorder::primitive_desc pd(engine(), fd, engine(), td);
+    return CachedPrimitive{dnnl::reorder(pd), pd, nullptr};
+  });
+  execute(p->primitive, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+}
+
+/// Float32 memory of desc over a new buffer from Loom's allocator, and the tensor owning it.
+/// Temporaries come from there because it keeps large blocks: fresh memory from the system
+/// would page-fault on every call, which costs here about as much as the reorder itself.
+struct Buffer {
+  explicit Buffer(const memory::desc& desc)
+      : owner(Tensor::empty({static_cast<int64_t>((desc.get_size() + 3) / 4)},
+                            TensorOptions{}.with(DType::Float32))),
+        mem(desc, engine(), owner.data_ptr()) {}
+  Buffer(Tensor t, memory m) : owner(std::move(t)), mem(std::move(m)) {}
+  Tensor owner;
+  memory mem;
+};
+
+/// True when t4's data is laid out as want says (t4's own memory can be used as it).
+bool laid_out_as(const Tensor& t4, const memory::desc& want) {
   // Size-1 dims may carry any stride, so is_channels_last rather than comparing descriptors.
-  if (is_channels_last(t4)) return memory_of(t4, want);
-  return as_layout(t4, want);
+  if (want.dims().size() == 4 && want == nhwc(want.dims())) return is_channels_last(t4);
+  return desc_of(t4) == want;
+}
+
+/// Activation t4 (4-d) as memory of layout want: its own when laid out so, else a reordered
+/// copy.
+Buffer in_layout(const Tensor& t4, const memory::desc& want) {
+  if (laid_out_as(t4, want)) return Buffer(t4, memory_of(t4, want));
+  Buffer copy(want);
+  cached_reorder(memory_of(t4), copy.mem);
+  return copy;
 }
 
 /// Whether a result that follows input's memory format is channels-last: for a 4-d input
@@ -213,25 +253,23 @@ bool keeps_channels_last(const Conv& c, const Tensor& input) {
   return !c.one_d && is_channels_last(input) && !input.is_contiguous();
 }
 
-/// A result of sizes (at the op's rank) and its 2-d dims, and the nhwc memory a primitive
-/// writes it through: the tensor's own when channels_last, else a buffer that finish()
-/// reorders into the (contiguous) tensor.
+/// A new result tensor of sizes (at the op's rank), channels-last or contiguous.
+Tensor new_result(IntArrayRef sizes, bool channels_last) {
+  return channels_last ? empty_channels_last(sizes, DType::Float32)
+                       : Tensor::empty(sizes, TensorOptions{}.with(DType::Float32));
+}
+
+/// The memory a primitive writes result tensor (4-d view t4) through, in layout want: the
+/// tensor's own when laid out so, else a buffer that finish() reorders into the tensor.
 struct Output {
-  Output(const Conv& c, IntArrayRef sizes, const memory::dims& dims, bool channels_last)
-      : tensor(channels_last ? empty_channels_last(sizes, DType::Float32)
-                             : Tensor::empty(sizes, TensorOptions{}.with(DType::Float32))),
-        mem(channels_last ? memory_of(tensor, nhwc(dims)) : memory(nhwc(dims), engine())),
-        direct(channels_last),
-        conv(c) {}
-  /// Copies the buffer into the tensor (when there is one); returns the tensor.
-  Tensor finish() {
-    if (!direct) reorder(mem, memory_of(four_d(conv, tensor)));
-    return tensor;
+  Output(const Tensor& t4, const memory::desc& want)
+      : view(t4), buffer(laid_out_as(t4, want) ? Buffer(t4, memory_of(t4, want)) : Buffer(want)) {}
+  /// Copies the buffer into the tensor (when there is one).
+  void finish() {
+    if (!buffer.owner.is_same(view)) cached_reorder(buffer.mem, memory_of(view));
   }
-  Tensor tensor;
-  memory mem;
-  bool direct;
-  const Conv& conv;
+  Tensor view;
+  Buffer buffer;
 };
 
 /// Primitive attributes: the scratchpad is the caller's (a buffer per thread), so one cached
@@ -262,6 +300,10 @@ memory scratchpad(const dnnl::primitive_desc_base& pd) {
 memory::desc any(const memory::dims& dims) {
   return memory::desc(dims, memory::data_type::f32, Tag::any);
 }
+/// The activations' layout in c's primitives: nhwc, or the one oneDNN prefers (blocked).
+memory::desc act(const Conv& c, const memory::dims& dims) {
+  return c.blocked ? any(dims) : nhwc(dims);
+}
 memory::desc bias_desc(const Conv& c, bool with_bias) {
   return with_bias ? memory::desc({c.dst[1]}, memory::data_type::f32, Tag::x) : memory::desc();
 }
@@ -286,8 +328,8 @@ struct Transposed {
 /// The forward primitive descriptor of c (also the hint of the backward ones).
 template <typename K>
 typename K::Fwd::primitive_desc fwd_pd(const Conv& c, bool with_bias) {
-  typename K::Fwd::desc d(dnnl::prop_kind::forward_training, K::kAlgorithm, nhwc(c.src),
-                          any(c.weights), bias_desc(c, with_bias), nhwc(c.dst), c.strides,
+  typename K::Fwd::desc d(dnnl::prop_kind::forward_training, K::kAlgorithm, act(c, c.src),
+                          any(c.weights), bias_desc(c, with_bias), act(c, c.dst), c.strides,
                           c.dilates, c.pad_l, c.pad_r);
   return typename K::Fwd::primitive_desc(d, attributes(), engine());
 }
@@ -300,16 +342,16 @@ CachedPrimitive make_forward(const Conv& c) {
 
 template <typename K>
 CachedPrimitive make_backward_data(const Conv& c) {
-  typename K::BwdData::desc d(K::kAlgorithm, nhwc(c.src), any(c.weights), nhwc(c.dst), c.strides,
-                              c.dilates, c.pad_l, c.pad_r);
+  typename K::BwdData::desc d(K::kAlgorithm, act(c, c.src), any(c.weights), act(c, c.dst),
+                              c.strides, c.dilates, c.pad_l, c.pad_r);
   const typename K::BwdData::primitive_desc pd(d, attributes(), engine(), fwd_pd<K>(c, false));
   return CachedPrimitive{typename K::BwdData(pd), pd, nullptr};
 }
 
 template <typename K>
 CachedPrimitive make_backward_weights(const Conv& c, bool with_bias) {
-  typename K::BwdWeights::desc d(K::kAlgorithm, nhwc(c.src), any(c.weights),
-                                 bias_desc(c, with_bias), nhwc(c.dst), c.strides, c.dilates,
+  typename K::BwdWeights::desc d(K::kAlgorithm, act(c, c.src), any(c.weights),
+                                 bias_desc(c, with_bias), act(c, c.dst), c.strides, c.dilates,
                                  c.pad_l, c.pad_r);
   const typename K::BwdWeights::primitive_desc pd(d, attributes(), engine(),
                                                   fwd_pd<K>(c, with_bias));
@@ -319,9 +361,8 @@ CachedPrimitive make_backward_weights(const Conv& c, bool with_bias) {
 std::shared_ptr<const CachedPrimitive> forward_primitive(const Conv& c) {
   Key key("conv.fwd");
   c.add_to(key);
-  return cached(key, [&] {
-    return c.transposed ? make_forward<Transposed>(c) : make_forward<Plain>(c);
-  });
+  return cached(
+      key, [&] { return c.transposed ? make_forward<Transposed>(c) : make_forward<Plain>(c); });
 }
 
 std::shared_ptr<const CachedPrimitive> backward_data_primitive(const Conv& c) {
@@ -344,65 +385,81 @@ std::shared_ptr<const CachedPrimitive> backward_weights_primitive(const Conv& c,
 
 // ---- the computations ----
 
-Tensor forward(const Conv& c, const Tensor& input, const Tensor& weight, const Tensor& bias) {
-  const auto p = forward_primitive(c);
-  const dnnl::primitive_desc_base& pd = p->pd;
-  Output out(c, c.out_sizes, c.dst, keeps_channels_last(c, input));
-  Args args{{DNNL_ARG_SRC, nhwc_of(four_d(c, input), c.src)},
+/// Runs c's forward primitive on whole memory (src and dst in the primitive's layouts).
+void run_forward(const Conv& c, const CachedPrimitive& p, const memory& src, const memory& dst,
+                 const Tensor& weight, const Tensor& bias) {
+  const dnnl::primitive_desc_base& pd = p.pd;
+  Args args{{DNNL_ARG_SRC, src},
             {DNNL_ARG_WEIGHTS, cached_weight(cached_weight_view(c, weight), pd.weights_desc())},
-            {DNNL_ARG_DST, out.mem},
+            {DNNL_ARG_DST, dst},
             {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
   if (c.bias) args.emplace(DNNL_ARG_BIAS, as_layout(bias, pd.weights_desc(1)));
-  execute(p->primitive, args);
-  return out.finish();
+  execute(p.primitive, args);
 }
 
-std::tuple<Tensor, Tensor, Tensor> backward(const Conv& c, const Tensor& grad_output,
+Tensor forward(const Conv& c, const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  const auto p = forward_primitive(c);
+  const Tensor out = new_result(c.out_sizes, keeps_channels_last(c, input));
+  const Buffer src = in_layout(four_d(c, input), p->pd.src_desc());
+  Output dst(four_d(c, out), p->pd.dst_desc());
+  run_forward(c, *p, src.mem, dst.buffer.mem, weight, bias);
+  dst.finish();
+  return out;
+}
+
+/// The backward of c. An input that is not channels-last runs in oneDNN's preferred
+/// (blocked) layout, whose weight gradient is faster here than nhwc's (same reorders).
+std::tuple<Tensor, Tensor, Tensor> backward(const Conv& conv, const Tensor& grad_output,
                                             const Tensor& input, const Tensor& weight,
                                             const std::vector<bool>& mask) {
-  const memory go = nhwc_of(four_d(c, grad_output), c.dst);
+  Conv c = conv;
+  const Tensor in4 = four_d(c, input), go4 = four_d(c, grad_output);
+  c.blocked = !is_channels_last(in4);
+  std::optional<Buffer> go;  // grad_output in the layout of the last primitive that took it
+  const auto grad_output_as = [&](const memory::desc& want) -> const memory& {
+    if (!go || go->mem.get_desc() != want) go.emplace(in_layout(go4, want));
+    return go->mem;
+  };
   Tensor grad_input, grad_weight, grad_bias;
   if (mask[0]) {
     const auto p = backward_data_primitive(c);
     const dnnl::primitive_desc_base& pd = p->pd;
-    Output gi(c, input.sizes(), c.src, keeps_channels_last(c, input));
+    grad_input = new_result(input.sizes(), keeps_channels_last(c, input));
+    Output gi(four_d(c, grad_input), pd.diff_src_desc());
     execute(p->primitive,
-            {{DNNL_ARG_DIFF_DST, go},
+            {{DNNL_ARG_DIFF_DST, grad_output_as(pd.diff_dst_desc())},
              {DNNL_ARG_WEIGHTS, cached_weight(cached_weight_view(c, weight), pd.weights_desc())},
-             {DNNL_ARG_DIFF_SRC, gi.mem},
+             {DNNL_ARG_DIFF_SRC, gi.buffer.mem},
              {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}});
-    grad_input = gi.finish();
+    gi.finish();
   }
   if (mask[1] || mask[2]) {
     // The bias's gradient comes with the weight's (a weight gradient nobody asked for is
     // computed and dropped: the bias alone is rarely wanted).
     const auto p = backward_weights_primitive(c, mask[2]);
     const dnnl::primitive_desc_base& pd = p->pd;
-    Tensor gw = Tensor::empty(weight.sizes(), TensorOptions{}.with(DType::Float32));
-    const memory gw_plain = memory_of(onednn_weight_view(c, gw));
-    const bool gw_direct = gw_plain.get_desc() == pd.diff_weights_desc();
-    const memory gw_mem = gw_direct ? gw_plain : memory(pd.diff_weights_desc(), engine());
-    Args args{{DNNL_ARG_SRC, nhwc_of(four_d(c, input), c.src)},
-              {DNNL_ARG_DIFF_DST, go},
-              {DNNL_ARG_DIFF_WEIGHTS, gw_mem},
+    const Tensor gw = Tensor::empty(weight.sizes(), TensorOptions{}.with(DType::Float32));
+    const Tensor gw_view = onednn_weight_view(c, gw);
+    Output gw_out(gw_view, pd.diff_weights_desc());
+    const Buffer src = in_layout(in4, pd.src_desc());
+    Args args{{DNNL_ARG_SRC, src.mem},
+              {DNNL_ARG_DIFF_DST, grad_output_as(pd.diff_dst_desc())},
+              {DNNL_ARG_DIFF_WEIGHTS, gw_out.buffer.mem},
               {DNNL_ARG_SCRATCHPAD, scratchpad(pd)}};
-    Tensor gb;
-    memory gb_mem, gb_plain;
+    const Tensor gb =
+        mask[2] ? Tensor::empty({c.dst[1]}, TensorOptions{}.with(DType::Float32)) : Tensor();
+    std::optional<Output> gb_out;
     if (mask[2]) {
-      gb = Tensor::empty({c.dst[1]}, TensorOptions{}.with(DType::Float32));
-      gb_plain = memory_of(gb);
-      gb_mem = gb_plain.get_desc() == pd.diff_weights_desc(1)
-                   ? gb_plain
-                   : memory(pd.diff_weights_desc(1), engine());
-      args.emplace(DNNL_ARG_DIFF_BIAS, gb_mem);
+      gb_out.emplace(gb, pd.diff_weights_desc(1));
+      args.emplace(DNNL_ARG_DIFF_BIAS, gb_out->buffer.mem);
     }
     execute(p->primitive, args);
     if (mask[1]) {
-      if (!gw_direct) reorder(gw_mem, gw_plain);
+      gw_out.finish();
       grad_weight = gw;
     }
     if (mask[2]) {
-      if (gb_mem != gb_plain) reorder(gb_mem, gb_plain);
+      gb_out->finish();
       grad_bias = gb;
     }
   }
@@ -482,8 +539,8 @@ Tensor conv_transpose1d(const Tensor& input, const Tensor& weight,
                         const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
                         IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
   static const auto op = onednn::op<ConvTransposeSig>("aten::conv_transpose1d");
-  if (auto out = conv_nd(1, input, weight, bias, stride, padding, dilation, true, output_padding,
-                         groups))
+  if (auto out =
+          conv_nd(1, input, weight, bias, stride, padding, dilation, true, output_padding, groups))
     return *out;
   return op.call_next_provider(kCPU, input, weight, bias, stride, padding, output_padding, groups,
                                dilation);
@@ -493,22 +550,25 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight,
                         const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
                         IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
   static const auto op = onednn::op<ConvTransposeSig>("aten::conv_transpose2d.input");
-  if (auto out = conv_nd(2, input, weight, bias, stride, padding, dilation, true, output_padding,
-                         groups))
+  if (auto out =
+          conv_nd(2, input, weight, bias, stride, padding, dilation, true, output_padding, groups))
     return *out;
   return op.call_next_provider(kCPU, input, weight, bias, stride, padding, output_padding, groups,
                                dilation);
 }
 
-using BackwardSig = std::tuple<Tensor, Tensor, Tensor>(
-    const Tensor&, const Tensor&, const Tensor&, std::optional<IntArrayRef>, IntArrayRef,
-    IntArrayRef, IntArrayRef, bool, IntArrayRef, int64_t, const std::vector<bool>&);
+using BackwardSig = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&,
+                                                       std::optional<IntArrayRef>, IntArrayRef,
+                                                       IntArrayRef, IntArrayRef, bool, IntArrayRef,
+                                                       int64_t, const std::vector<bool>&);
 
-std::tuple<Tensor, Tensor, Tensor> convolution_backward(
-    const Tensor& grad_output, const Tensor& input, const Tensor& weight,
-    std::optional<IntArrayRef> bias_sizes, IntArrayRef stride, IntArrayRef padding,
-    IntArrayRef dilation, bool transposed, IntArrayRef output_padding, int64_t groups,
-    const std::vector<bool>& output_mask) {
+std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_output,
+                                                        const Tensor& input, const Tensor& weight,
+                                                        std::optional<IntArrayRef> bias_sizes,
+                                                        IntArrayRef stride, IntArrayRef padding,
+                                                        IntArrayRef dilation, bool transposed,
+                                                        IntArrayRef output_padding, int64_t groups,
+                                                        const std::vector<bool>& output_mask) {
   static const auto op = onednn::op<BackwardSig>("aten::convolution_backward");
   const bool wanted =
       output_mask.size() == 3 && (output_mask[0] || output_mask[1] || output_mask[2]);

@@ -13,8 +13,8 @@
 #include <tuple>
 #include <vector>
 
-#include "loom/ops/core.h"
 #include "loom/core/str_cat.h"
+#include "loom/ops/core.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/tensor_methods.h"
 #include "onednn_test_util.h"
@@ -40,8 +40,8 @@ int64_t numel_of(const Sizes& s) {
 
 Tensor random(const Sizes& sizes, uint64_t seed, DType dtype = DType::Float32,
               bool strided = false) {
-  return make_tensor(random_values(static_cast<size_t>(numel_of(sizes)), seed, -1, 1), sizes,
-                     dtype, strided);
+  return make_tensor(random_values(static_cast<size_t>(numel_of(sizes)), seed, -1, 1), sizes, dtype,
+                     strided);
 }
 
 /// A channels-last copy of a 4-d tensor.
@@ -103,8 +103,8 @@ Tensor run_named(const Case& c, const Tensor& x, const Tensor& w, const std::opt
 std::tuple<Tensor, Tensor, Tensor> run_backward(const Case& c, const Tensor& go, const Tensor& x,
                                                 const Tensor& w, std::vector<bool> mask) {
   const std::vector<int64_t> bias_sizes{c.Cout};
-  return convolution_backward(go, x, w, mask[2] ? std::optional<IntArrayRef>(bias_sizes)
-                                                : std::nullopt,
+  return convolution_backward(go, x, w,
+                              mask[2] ? std::optional<IntArrayRef>(bias_sizes) : std::nullopt,
                               {c.stride}, {c.padding}, {c.dilation}, c.transposed,
                               {c.transposed ? c.output_padding : 0}, c.groups, mask);
 }
@@ -183,6 +183,31 @@ TEST_F(OnednnConvolutionTest, OneByOneAndWideKernels) {
   check_case(wide_transposed, 9);
 }
 
+TEST_F(OnednnConvolutionTest, WideChannelsInBlockedLayouts) {
+  // 32 channels: oneDNN picks blocked layouts (16 channels a block) for the backward.
+  uint64_t seed = 500;
+  for (bool transposed : {false, true}) {
+    for (int64_t groups : {1, 2, 32}) {
+      for (int64_t stride : {1, 2}) {
+        Case c;
+        c.Cin = 32;
+        c.Cout = 32;
+        c.size = 12;
+        c.transposed = transposed;
+        c.groups = groups;
+        c.stride = stride;
+        c.padding = 1;
+        c.output_padding = transposed && stride == 2 ? 1 : 0;
+        c.bias = groups != 2;
+        check_case(c, seed);
+        check_case(c, channels_last(random(c.input_sizes(), seed + 5)),
+                   random(c.weight_sizes(), seed + 6), seed + 7);
+        seed += 10;
+      }
+    }
+  }
+}
+
 TEST_F(OnednnConvolutionTest, ChannelsLastInputGivesChannelsLastResults) {
   for (bool transposed : {false, true}) {
     Case c;
@@ -193,17 +218,19 @@ TEST_F(OnednnConvolutionTest, ChannelsLastInputGivesChannelsLastResults) {
     const Tensor w = random(c.weight_sizes(), 32);
     ASSERT_TRUE(is_channels_last_4d(x));
     check_case(c, x, w, 33);
-    const Tensor y = with_provider("onednn", [&] { return run_convolution(c, x, w, std::nullopt); });
+    const Tensor y =
+        with_provider("onednn", [&] { return run_convolution(c, x, w, std::nullopt); });
     EXPECT_TRUE(is_channels_last_4d(y)) << "the output keeps the input's memory format";
     const Tensor go = random(y.sizes().vec(), 34);
-    const auto grads =
-        with_provider("onednn", [&] { return run_backward(c, go, x, w, {true, true, false}); });
+    const auto grads = with_provider("onednn", [&] {
+      return run_backward(c, go, x, w, {true, true, false});
+    });
     EXPECT_TRUE(is_channels_last_4d(std::get<0>(grads)));
     // A contiguous input gives contiguous results.
     const Tensor xc = random(c.input_sizes(), 35);
-    EXPECT_TRUE(
-        with_provider("onednn", [&] { return run_convolution(c, xc, w, std::nullopt); })
-            .is_contiguous());
+    EXPECT_TRUE(with_provider("onednn", [&] {
+                  return run_convolution(c, xc, w, std::nullopt);
+                }).is_contiguous());
   }
 }
 
@@ -257,8 +284,9 @@ TEST_F(OnednnConvolutionTest, WeightUpdatedInPlaceIsSeen) {
     const Tensor before =
         with_provider("onednn", [&] { return run_convolution(c, x, w, std::nullopt); });
     const Tensor go = random(before.sizes().vec(), 63);
-    const Tensor gi_before = std::get<0>(
-        with_provider("onednn", [&] { return run_backward(c, go, x, w, {true, false, false}); }));
+    const Tensor gi_before = std::get<0>(with_provider("onednn", [&] {
+      return run_backward(c, go, x, w, {true, false, false});
+    }));
     mul_(w, Scalar(-3.0));
     const Tensor after =
         with_provider("onednn", [&] { return run_convolution(c, x, w, std::nullopt); });
@@ -266,8 +294,9 @@ TEST_F(OnednnConvolutionTest, WeightUpdatedInPlaceIsSeen) {
         with_provider("reference", [&] { return run_convolution(c, x, w, std::nullopt); });
     expect_allclose(after, want, kRtol, kAtol, "forward after the update");
     expect_allclose(after, mul(before, Scalar(-3.0)), kRtol, kAtol, "forward scaled");
-    const Tensor gi_after = std::get<0>(
-        with_provider("onednn", [&] { return run_backward(c, go, x, w, {true, false, false}); }));
+    const Tensor gi_after = std::get<0>(with_provider("onednn", [&] {
+      return run_backward(c, go, x, w, {true, false, false});
+    }));
     expect_allclose(gi_after, mul(gi_before, Scalar(-3.0)), kRtol, kAtol, "grad_input scaled");
     // A second update, of the same weight again.
     mul_(w, Scalar(0.5));
@@ -289,7 +318,8 @@ TEST_F(OnednnConvolutionTest, PartialOutputMasks) {
                                         {false, true, true}}) {
     const auto [gi0, gw0, gb0] =
         with_provider("reference", [&] { return run_backward(c, go, x, w, mask); });
-    const auto [gi, gw, gb] = with_provider("onednn", [&] { return run_backward(c, go, x, w, mask); });
+    const auto [gi, gw, gb] =
+        with_provider("onednn", [&] { return run_backward(c, go, x, w, mask); });
     EXPECT_EQ(gi.defined(), mask[0]);
     EXPECT_EQ(gw.defined(), mask[1]);
     EXPECT_EQ(gb.defined(), mask[2]);
@@ -314,8 +344,12 @@ TEST_F(OnednnConvolutionTest, Float64IsHandedOnUnchanged) {
   EXPECT_EQ(to_doubles(with_provider("onednn", [&] { return run_named(c, x, w, b); })),
             to_doubles(want));
   const Tensor go = random(want.sizes().vec(), 84, DType::Float64);
-  const auto ref = with_provider("reference", [&] { return run_backward(c, go, x, w, {true, true, true}); });
-  const auto one = with_provider("onednn", [&] { return run_backward(c, go, x, w, {true, true, true}); });
+  const auto ref = with_provider("reference", [&] {
+    return run_backward(c, go, x, w, {true, true, true});
+  });
+  const auto one = with_provider("onednn", [&] {
+    return run_backward(c, go, x, w, {true, true, true});
+  });
   EXPECT_EQ(to_doubles(std::get<0>(one)), to_doubles(std::get<0>(ref)));
   EXPECT_EQ(to_doubles(std::get<1>(one)), to_doubles(std::get<1>(ref)));
   EXPECT_EQ(to_doubles(std::get<2>(one)), to_doubles(std::get<2>(ref)));
@@ -345,9 +379,13 @@ TEST_F(OnednnConvolutionTest, MalformedCallsGiveTheReferenceMessages) {
       [&] { conv2d(x, w, std::nullopt, 0, 1); },
       [&] { conv2d(x, w, std::nullopt, 1, 1, 1, 3); },
       // a stride list of the wrong length
-      [&] { convolution(x, w, std::nullopt, {1, 1, 1}, {0}, {1}, false, {0}, 1); },
+      [&] {
+        convolution(x, w, std::nullopt, {1, 1, 1}, {0}, {1}, false, {0}, 1);
+      },
       // output_padding not below stride or dilation (transposed)
-      [&] { conv_transpose2d(x, random({4, 2, 3, 3}, 97), std::nullopt, 1, 0, 1); },
+      [&] {
+        conv_transpose2d(x, random({4, 2, 3, 3}, 97), std::nullopt, 1, 0, 1);
+      },
       // mixed dtypes
       [&] { conv2d(x64, w); },
       // grad_output of the wrong size
