@@ -121,8 +121,10 @@ std::vector<double> StepLR::get_lr() const {
 
 std::optional<std::vector<double>> StepLR::closed_form_lr() const {
   std::vector<double> lrs;
-  const double k = static_cast<double>(last_epoch_ / step_size_);
-  for (double base : base_lrs_) lrs.push_back(base * std::pow(gamma_, k));
+  const int64_t decays = last_epoch_ / step_size_;  // whole periods passed (Python's //)
+  for (double base : base_lrs_) {
+    lrs.push_back(base * std::pow(gamma_, static_cast<double>(decays)));
+  }
   return lrs;
 }
 
