@@ -169,7 +169,7 @@ struct Abs {
 struct Sqrt {
   static constexpr std::string_view kName = "sqrt";
   static constexpr algorithm kAlg = algorithm::eltwise_sqrt;
-  static constexpr int64_t kMin = 16384;
+  static constexpr int64_t kMin = 4096;
 };
 
 template <typename Op>
