@@ -69,7 +69,13 @@ Tensor Optimizer::step(const LossClosure& closure) {
     loss = closure();
   }
   autograd::NoGradGuard no_grad;
-  for (const ParamGroup& group : groups_) {
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    const ParamGroup& group = groups_[gi];
+    // param_groups() is writable, as in PyTorch: options replaced since must still fit.
+    LOOM_CHECK_T(TypeError, group.options && typeid(*group.options) == typeid(*defaults_), name(),
+                 ".step: the options of parameter group ", gi, " are ",
+                 group.options ? group.options->type_name() : std::string_view("missing"),
+                 ", expected ", defaults_->type_name());
     for (const Tensor& p : group.params) {
       const Tensor grad = p.grad();
       if (!grad.defined()) continue;

@@ -376,6 +376,11 @@ TEST_F(OptimizerTest, BadParameterListsThrow) {
   expect_message([&] { SGD({non_leaf}); }, "can't optimize a non-leaf Tensor", true);
   expect_message<TypeError>([&] { SGD({ParamGroup({p}, AdamOptions(0.1))}); },
                             "SGD: a parameter group's options must be SGDOptions, got AdamOptions");
+  SGD sgd({p});
+  sgd.param_groups()[0].options = std::make_shared<AdamOptions>();
+  expect_message<TypeError>([&] { sgd.step(); },
+                            "SGD.step: the options of parameter group 0 are AdamOptions, expected "
+                            "SGDOptions");
   // AdamW takes Adam's options for a group (AdamWOptions' setters return AdamOptions&), decoupled.
   AdamW adamw({ParamGroup({p}, AdamOptions(0.1).weight_decay(0.5))});
   EXPECT_TRUE(adamw.options(0).decoupled_weight_decay());
