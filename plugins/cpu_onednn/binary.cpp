@@ -94,7 +94,9 @@ std::optional<BinaryPlan> plan_binary(const Tensor& self, const Tensor& other, b
 /// Runs alg on the plan's sources into dst (contiguous, the result's shape; may be src0).
 void run(algorithm alg, const BinaryPlan& plan, const Tensor& dst) {
   Key key("binary");
-  key.add(static_cast<int64_t>(alg)).add(IntArrayRef(plan.dst_dims)).add(IntArrayRef(plan.src1_dims));
+  key.add(static_cast<int64_t>(alg))
+      .add(IntArrayRef(plan.dst_dims))
+      .add(IntArrayRef(plan.src1_dims));
   const memory::desc md0(plan.dst_dims, memory::data_type::f32, contiguous_strides(plan.dst_dims));
   const memory::desc md1(plan.src1_dims, memory::data_type::f32,
                          contiguous_strides(plan.src1_dims));

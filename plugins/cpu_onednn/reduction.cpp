@@ -91,8 +91,7 @@ std::optional<ReducePlan> plan_reduce(const Tensor& self, std::optional<IntArray
 Tensor run(algorithm alg, const ReducePlan& plan, const Tensor& self) {
   Key key("reduction");
   key.add(static_cast<int64_t>(alg)).add(plan.outer).add(plan.inner);
-  const memory::desc src({plan.outer, plan.inner}, memory::data_type::f32,
-                         memory::format_tag::ab);
+  const memory::desc src({plan.outer, plan.inner}, memory::data_type::f32, memory::format_tag::ab);
   const memory::desc dst({plan.outer, 1}, memory::data_type::f32, memory::format_tag::ab);
   auto p = cached(key, [&] {
     auto pd = dnnl::reduction::primitive_desc(dnnl::reduction::desc(alg, src, dst, 0, 0), engine());
@@ -100,7 +99,8 @@ Tensor run(algorithm alg, const ReducePlan& plan, const Tensor& self) {
   });
   // The result's memory is dst's: its elements are the kept dims' in row-major order.
   Tensor out = Tensor::empty(plan.sizes, TensorOptions{}.with(DType::Float32));
-  execute(p->primitive, {{DNNL_ARG_SRC, memory_of(self, src)}, {DNNL_ARG_DST, memory_of(out, dst)}});
+  execute(p->primitive,
+          {{DNNL_ARG_SRC, memory_of(self, src)}, {DNNL_ARG_DST, memory_of(out, dst)}});
   return out;
 }
 

@@ -90,12 +90,28 @@ TEST_F(OnednnBinary, SameShapesAndBroadcastsMatchTheReference) {
 TEST_F(OnednnBinary, CallsOutsideOnednnAreTheReference) {
   const Tensor a = values({kRows, kCols}, 1), b = values({kRows, kCols}, 2);
   const std::vector<std::pair<std::string, std::function<Tensor()>>> calls = {
-      {"small", [&] { return add(values({4, 4}, 3), values({4}, 4)); }},
-      {"non-contiguous self", [&] { return mul(values({kRows, kCols}, 5, DType::Float32, true), b); }},
-      {"transposed other", [&] { return sub(a, values({kCols, kRows}, 6).transpose(0, 1)); }},
-      {"float64", [&] { return div(values({kRows, kCols}, 7, DType::Float64), values({kCols}, 8, DType::Float64)); }},
-      {"float32 + float64", [&] { return add(a, values({kRows, kCols}, 9, DType::Float64)); }},
-      {"float32 * int64", [&] { return mul(a, make_tensor(std::vector<double>(kCols, 3), {kCols}, DType::Int64)); }},
+      {"small",
+       [&] {
+         return add(values({4, 4}, 3), values({4}, 4));
+       }},
+      {"non-contiguous self",
+       [&] {
+         return mul(values({kRows, kCols}, 5, DType::Float32, true), b);
+       }},
+      {"transposed other",
+       [&] {
+         return sub(a, values({kCols, kRows}, 6).transpose(0, 1));
+       }},
+      {"float64",
+       [&] {
+         return div(values({kRows, kCols}, 7, DType::Float64), values({kCols}, 8, DType::Float64));
+       }},
+      {"float32 + float64",
+       [&] {
+         return add(a, values({kRows, kCols}, 9, DType::Float64));
+       }},
+      {"float32 * int64",
+       [&] { return mul(a, make_tensor(std::vector<double>(kCols, 3), {kCols}, DType::Int64)); }},
       {"float32 + 0-d float64", [&] { return add(a, make_tensor({0.1}, {}, DType::Float64)); }},
       {"add alpha 2", [&] { return add(a, b, 2); }},
       {"sub alpha 0.5", [&] { return sub(a, b, 0.5); }},
@@ -132,10 +148,14 @@ TEST_F(OnednnBinary, InPlaceAndOutForms) {
   }
   using Out = std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
   const std::vector<std::pair<std::string, Out>> outs = {
-      {"add.out", [](const Tensor& s, const Tensor& o, const Tensor& out) { return add_out(out, s, o); }},
-      {"sub.out", [](const Tensor& s, const Tensor& o, const Tensor& out) { return sub_out(out, s, o); }},
-      {"mul.out", [](const Tensor& s, const Tensor& o, const Tensor& out) { return mul_out(out, s, o); }},
-      {"div.out", [](const Tensor& s, const Tensor& o, const Tensor& out) { return div_out(out, s, o); }},
+      {"add.out",
+       [](const Tensor& s, const Tensor& o, const Tensor& out) { return add_out(out, s, o); }},
+      {"sub.out",
+       [](const Tensor& s, const Tensor& o, const Tensor& out) { return sub_out(out, s, o); }},
+      {"mul.out",
+       [](const Tensor& s, const Tensor& o, const Tensor& out) { return mul_out(out, s, o); }},
+      {"div.out",
+       [](const Tensor& s, const Tensor& o, const Tensor& out) { return div_out(out, s, o); }},
   };
   for (const auto& [what, f] : outs) {
     const Tensor want = Tensor::empty({kRows, kCols}), got = Tensor::empty({kRows, kCols});
@@ -151,16 +171,35 @@ TEST_F(OnednnBinary, InPlaceAndOutForms) {
 TEST_F(OnednnBinary, MalformedCallsGetTheReferenceError) {
   const Tensor a = values({kRows, kCols}, 1), row = values({kCols}, 2);
   const std::vector<std::pair<std::string, std::function<void()>>> calls = {
-      {"shapes that do not broadcast", [&] { add(a, values({kRows, 3}, 3)); }},
+      {"shapes that do not broadcast",
+       [&] {
+         add(a, values({kRows, 3}, 3));
+       }},
       {"in place onto a smaller self", [&] { add_(row.clone(), a); }},
-      {"in place growing self's rank", [&] { mul_(a.clone(), values({1, kRows, kCols}, 4)); }},
+      {"in place growing self's rank",
+       [&] {
+         mul_(a.clone(), values({1, kRows, kCols}, 4));
+       }},
       {"bool alpha", [&] { add(a, a, true); }},
       {"bad rounding mode", [&] { div(a, a, "round"); }},
-      {"out of a wrong dtype", [&] { add_out(Tensor::empty({kRows, kCols}, TensorOptions{}.with(DType::Int64)), a, a); }},
+      {"out of a wrong dtype",
+       [&] {
+         add_out(Tensor::empty({kRows, kCols}, TensorOptions{}.with(DType::Int64)), a, a);
+       }},
   };
   for (const auto& [what, f] : calls) {
-    const std::string want = message_of([&] { with_provider("reference", [&] { f(); return 0; }); });
-    const std::string got = message_of([&] { with_provider("onednn", [&] { f(); return 0; }); });
+    const std::string want = message_of([&] {
+      with_provider("reference", [&] {
+        f();
+        return 0;
+      });
+    });
+    const std::string got = message_of([&] {
+      with_provider("onednn", [&] {
+        f();
+        return 0;
+      });
+    });
     EXPECT_FALSE(want.empty()) << what << " should be an error";
     EXPECT_EQ(got, want) << what;
   }

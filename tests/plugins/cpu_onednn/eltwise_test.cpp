@@ -52,8 +52,8 @@ Tensor inputs(int64_t n, DType dtype = DType::Float32, uint64_t seed = 1) {
   std::vector<double> v = random_values(static_cast<size_t>(n), seed, -8, 8);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
-  const std::vector<double> special = {nan, inf, -inf, 0.0, -0.0, 1e-8, -1e-8, 1e-30, -1e-30,
-                                       3, -3, 19.5, 20.5, 30, -30, 100, -100, 1e30, -1e30};
+  const std::vector<double> special = {nan, inf,  -inf, 0.0, -0.0, 1e-8, -1e-8, 1e-30, -1e-30, 3,
+                                       -3,  19.5, 20.5, 30,  -30,  100,  -100,  1e30,  -1e30};
   for (size_t i = 0; i < special.size() && i < v.size(); ++i) v[i] = special[i];
   return make_tensor(v, {n}, dtype);
 }
@@ -108,9 +108,8 @@ TEST_F(OnednnEltwise, OnednnComputesLargeCalls) {
 
 TEST_F(OnednnEltwise, SmallNonContiguousAndDoubleCallsAreTheReference) {
   const Tensor small = inputs(kSmall);
-  const Tensor strided =
-      make_tensor(random_values(static_cast<size_t>(kBig), 2, -8, 8), {kBig / 64, 64},
-                  DType::Float32, /*strided=*/true);
+  const Tensor strided = make_tensor(random_values(static_cast<size_t>(kBig), 2, -8, 8),
+                                     {kBig / 64, 64}, DType::Float32, /*strided=*/true);
   const Tensor transposed = inputs(kBig).view({512, kBig / 512}).transpose(0, 1);
   const Tensor dbl = inputs(kBig, DType::Float64);
   for (const Activation& a : activations()) {
@@ -282,8 +281,18 @@ TEST_F(OnednnEltwise, MalformedCallsGetTheReferenceError) {
       {"silu on int64", [&] { silu(ints); }},
   };
   for (const auto& [what, f] : calls) {
-    const std::string want = message_of([&] { with_provider("reference", [&] { f(); return 0; }); });
-    const std::string got = message_of([&] { with_provider("onednn", [&] { f(); return 0; }); });
+    const std::string want = message_of([&] {
+      with_provider("reference", [&] {
+        f();
+        return 0;
+      });
+    });
+    const std::string got = message_of([&] {
+      with_provider("onednn", [&] {
+        f();
+        return 0;
+      });
+    });
     EXPECT_FALSE(want.empty()) << what << " should be an error";
     EXPECT_EQ(got, want) << what;
   }

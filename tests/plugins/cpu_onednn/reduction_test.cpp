@@ -49,8 +49,8 @@ std::vector<std::pair<std::string, Reduction>> reductions() {
       {"sum", [](const Tensor& x) { return sum(x); }},
       {"mean", [](const Tensor& x) { return mean(x); }},
   };
-  const std::vector<std::vector<int64_t>> dims = {{0}, {1}, {2}, {-1}, {0, 2}, {1, 2}, {0, 1, 2},
-                                                  {2, 0}, {}};
+  const std::vector<std::vector<int64_t>> dims = {{0},    {1},       {2},    {-1}, {0, 2},
+                                                  {1, 2}, {0, 1, 2}, {2, 0}, {}};
   for (const auto& d : dims) {
     for (bool keepdim : {false, true}) {
       std::string tag = "[";
@@ -95,7 +95,10 @@ TEST_F(OnednnReduction, NanPropagates) {
 TEST_F(OnednnReduction, CallsOutsideOnednnAreTheReference) {
   const Tensor x = values(kShape, 4);
   const std::vector<std::pair<std::string, std::function<Tensor()>>> calls = {
-      {"small", [&] { return sum(values({3, 5}, 5), {1}); }},
+      {"small",
+       [&] {
+         return sum(values({3, 5}, 5), {1});
+       }},
       {"non-contiguous", [&] { return sum(values(kShape, 6, DType::Float32, true), {1}); }},
       {"transposed", [&] { return mean(x.transpose(0, 2), {0}); }},
       {"float64", [&] { return sum(values(kShape, 7, DType::Float64), {2}, true); }},
@@ -104,8 +107,12 @@ TEST_F(OnednnReduction, CallsOutsideOnednnAreTheReference) {
       {"leading dim", [&] { return sum(x, {0}); }},
       {"middle dim", [&] { return mean(x, {1}, true); }},
       {"whole tensor", [&] { return sum(x); }},
-      {"all dims listed", [&] { return mean(x, {0, 1, 2}); }},
-      {"int64", [&] { return sum(make_tensor(std::vector<double>(1 << 19, 2), {1 << 19}, DType::Int64)); }},
+      {"all dims listed",
+       [&] {
+         return mean(x, {0, 1, 2});
+       }},
+      {"int64",
+       [&] { return sum(make_tensor(std::vector<double>(1 << 19, 2), {1 << 19}, DType::Int64)); }},
   };
   for (const auto& [what, f] : calls) {
     expect_identical(with_provider("onednn", f), with_provider("reference", f), what);
@@ -118,12 +125,25 @@ TEST_F(OnednnReduction, MalformedCallsGetTheReferenceError) {
   const std::vector<std::pair<std::string, std::function<void()>>> calls = {
       {"dim out of range", [&] { sum(x, {3}); }},
       {"negative dim out of range", [&] { mean(x, {-4}); }},
-      {"dim twice", [&] { sum(x, {1, -2}); }},
+      {"dim twice",
+       [&] {
+         sum(x, {1, -2});
+       }},
       {"mean of int64", [&] { mean(ints); }},
   };
   for (const auto& [what, f] : calls) {
-    const std::string want = message_of([&] { with_provider("reference", [&] { f(); return 0; }); });
-    const std::string got = message_of([&] { with_provider("onednn", [&] { f(); return 0; }); });
+    const std::string want = message_of([&] {
+      with_provider("reference", [&] {
+        f();
+        return 0;
+      });
+    });
+    const std::string got = message_of([&] {
+      with_provider("onednn", [&] {
+        f();
+        return 0;
+      });
+    });
     EXPECT_FALSE(want.empty()) << what << " should be an error";
     EXPECT_EQ(got, want) << what;
   }
