@@ -420,6 +420,7 @@ int run(Options o) {
 
   Evaluation last_test;
   bool stopped_early = false;
+  double first_step_seconds = -1;  // from process start: start-up, data, model, one step
   for (; pos.epoch <= o.epochs; ++pos.epoch) {
     train_loader.set_epoch(pos.epoch);
     Progress progress(o.progress, pos.epoch, o.epochs, steps_per_epoch);
@@ -439,6 +440,7 @@ int run(Options o) {
       pos.seen += n;
       ++pos.step_in_epoch;
       ++pos.global_step;
+      if (first_step_seconds < 0) first_step_seconds = seconds_since_process_start();
       progress.update(step, pos.loss_sum / static_cast<double>(pos.seen), pos.seen);
       if (o.stop_after_steps > 0 && pos.global_step >= o.stop_after_steps) {
         const auto now = std::chrono::steady_clock::now();
@@ -446,6 +448,10 @@ int run(Options o) {
         pos.train_seconds += std::chrono::duration<double>(now - t0).count();
         progress.finish();
         save_checkpoint(o.checkpoint, *model, *opt, schedule, pos, o);
+        const json partial = {{"stopped_after_steps", pos.global_step},
+                              {"first_step_seconds", first_step_seconds},
+                              {"peak_rss_mib", peak_rss_mib()}};
+        write_file_atomically((fs::path(o.out) / "report.json").string(), partial.dump(2) + "\n");
         log.line("stopped after " + std::to_string(pos.global_step) +
                  " steps; checkpoint " + o.checkpoint + " (continue with --resume " +
                  o.checkpoint + ")");
@@ -533,6 +539,8 @@ int run(Options o) {
     confusion.push_back(r);
   }
   const EpochRow& last = pos.rows.back();
+  json epoch_seconds = json::array();
+  for (const EpochRow& r : pos.rows) epoch_seconds.push_back(r.seconds);
   const json report = {{"model", o.model},
                        {"epochs", last.epoch},
                        {"early_stopped", stopped_early},
@@ -540,6 +548,9 @@ int run(Options o) {
                        {"test_loss", last.test_loss},
                        {"train_seconds", pos.train_seconds},
                        {"provider", provider},
+                       {"epoch_seconds", epoch_seconds},
+                       {"first_step_seconds", first_step_seconds},
+                       {"peak_rss_mib", peak_rss_mib()},
                        {"per_class", classes},
                        {"confusion_matrix", confusion}};
   write_file_atomically((fs::path(o.out) / "report.json").string(), report.dump(2) + "\n");

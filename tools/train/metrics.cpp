@@ -2,6 +2,7 @@
 #include "metrics.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
@@ -71,6 +74,29 @@ std::string ConfusionMatrix::str(const std::vector<std::string>& names) const {
     os << "   " << name(t) << "\n";
   }
   return os.str();
+}
+
+double seconds_since_process_start() {
+  std::ifstream stat("/proc/self/stat"), uptime("/proc/uptime");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  double up = 0;
+  uptime >> up;
+  // Field 22 (starttime, clock ticks since boot) comes after the ')' closing the name.
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos || up <= 0) return 0;
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i < 22 && (rest >> field); ++i) {
+  }
+  long long start_ticks = 0;
+  if (!(rest >> start_ticks)) return 0;
+  return up - static_cast<double>(start_ticks) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+double peak_rss_mib() {
+  struct rusage u {};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;  // KiB on Linux
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {

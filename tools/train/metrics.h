@@ -49,6 +49,11 @@ struct EpochRow {
   double samples_per_second = 0;
 };
 
+/// Seconds since this process started (exec), from /proc; 0 if unknown.
+double seconds_since_process_start();
+/// This process's peak resident memory in MiB (getrusage).
+double peak_rss_mib();
+
 /// Writes text to path atomically (a temporary file beside it, fsync, rename).
 void write_file_atomically(const std::string& path, const std::string& text);
 /// metrics.csv: a header and one line per epoch.

@@ -39,6 +39,10 @@ Tensor ToTensor::apply(const Tensor& input, SampleRng&) const {
   Tensor out = Tensor::empty({c, h, w});
   const uint8_t* in = src.data_ptr<uint8_t>();
   float* o = out.data_ptr<float>();
+  if (c == 1) {  // HW: one contiguous sweep (vectorized)
+    for (int64_t i = 0; i < h * w; ++i) o[i] = static_cast<float>(in[i]) / 255.0f;
+    return out;
+  }
   for (int64_t y = 0; y < h; ++y)
     for (int64_t x = 0; x < w; ++x)
       for (int64_t k = 0; k < c; ++k)
@@ -72,9 +76,11 @@ Tensor Normalize::apply(const Tensor& input, SampleRng&) const {
   const int64_t outer = src.numel() / (c * plane);
   for (int64_t n = 0; n < outer; ++n)
     for (int64_t k = 0; k < c; ++k) {
-      const double m = mean_[lists == 1 ? 0 : k], s = std_[lists == 1 ? 0 : k];
+      // In float, as PyTorch's tensor.sub_(mean).div_(std) on a float32 image.
+      const auto m = static_cast<float>(mean_[lists == 1 ? 0 : k]);
+      const auto s = static_cast<float>(std_[lists == 1 ? 0 : k]);
       const int64_t base = (n * c + k) * plane;
-      for (int64_t i = 0; i < plane; ++i) o[base + i] = static_cast<float>((in[base + i] - m) / s);
+      for (int64_t i = 0; i < plane; ++i) o[base + i] = (in[base + i] - m) / s;
     }
   return out;
 }

@@ -224,12 +224,18 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_
         [&](auto decoupled, auto has_l2, auto has_amsgrad) {
           for_each_range<T, 5>({&param, &grad, &exp_avg, &exp_avg_sq, &vmax},
                                {true, false, true, true, true},
-                               [&](int64_t begin, int64_t end, const std::array<T*, 5>& p) {
+                               [=](int64_t begin, int64_t end, const std::array<T*, 5>& p) {
+                                 // Note [Vectorized update loops]: the scalars are copied into
+                                 // the closure ([=]) so that no store through x, m or v can
+                                 // alias them, and lerp's choice of end is made once: the loop
+                                 // then vectorizes (-O3 -fno-math-errno, CMakeLists.txt).
                                  T* __restrict x = p[0];
                                  const T* __restrict gr = p[1];
                                  T* __restrict m = p[2];
                                  T* __restrict v = p[3];
                                  T* __restrict vm = p[4];
+                                 const bool from_self = std::abs(w1) < T(0.5);
+                                 const T w1c = T(1) - w1;
                                  for (int64_t i = begin; i < end; ++i) {
                                    T g = sign * gr[i];
                                    if constexpr (decoupled) {
@@ -237,7 +243,8 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_
                                    } else if constexpr (has_l2) {
                                      g = g + t_wd * x[i];
                                    }
-                                   m[i] = lerp(m[i], g, w1);
+                                   const T mi = m[i];
+                                   m[i] = from_self ? mi + w1 * (g - mi) : g - (g - mi) * w1c;
                                    v[i] = b2 * v[i] + w2 * (g * g);
                                    T denom;
                                    if constexpr (has_amsgrad) {
