@@ -1,7 +1,8 @@
 // oneDNN kernels of the convolution family: convolution (plain and transposed, any groups, 1-d
-// and 2-d), convolution_backward, and conv1d / conv2d / conv_transpose1d / conv_transpose2d,
-// which have reference kernels of their own and so need ours to reach oneDNN at all. 1-d runs
-// as 2-d with a unit height. conv1d.padding / conv2d.padding and 3-d stay with the reference.
+// and 2-d), convolution_backward, and conv1d / conv2d (explicit padding or 'valid'/'same') /
+// conv_transpose1d / conv_transpose2d, which have reference kernels of their own and so need
+// ours to reach oneDNN at all. 1-d runs as 2-d with a unit height; 3-d stays
+// with the reference.
 //
 // Note [Convolution layouts]: measured on this machine (3x3, 64 -> 64 channels, 56x56, batch
 // 32, float32, 2 threads, NCHW data reordered in and out): the forward is fastest channels-last
@@ -23,6 +24,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -89,10 +91,12 @@ std::optional<std::vector<int64_t>> expand(IntArrayRef p, int64_t n) {
 
 /// The oneDNN geometry of convolution(input, weight, bias, ...) with a batched input, or
 /// nullopt for every call this kernel does not take: outside oneDNN's domain (not float32,
-/// empty, 3-d) or malformed in any way, so that the reference kernel reports it.
+/// empty, 3-d) or malformed in any way, so that the reference kernel reports it. `extra` is
+/// padding added on the right/bottom only (padding='same' with an odd total), plain only.
 std::optional<Conv> plan(const Tensor& input, const Tensor& weight, const Tensor& bias,
                          IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
-                         bool transposed, IntArrayRef output_padding, int64_t groups) {
+                         bool transposed, IntArrayRef output_padding, int64_t groups,
+                         IntArrayRef extra = {}) {
   if (!input.defined() || !weight.defined() || !takes({input, weight, bias})) return std::nullopt;
   const int64_t k = weight.dim();
   if ((k != 3 && k != 4) || input.dim() != k || groups <= 0) return std::nullopt;
@@ -130,12 +134,13 @@ std::optional<Conv> plan(const Tensor& input, const Tensor& weight, const Tensor
     const int64_t ker = unit ? 1 : ws[static_cast<size_t>(2 + u)];
     const int64_t st = unit ? 1 : (*s)[u], pad = unit ? 0 : (*p)[u], dil = unit ? 1 : (*d)[u];
     const int64_t opad = unit ? 0 : (*op)[u];
+    const int64_t more = unit || extra.empty() ? 0 : extra[u];
     const int64_t extent = dil * (ker - 1) + 1;
     int64_t out;
     if (!transposed) {
-      if (in + 2 * pad < extent) return std::nullopt;
-      out = (in + 2 * pad - extent) / st + 1;
-      c.pad_r.push_back(pad);
+      if (in + 2 * pad + more < extent) return std::nullopt;
+      out = (in + 2 * pad + more - extent) / st + 1;
+      c.pad_r.push_back(pad + more);
     } else {
       out = (in - 1) * st - 2 * pad + extent + opad;
       if (out < 1) return std::nullopt;
@@ -532,6 +537,62 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Ten
   return op.call_next_provider(kCPU, input, weight, bias, stride, padding, dilation, groups);
 }
 
+using ConvPaddingSig = Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&,
+                              IntArrayRef, std::string_view, IntArrayRef, int64_t);
+
+/// conv1d.padding / conv2d.padding: 'valid' is no padding; 'same' (stride 1) pads each side by
+/// half the dilated kernel extent, the odd element on the right/bottom (oneDNN pads unevenly,
+/// so this is one convolution). nullopt when the call is not taken.
+std::optional<Tensor> conv_padding_nd(int64_t spatial, const Tensor& input, const Tensor& weight,
+                                      const std::optional<Tensor>& bias, IntArrayRef stride,
+                                      std::string_view mode, IntArrayRef dilation, int64_t groups) {
+  if (!input.defined() || !weight.defined() || weight.dim() != spatial + 2) return std::nullopt;
+  if (input.dim() != spatial + 1 && input.dim() != spatial + 2) return std::nullopt;
+  std::vector<int64_t> left(static_cast<size_t>(spatial), 0), extra(left);
+  if (mode == "same") {
+    const auto s = expand(stride, spatial), d = expand(dilation, spatial);
+    if (!s || !d) return std::nullopt;
+    for (int64_t i = 0; i < spatial; ++i) {
+      const auto u = static_cast<size_t>(i);
+      if ((*s)[u] != 1 || (*d)[u] < 1) return std::nullopt;
+      const int64_t total = (*d)[u] * (weight.size(i + 2) - 1);
+      left[u] = total / 2;
+      extra[u] = total - 2 * left[u];
+    }
+  } else if (mode != "valid") {
+    return std::nullopt;
+  }
+  const bool batched = input.dim() == spatial + 2;
+  const Tensor in = batched ? input : unsqueeze_view(input, 0);
+  const Tensor b = bias_of(bias);
+  const auto c = plan(in, weight, b, stride, left, dilation, false, {0}, groups, extra);
+  if (!c) return std::nullopt;
+  try {
+    const Tensor out = forward(*c, in, weight, b);
+    return batched ? out : squeeze_view(out, 0);
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
+
+Tensor conv1d_padding(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                      IntArrayRef stride, std::string_view padding, IntArrayRef dilation,
+                      int64_t groups) {
+  static const auto op = onednn::op<ConvPaddingSig>("aten::conv1d.padding");
+  if (auto out = conv_padding_nd(1, input, weight, bias, stride, padding, dilation, groups))
+    return *out;
+  return op.call_next_provider(kCPU, input, weight, bias, stride, padding, dilation, groups);
+}
+
+Tensor conv2d_padding(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                      IntArrayRef stride, std::string_view padding, IntArrayRef dilation,
+                      int64_t groups) {
+  static const auto op = onednn::op<ConvPaddingSig>("aten::conv2d.padding");
+  if (auto out = conv_padding_nd(2, input, weight, bias, stride, padding, dilation, groups))
+    return *out;
+  return op.call_next_provider(kCPU, input, weight, bias, stride, padding, dilation, groups);
+}
+
 using ConvTransposeSig = Tensor(const Tensor&, const Tensor&, const std::optional<Tensor>&,
                                 IntArrayRef, IntArrayRef, IntArrayRef, int64_t, IntArrayRef);
 
@@ -595,6 +656,8 @@ LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.impl("convolution_backward", &convolution_backward);
   m.impl("conv1d", &conv1d);
   m.impl("conv2d", &conv2d);
+  m.impl("conv1d.padding", &conv1d_padding);
+  m.impl("conv2d.padding", &conv2d_padding);
   m.impl("conv_transpose1d", &conv_transpose1d);
   m.impl("conv_transpose2d.input", &conv_transpose2d);
 }

@@ -2,7 +2,8 @@
 // provider, forward and backward, over 1-d/2-d, stride, padding, dilation, groups (depthwise
 // too), transposed with output_padding, bias or none; channels-last and non-contiguous
 // operands; a weight updated in place between calls (the weight cache must see it); calls
-// handed on (float64, malformed: the reference's result and message exactly); autograd.
+// handed on (float64, malformed: the reference's result and message exactly); padding
+// 'valid'/'same'; autograd.
 // float32 results agree within rtol 1e-4, atol 1e-4 (sums of at most a few hundred products
 // of values in [-1, 1], in another order).
 #include <gtest/gtest.h>
@@ -133,6 +134,12 @@ void check_case(const Case& c, const Tensor& x, const Tensor& w, uint64_t seed) 
 
 void check_case(const Case& c, uint64_t seed) {
   check_case(c, random(c.input_sizes(), seed), random(c.weight_sizes(), seed + 1), seed);
+}
+
+/// The message f throws under provider (any loom::Error).
+template <typename F>
+std::string message_under(const std::string& provider, F&& f) {
+  return with_provider(provider, [&] { return message_of(f); });
 }
 
 TEST_F(OnednnConvolutionTest, MatchesReferenceOverTheGrid) {
@@ -270,6 +277,52 @@ TEST_F(OnednnConvolutionTest, UnbatchedInput) {
   expect_allclose(got1, want1, kRtol, kAtol, "conv_transpose1d unbatched");
 }
 
+TEST_F(OnednnConvolutionTest, PaddingValidAndSame) {
+  // 'same' with an even kernel or an odd dilated extent pads one more on the right/bottom.
+  for (int64_t kernel : {2, 3, 4}) {
+    for (int64_t dilation : {1, 2}) {
+      SCOPED_TRACE(str_cat("kernel ", kernel, " dilation ", dilation));
+      // 8 output channels: the reference kernel returns garbage for 3 per group with a 4x4
+      // kernel (w [6, 2, 4, 4], groups 2), a bug of its own.
+      const Tensor x = random({2, 4, 9, 8}, 111), w = random({8, 2, kernel, kernel}, 112);
+      const Tensor b = random({8}, 113);
+      for (const char* mode : {"same", "valid"}) {
+        const Tensor want =
+            with_provider("reference", [&] { return conv2d(x, w, b, 1, mode, dilation, 2); });
+        const Tensor got =
+            with_provider("onednn", [&] { return conv2d(x, w, b, 1, mode, dilation, 2); });
+        expect_allclose(got, want, kRtol, kAtol, mode);
+      }
+      const Tensor x1 = random({2, 4, 11}, 114), w1 = random({6, 4, kernel}, 115);
+      const Tensor want1 = with_provider(
+          "reference", [&] { return conv1d(x1, w1, std::nullopt, 1, "same", dilation); });
+      const Tensor got1 = with_provider(
+          "onednn", [&] { return conv1d(x1, w1, std::nullopt, 1, "same", dilation); });
+      expect_allclose(got1, want1, kRtol, kAtol, "conv1d same");
+    }
+  }
+  // Gradients through conv2d.padding 'same' with an odd total padding.
+  auto grads = [](const std::string& provider) {
+    return with_provider(provider, [&] {
+      const Tensor x = random({2, 4, 9, 9}, 116), w = random({6, 4, 4, 4}, 117);
+      x.set_requires_grad(true);
+      w.set_requires_grad(true);
+      sum(mul(conv2d(x, w, std::nullopt, 1, "same"), random({2, 6, 9, 9}, 118))).backward();
+      return std::pair<Tensor, Tensor>{x.grad(), w.grad()};
+    });
+  };
+  const auto want = grads("reference"), got = grads("onednn");
+  expect_allclose(got.first, want.first, kRtol, kAtol, "x.grad");
+  expect_allclose(got.second, want.second, kRtol, kAtol, "w.grad");
+  // Strided 'same' and an unknown mode are the reference's errors.
+  const Tensor x = random({2, 4, 9, 9}, 119), w = random({6, 4, 3, 3}, 120);
+  for (const char* mode : {"same", "full"}) {
+    const int64_t stride = std::string(mode) == "same" ? 2 : 1;
+    const auto call = [&] { conv2d(x, w, std::nullopt, stride, mode); };
+    EXPECT_EQ(message_under("onednn", call), message_under("reference", call)) << mode;
+  }
+}
+
 TEST_F(OnednnConvolutionTest, WeightUpdatedInPlaceIsSeen) {
   // A plain weight (the shared weight cache) and grouped / transposed / 1-d ones (reaching
   // oneDNN through a kept view of the weight, Note [Weight views]).
@@ -353,12 +406,6 @@ TEST_F(OnednnConvolutionTest, Float64IsHandedOnUnchanged) {
   EXPECT_EQ(to_doubles(std::get<0>(one)), to_doubles(std::get<0>(ref)));
   EXPECT_EQ(to_doubles(std::get<1>(one)), to_doubles(std::get<1>(ref)));
   EXPECT_EQ(to_doubles(std::get<2>(one)), to_doubles(std::get<2>(ref)));
-}
-
-/// The message f throws under provider (any loom::Error).
-template <typename F>
-std::string message_under(const std::string& provider, F&& f) {
-  return with_provider(provider, [&] { return message_of(f); });
 }
 
 TEST_F(OnednnConvolutionTest, MalformedCallsGiveTheReferenceMessages) {
