@@ -3,18 +3,18 @@
 // Note [Reduction domain]: oneDNN 2.6's reduction is fast only over the innermost dims, and
 // there it beats the reference by 1.2 to 2 times from about 1e5 elements (measured, 2
 // threads, reference vs onednn: sum over the last dim of [N, 256], 1e5 elements 7.2/6.3 us,
-// 1e6 55/29 us, 1.6e7 1.14/0.99 ms); over a leading or middle dim it is 10 to 30 times slower
-// (1e6 elements: 0.23 vs 4.2 ms), and over the whole tensor it wins only between 1e5 and 1e6
-// (1e6: 48/44 us) and loses above (1.6e7: 1.1 vs 1.9 ms). So taken are: contiguous float32
-// inputs of at least kMinReduce elements, with no dtype argument or float32, and a
-// well-formed dim list (each dim in range, none twice; the others are the reference's error)
-// that reduces the innermost dims but not all of them (size-1 dims aside). sum() and mean()
-// of the whole tensor stay with the reference. The result has the reference's sizes:
-// reduced dims kept as 1 with keepdim, dropped without. oneDNN accumulates in float32 where
-// the reference accumulates in double: sums agree to float32 rounding of the partial sums
-// (the suites' tolerance says how closely). Not taken: amax/amin (oneDNN's max and min drop a
-// NaN, the reference propagates it), and prod, norms and the statistics (not measured faster,
-// or no oneDNN algorithm).
+// 1e6 55/29 us; at 1.6e7 even, 1.14/0.99 and 1.24/1.31 ms in two runs); over a leading or middle
+// dim it is 10 to 30 times slower (1e6 elements: 0.23 vs 4.2 ms), and over the whole tensor it wins
+// only between 1e5 and 1e6 (1e6: 48/44 us) and loses above (1.6e7: 1.1 vs 1.9 ms). So taken are:
+// contiguous float32 inputs of kMinReduce to kMaxReduce elements (above, the float32 sum is no
+// faster and less accurate than the reference's double one), with no dtype argument or float32, and
+// a well-formed dim list (each dim in range, none twice; the others are the reference's error) that
+// reduces the innermost dims but not all of them (size-1 dims aside). sum() and mean() of the whole
+// tensor stay with the reference. The result has the reference's sizes: reduced dims kept as 1 with
+// keepdim, dropped without. oneDNN accumulates in float32 where the reference accumulates in
+// double: sums agree to float32 rounding of the partial sums (the suites' tolerance says how
+// closely). Not taken: amax/amin (oneDNN's max and min drop a NaN, the reference propagates it),
+// and prod, norms and the statistics (not measured faster, or no oneDNN algorithm).
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -31,6 +31,8 @@ using dnnl::memory;
 /// The smallest input numel a reduction is taken at (Note [Reduction domain]), measured on
 /// 2 threads.
 constexpr int64_t kMinReduce = 100000;
+/// The largest input numel a reduction is taken at.
+constexpr int64_t kMaxReduce = int64_t{1} << 22;
 
 /// What one reduction call becomes: a row-major [outer, inner] matrix reduced over its rows
 /// (the reduced dims are the innermost ones, so they merge into inner, the kept ones into
@@ -45,7 +47,8 @@ struct ReducePlan {
 /// not oneDNN's (Note [Reduction domain]).
 std::optional<ReducePlan> plan_reduce(const Tensor& self, std::optional<IntArrayRef> dim,
                                       bool keepdim, std::optional<DType> dtype) {
-  if (!self.defined() || self.dtype() != DType::Float32 || self.numel() < kMinReduce) {
+  if (!self.defined() || self.dtype() != DType::Float32 || self.numel() < kMinReduce ||
+      self.numel() > kMaxReduce) {
     return std::nullopt;
   }
   if ((dtype && *dtype != DType::Float32) || self.dim() == 0 || self.dim() > DNNL_MAX_NDIMS ||

@@ -107,6 +107,10 @@ TEST_F(OnednnReduction, CallsOutsideOnednnAreTheReference) {
       {"leading dim", [&] { return sum(x, {0}); }},
       {"middle dim", [&] { return mean(x, {1}, true); }},
       {"whole tensor", [&] { return sum(x); }},
+      {"above the largest size",
+       [&] {
+         return sum(values({33, 1 << 17}, 10), {1});
+       }},
       {"all dims listed",
        [&] {
          return mean(x, {0, 1, 2});
