@@ -6,7 +6,8 @@
 //
 // conv3x3.fwd is conv2d(x, w, padding 1) on a contiguous (NCHW) input; conv3x3.fwdbwd is that
 // plus convolution_backward for the input's and the weight's gradients (the op autograd calls,
-// called directly, so no graph is recorded on either side).
+// called directly, so no graph is recorded on either side); conv3x3.fwd.channels_last is the
+// forward of a channels-last input (the raw side is the same blocked forward throughout).
 #include <dnnl.hpp>
 #include <memory>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "harness.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/plugin_loader.h"
+#include "loom/ops/core.h"
 #include "loom/ops/nn.h"
 
 namespace loom::bench {
@@ -65,6 +67,15 @@ LOOM_BENCH("conv3x3.fwdbwd", unit::ms, .rounds = 9) {
                                             {true, true, false});
     do_not_optimize(grads);
   });
+}
+
+// The same forward on a channels-last input (the layout oneDNN's fastest kernel reads here):
+// no reorder on the Loom side, and a channels-last result.
+LOOM_BENCH("conv3x3.fwd.channels_last", unit::ms, .rounds = 9) {
+  load_onednn();
+  const Tensor x = permute(pattern({kN, kHW, kHW, kC}), {0, 3, 1, 2});
+  const Tensor w = pattern({kC, kC, 3, 3});
+  return ms_per_call([=] { do_not_optimize(conv2d(x, w, std::nullopt, 1, 1)); });
 }
 
 // ---- raw oneDNN ----
@@ -152,6 +163,11 @@ struct Raw {
 };
 
 LOOM_BENCH_PEER(raw, "conv3x3.fwd") {
+  auto raw = std::make_shared<Raw>();
+  return ms_per_call([raw] { raw->forward(); });
+}
+
+LOOM_BENCH_PEER(raw, "conv3x3.fwd.channels_last") {
   auto raw = std::make_shared<Raw>();
   return ms_per_call([raw] { raw->forward(); });
 }

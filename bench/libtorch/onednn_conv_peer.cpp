@@ -36,6 +36,13 @@ LOOM_BENCH_PEER(libtorch, "conv3x3.fwd") {
   return ms_per_call([=] { do_not_optimize(at::conv2d(x, w, {}, 1, 1)); });
 }
 
+LOOM_BENCH_PEER(libtorch, "conv3x3.fwd.channels_last") {
+  inference_mode();
+  const at::Tensor x = pattern({kN, kC, kHW, kHW}).contiguous(at::MemoryFormat::ChannelsLast);
+  const at::Tensor w = pattern({kC, kC, 3, 3});
+  return ms_per_call([=] { do_not_optimize(at::conv2d(x, w, {}, 1, 1)); });
+}
+
 LOOM_BENCH_PEER(libtorch, "conv3x3.fwdbwd") {
   inference_mode();
   const at::Tensor x = pattern({kN, kC, kHW, kHW}), w = pattern({kC, kC, 3, 3});
