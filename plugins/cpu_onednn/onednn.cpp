@@ -177,8 +177,16 @@ Tensor empty_channels_last(IntArrayRef sizes, DType dtype) {
 }
 
 void reorder(const memory& src, const memory& dst) {
-  dnnl::reorder(src, dst).execute(stream(), const_cast<memory&>(src), const_cast<memory&>(dst));
-  stream().wait();
+  // Reorder primitives are JIT-compiled like any other: cached by the two layouts.
+  const memory::desc from = src.get_desc(), to = dst.get_desc();
+  Key key("reorder");
+  key.add_bytes(&from.data, sizeof from.data);
+  key.add_bytes(&to.data, sizeof to.data);
+  auto p = cached(key, [&] {
+    auto pd = dnnl::reorder::primitive_desc(const_cast<memory&>(src), const_cast<memory&>(dst));
+    return CachedPrimitive{dnnl::reorder(pd), pd, nullptr};
+  });
+  execute(p->primitive, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
 }
 
 memory as_layout(const Tensor& t, const memory::desc& desc) {
