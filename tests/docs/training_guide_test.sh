@@ -5,7 +5,8 @@
 set -euo pipefail
 src="$1" build="$2"
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+# The guide's program writes mnist.safetensors where it runs (the repository's root).
+trap 'rm -rf "$work" "$src/mnist.safetensors"' EXIT
 cmd="$(awk '/^## 1\./{s=1} s && /^```sh$/{on=1; next} on && /^```$/{exit} on' "$src/docs/guide/training.md")"
 cmd="${cmd//build\/bin/$build/bin}"
 cmd="${cmd//runs\/guide/$work/guide}"
