@@ -13,6 +13,13 @@
 // 16-bit floats are packed as float32 and accumulated over the whole K in a float32 tile,
 // so the output is rounded once, as PyTorch does. Integers accumulate in int64.
 // beta == 0 never reads C, so NaN or garbage there does not leak into the result.
+//
+// Note [Serial GEMM inside a parallel loop]: gemm(..., parallel=false) must contain no
+// OpenMP worksharing construct, since its callers (batched matmul, the narrow-group
+// convolution) call it from inside their own `omp for`. An orphaned `omp for` there binds
+// to the caller's team and nests in the caller's loop, which OpenMP forbids; libgomp then
+// replaces the caller's work share, and the caller's remaining iterations are silently
+// skipped (their outputs left uninitialized). So the serial case is a plain loop.
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -310,50 +317,67 @@ void gemm(int64_t m, int64_t n, int64_t k, AccOf<S> alpha, Mat<const S> a, Mat<c
       (n_ic + std::min(n_ic, want_groups) - 1) / std::min(n_ic, want_groups);
   const int64_t groups = (n_ic + ic_per_group - 1) / ic_per_group;
   const int64_t nb_alloc = (std::min<int64_t>(n, Bl::NB) + Bl::NR - 1) / Bl::NR * Bl::NR;
-  auto team = [&] {
-    std::vector<A> pa(static_cast<size_t>(Bl::MC * kc_max));
-    std::vector<A> pb(static_cast<size_t>(kc_max * nb_alloc));
+  // The buffers of one thread, and one task run with them.
+  struct Buffers {
+    std::vector<A> pa, pb;
     std::vector<A> wide;  // kWide only: the task's float32 tile of C
-#pragma omp for schedule(dynamic)
-    for (int64_t task = 0; task < n_jb * groups; ++task) {
-      const int64_t jb = task / groups * Bl::NB, nc = std::min<int64_t>(Bl::NB, n - jb);
-      const int64_t ic0 = task % groups * ic_per_group * Bl::MC;
-      const int64_t ic1 = std::min<int64_t>(m, ic0 + ic_per_group * Bl::MC);
-      const int64_t n_slivers = (nc + Bl::NR - 1) / Bl::NR;
-      if constexpr (kWide) wide.resize(static_cast<size_t>((ic1 - ic0) * nc));
-      for (int64_t pc = 0; pc < k; pc += kc_max) {
-        const int64_t kc = std::min(kc_max, k - pc);
-        const bool first = pc == 0;
-        const Mat<const S> bpanel{b.data + pc * b.rs + jb * b.cs, b.rs, b.cs};
-        for (int64_t s = 0; s < n_slivers; ++s) pack_b_sliver<S>(bpanel, kc, nc, s, pb.data());
-        for (int64_t ic = ic0; ic < ic1; ic += Bl::MC) {
-          const int64_t mc = std::min<int64_t>(Bl::MC, m - ic);
-          pack_a<S>(Mat<const S>{a.data + ic * a.rs + pc * a.cs, a.rs, a.cs}, mc, kc, pa.data());
-          if constexpr (kWide) {
-            macro(MacroArgs<CS>{mc, nc, kc, pa.data(), pb.data(), alpha, first ? A(0) : A(1), first,
-                                Mat<CS>{wide.data() + (ic - ic0) * nc, nc, 1}});
-          } else {
-            macro(MacroArgs<CS>{mc, nc, kc, pa.data(), pb.data(), alpha, first ? beta : A(1),
-                                first && beta == A(0),
-                                Mat<CS>{c.data + ic * c.rs + jb * c.cs, c.rs, c.cs}});
-          }
+  };
+  auto make_buffers = [&] {
+    return Buffers{std::vector<A>(static_cast<size_t>(Bl::MC * kc_max)),
+                   std::vector<A>(static_cast<size_t>(kc_max * nb_alloc)),
+                   {}};
+  };
+  auto run_task = [&](int64_t task, Buffers& buf) {
+    std::vector<A>& pa = buf.pa;
+    std::vector<A>& pb = buf.pb;
+    std::vector<A>& wide = buf.wide;
+    const int64_t jb = task / groups * Bl::NB, nc = std::min<int64_t>(Bl::NB, n - jb);
+    const int64_t ic0 = task % groups * ic_per_group * Bl::MC;
+    const int64_t ic1 = std::min<int64_t>(m, ic0 + ic_per_group * Bl::MC);
+    const int64_t n_slivers = (nc + Bl::NR - 1) / Bl::NR;
+    if constexpr (kWide) wide.resize(static_cast<size_t>((ic1 - ic0) * nc));
+    for (int64_t pc = 0; pc < k; pc += kc_max) {
+      const int64_t kc = std::min(kc_max, k - pc);
+      const bool first = pc == 0;
+      const Mat<const S> bpanel{b.data + pc * b.rs + jb * b.cs, b.rs, b.cs};
+      for (int64_t s = 0; s < n_slivers; ++s) pack_b_sliver<S>(bpanel, kc, nc, s, pb.data());
+      for (int64_t ic = ic0; ic < ic1; ic += Bl::MC) {
+        const int64_t mc = std::min<int64_t>(Bl::MC, m - ic);
+        pack_a<S>(Mat<const S>{a.data + ic * a.rs + pc * a.cs, a.rs, a.cs}, mc, kc, pa.data());
+        if constexpr (kWide) {
+          macro(MacroArgs<CS>{mc, nc, kc, pa.data(), pb.data(), alpha, first ? A(0) : A(1), first,
+                              Mat<CS>{wide.data() + (ic - ic0) * nc, nc, 1}});
+        } else {
+          macro(MacroArgs<CS>{mc, nc, kc, pa.data(), pb.data(), alpha, first ? beta : A(1),
+                              first && beta == A(0),
+                              Mat<CS>{c.data + ic * c.rs + jb * c.cs, c.rs, c.cs}});
         }
       }
-      if constexpr (kWide) {
-        for (int64_t i = ic0; i < ic1; ++i)
-          for (int64_t j = 0; j < nc; ++j) {
-            S& o = c.at(i, jb + j);
-            const A v = wide[static_cast<size_t>((i - ic0) * nc + j)];
-            o = beta == A(0) ? Elem<S>::store(v) : Elem<S>::store(beta * Elem<S>::load(o) + v);
-          }
-      }
+    }
+    if constexpr (kWide) {
+      for (int64_t i = ic0; i < ic1; ++i)
+        for (int64_t j = 0; j < nc; ++j) {
+          S& o = c.at(i, jb + j);
+          const A v = wide[static_cast<size_t>((i - ic0) * nc + j)];
+          o = beta == A(0) ? Elem<S>::store(v) : Elem<S>::store(beta * Elem<S>::load(o) + v);
+        }
     }
   };
+  const int64_t tasks = n_jb * groups;
   if (par) {
 #pragma omp parallel
-    team();
+    {
+      Buffers buf = make_buffers();
+#pragma omp for schedule(dynamic)
+      for (int64_t task = 0; task < tasks; ++task) run_task(task, buf);
+    }
   } else {
-    team();  // the orphaned `omp for` runs every task on this thread
+    // A plain loop, not an orphaned `omp for`: callers run this inside their own `omp for`
+    // (one product per thread), and a worksharing loop nested in another one of the same
+    // team is not allowed; libgomp then ends the caller's loop early, so its later
+    // iterations were never run (Note [Serial GEMM inside a parallel loop]).
+    Buffers buf = make_buffers();
+    for (int64_t task = 0; task < tasks; ++task) run_task(task, buf);
   }
 }
 

@@ -306,6 +306,7 @@ void small_from_big_narrow(const T* big, Strides4 bs, const T* wm, const T* bias
         for (int64_t i = 0; i < sp.Cs; ++i)
           std::fill(out + i * L, out + i * L + w, bias[grp * sp.Cs + i]);
       }
+      // Serial GEMM inside this `omp for` (Note [Serial GEMM inside a parallel loop]).
       gemm::gemm<T>(sp.Cs, w, R, T(1), Mat<const T>{wm + grp * sp.Cs * R, R, 1}, b,
                     bias ? T(1) : T(0), Mat<T>{out, L, 1}, /*parallel=*/false);
     }

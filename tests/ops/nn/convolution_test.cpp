@@ -1,14 +1,16 @@
 // Tests for ops/nn/cpu/convolution.cpp: every convolution op against a float64 direct-loop
 // oracle (stride, padding, dilation, groups, 1-d, transposed with output_padding, bias or
 // none, padding "same"/"valid", unbatched, strided and permuted operands, 16-bit floats,
-// empty batches), convolution_backward against the adjoint loops of the same oracle, and
-// PyTorch's error messages.
+// empty batches), convolution_backward against the adjoint loops of the same oracle, a sweep
+// of small shapes through every GEMM path of both, and PyTorch's error messages.
 #include "loom/ops/nn/convolution.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ops_test_util.h"
@@ -507,6 +509,118 @@ TEST_F(ConvolutionTest, BackwardEmptyBatchGivesZeroWeightGrad) {
   EXPECT_EQ(sizes_str(gi.sizes()), "[0, 3, 5, 5]");
   expect_close(gw, {4, 3, 3, 3}, Values(4 * 3 * 9, 0.0));
   expect_close(gb, {4}, Values(4, 0.0));
+}
+
+// ---- sweep of small shapes ----
+
+/// Number of elements of got (dtype any) farther than atol + rtol*|want| from want; the first
+/// few are reported, so that a sweep of many cases does not flood the log.
+int64_t count_mismatches(const Tensor& got, const Sizes& want_sizes, const Values& want,
+                         double rtol, double atol) {
+  EXPECT_TRUE(got.defined());
+  if (!got.defined()) return 1;
+  EXPECT_EQ(sizes_str(got.sizes()), sizes_str(want_sizes));
+  const Values g = to_doubles(got);
+  EXPECT_EQ(g.size(), want.size());
+  if (g.size() != want.size()) return 1;
+  int64_t bad = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (std::fabs(g[i] - want[i]) <= atol + rtol * std::fabs(want[i])) continue;
+    if (bad++ < 3) {
+      ADD_FAILURE() << "element " << i << ": got " << g[i] << ", expected " << want[i];
+    }
+  }
+  return bad;
+}
+
+/// The sweep's cases: groups 1..3, square and oblong kernels 1..5, 1..4 output channels per
+/// group (below and at the 4 where the forward kernel changes path), 1..2 input channels per
+/// group, odd spatial sizes, and stride/padding/dilation, plain and transposed, 2-d and 1-d.
+/// A bug in the GEMM paths chosen by size (tiny, GEMV, blocked) or in the packing of
+/// partial slivers shows up here as a wrong element, whatever the size that triggers it.
+/// Every case has two images, so a kernel that skips later (image, group) tasks fails too:
+/// fewer than 4 output channels per group with m*n*k above the GEMM's tiny bound once ran
+/// the blocked GEMM's `omp for` inside the convolution's own, and libgomp then dropped every
+/// task after the first (Note [Serial GEMM inside a parallel loop] in ops/core/cpu/gemm.h).
+std::vector<Conv> sweep_cases() {
+  struct Spd {
+    int64_t s, p, d;
+  };
+  const Spd spds[] = {{1, 1, 1}, {2, 0, 1}, {1, 2, 2}};
+  std::vector<Conv> v;
+  for (int64_t g : {1, 2, 3})
+    for (int64_t k = 1; k <= 5; ++k)
+      for (int64_t cs = 1; cs <= 4; ++cs)
+        for (const Spd& q : spds) {
+          const int64_t cb = 1 + (k + cs) % 2;
+          const int64_t kw = k == 5 ? 3 : k;  // one oblong kernel
+          auto add = [&](Sizes in, Sizes w, int64_t padding, int64_t output_padding,
+                         bool transposed, bool bias) {
+            Conv c{std::move(in), std::move(w)};
+            c.stride = {q.s};
+            c.padding = {padding};
+            c.dilation = {q.d};
+            c.output_padding = {output_padding};
+            c.groups = g;
+            c.transposed = transposed;
+            c.bias = bias;
+            v.push_back(c);
+          };
+          // Plain 2-d: input [2, G*Cb, 9, 8] (grown with the dilated kernel), weight
+          // [G*Cs, Cb, k, kw]; then 1-d, input [2, G*Cb, 11].
+          const int64_t grow_h = (k - 1) * (q.d - 1), grow_w = (kw - 1) * (q.d - 1);
+          add({2, g * cb, 9 + grow_h, 8 + grow_w}, {g * cs, cb, k, kw}, q.p, 0, false, cs % 2 == 1);
+          add({2, g * cb, 11 + grow_h}, {g * cs, cb, k}, q.p, 0, false, cs % 2 == 0);
+          // Transposed 2-d: input [2, G*Cs, 5, 7], weight [G*Cs, Cb, k, kw]; the output
+          // padding must stay below the stride or dilation.
+          add({2, g * cs, 5, 7}, {g * cs, cb, k, kw}, q.p > k - 1 ? 0 : q.p,
+              q.s > 1 || q.d > 1 ? 1 : 0, true, cs % 2 == 1);
+        }
+  // The reported case: a 4x4 kernel, 3 output channels per group, 2 groups.
+  v.push_back({{2, 4, 9, 8}, {6, 2, 4, 4}, {1}, {1}, {1}, {0}, 2});
+  v.push_back({{2, 4, 9, 8}, {6, 2, 4, 4}, {1}, {1}, {1}, {0}, 2, false, false});
+  return v;
+}
+
+TEST_F(ConvolutionTest, SweepOfSmallShapesMatchesOracle) {
+  int64_t n_cases = 0, n_bad = 0;
+  uint64_t seed = 500;
+  for (DType t : {DType::Float64, DType::Float32}) {
+    for (const Conv& c : sweep_cases()) {
+      SCOPED_TRACE(name_of(c) + " " + std::string(dtype_name(t)));
+      const Operands o = operands(c, t, false, seed++);
+      ++n_cases;
+      n_bad += count_mismatches(run_convolution(c, o), out_sizes(c),
+                                ref_forward(c, o.xv, o.wv, o.bv), rtol_of(t), atol_of(t)) > 0;
+    }
+  }
+  EXPECT_EQ(n_bad, 0) << "of " << n_cases << " cases";
+}
+
+TEST_F(ConvolutionTest, SweepOfSmallShapesBackwardMatchesAdjointOracle) {
+  int64_t n_cases = 0, n_bad = 0;
+  uint64_t seed = 900;
+  for (DType t : {DType::Float64, DType::Float32}) {
+    const double rtol = rtol_of(t) * 3, atol = atol_of(t) * 5;
+    for (const Conv& c : sweep_cases()) {
+      SCOPED_TRACE(name_of(c) + " " + std::string(dtype_name(t)));
+      const Operands o = operands(c, t, /*strided=*/seed % 2 == 1, seed);
+      const Sizes os = out_sizes(c);
+      const Tensor go = make_tensor(random_values(numel_of(os), seed + 7), os, t);
+      ++seed;
+      Values gi, gw, gb;
+      ref_backward(c, o.xv, o.wv, to_doubles(go), &gi, &gw, &gb);
+      const auto [tgi, tgw, tgb] = convolution_backward(
+          go, o.x, o.w, std::optional<IntArrayRef>(Sizes{geo_of(c).Cout}), c.stride, c.padding,
+          c.dilation, c.transposed, c.output_padding, c.groups, {true, true, true});
+      ++n_cases;
+      const int64_t bad = count_mismatches(tgi, c.in, gi, rtol, atol) +
+                          count_mismatches(tgw, c.w, gw, rtol, atol) +
+                          count_mismatches(tgb, {geo_of(c).Cout}, gb, rtol, atol);
+      n_bad += bad > 0;
+    }
+  }
+  EXPECT_EQ(n_bad, 0) << "of " << n_cases << " cases";
 }
 
 // ---- errors ----
