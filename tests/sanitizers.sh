@@ -31,6 +31,12 @@ done
 # The conformance harness runs every op on every dtype and layout: the widest net for
 # out-of-bounds reads in kernels.
 asan_tests+=(op_conformance_test)
+# Unloading the oneDNN plugin mid-run, and the file readers (safetensors, IDX, CSV, npy),
+# which take bytes from outside.
+[ -e "$ROOT/tests/plugins/cpu_onednn/provider_switch_test.cpp" ] && asan_tests+=(onednn_provider_switch_test)
+for f in safetensors datasets; do
+  [ -e "$ROOT/tests/plugins/data/${f}_test.cpp" ] && asan_tests+=("data_${f}_test")
+done
 # Only these suites are built (their plugins and test plugins come as dependencies), at -O1
 # with line tables: half the compile time of -O2 -g, and what ASan recommends.
 echo "== ASan+UBSan: ${asan_tests[*]}"

@@ -303,6 +303,21 @@ Values ref_bmm(const Values& a, const Values& b, int64_t bs, int64_t m, int64_t 
   return out;
 }
 
+// Note [Serial GEMM inside a parallel loop] (cpu/gemm.h): each product of a batch above the
+// tiny-GEMM size runs the blocked path serially inside the batch loop; every batch after the
+// first once came back unwritten.
+TEST_F(LinalgTest, BmmOfSeveralBlockedProductsWritesEveryBatch) {
+  for (const Sizes& s : {Sizes{3, 5, 40, 30}, Sizes{5, 17, 33, 9}, Sizes{2, 64, 64, 64}}) {
+    const int64_t bs = s[0], m = s[1], k = s[2], n = s[3];
+    const Values a = random_values(bs * m * k, 81), b = random_values(bs * k * n, 82);
+    for (DType t : {DType::Float64, DType::Float32}) {
+      const double tol = t == DType::Float64 ? 1e-12 : 1e-4;
+      expect_close(bmm(make_tensor(a, {bs, m, k}, t), make_tensor(b, {bs, k, n}, t)), {bs, m, n},
+                   ref_bmm(a, b, bs, m, k, n), tol, tol);
+    }
+  }
+}
+
 TEST_F(LinalgTest, BmmContiguousStridedAndTransposed) {
   const int64_t bs = 4, m = 5, k = 7, n = 3;
   const Values a = random_values(bs * m * k, 71), b = random_values(bs * k * n, 72);
