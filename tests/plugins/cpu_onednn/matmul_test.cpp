@@ -4,12 +4,6 @@
 // float64 and malformed calls handed to the reference (same result, same message); and the
 // gradients of a small graph under each provider.
 //
-// The batched products (bmm, baddbmm, a batched linear) are checked against the reference's
-// mm batch by batch: the reference's batched GEMM (batched_gemm_into in
-// ops/core/cpu/linalg.cpp) returns wrong batches when several products of more than 4096
-// multiply-adds each run in its OpenMP loop (gemm's orphaned `omp for` nested in that
-// loop's worksharing region), which these shapes hit.
-//
 // Sizes: products of at most 4096 multiply-adds go to the reference kernel (matmul.cpp's
 // kMaxReferenceMultiplyAdds), so the cases here are larger unless they test a hand-off.
 //
@@ -44,22 +38,6 @@ void expect_providers_agree(F&& f, const std::string& what) {
   const Tensor want = with_provider("reference", f);
   EXPECT_EQ(got.dtype(), want.dtype()) << what;
   expect_allclose(got, want, 1e-4, 1e-4, what);
-}
-
-/// f() under oneDNN, compared with want.
-template <typename F>
-void expect_onednn_gives(F&& f, const Tensor& want, const std::string& what) {
-  const Tensor got = with_provider("onednn", f);
-  EXPECT_EQ(got.dtype(), want.dtype()) << what;
-  expect_allclose(got, want, 1e-4, 1e-4, what);
-}
-
-/// a @ b for 3-D a, b of one batch size: the reference's mm, one batch at a time.
-Tensor reference_bmm(const Tensor& a, const Tensor& b) {
-  ProviderScope scope("reference");
-  std::vector<Tensor> products;
-  for (int64_t i = 0; i < a.size(0); ++i) products.push_back(mm(a.select(0, i), b.select(0, i)));
-  return stack(products);
 }
 
 /// A [rows, cols] float32 matrix laid out column-major (a transposed view).
@@ -158,15 +136,14 @@ TEST_F(OnednnMatmul, BmmLayoutsAndOut) {
   };
   for (const auto& [what, ab] : cases) {
     const Tensor a = ab.first, b = ab.second;
-    const Tensor want = reference_bmm(a, b);
-    expect_onednn_gives([&] { return bmm(a, b); }, want, "bmm " + what);
-    expect_onednn_gives(
+    expect_providers_agree([&] { return bmm(a, b); }, "bmm " + what);
+    expect_providers_agree(
         [&] {
           Tensor out = Tensor::empty({0});
           bmm_out(out, a, b);
           return out;
         },
-        want, "bmm.out " + what);
+        "bmm.out " + what);
   }
 }
 
@@ -234,7 +211,6 @@ TEST_F(OnednnMatmul, AddmmOutIntoSelf) {
 TEST_F(OnednnMatmul, Baddbmm) {
   const int64_t bs = 4, m = 13, k = 11, n = 15;
   const Tensor b1 = randn({bs, m, k}), b2 = randn({bs, k, n});
-  const Tensor product = reference_bmm(b1, b2);
   const std::vector<std::pair<std::string, Tensor>> selves = {{"[n]", randn({n})},
                                                               {"[m, n]", randn({m, n})},
                                                               {"[b, m, n]", randn({bs, m, n})},
@@ -243,9 +219,8 @@ TEST_F(OnednnMatmul, Baddbmm) {
   for (const auto& [what, self] : selves) {
     for (const auto& [beta, alpha] :
          std::vector<std::pair<double, double>>{{1, 1}, {0, 1}, {2, 0.5}}) {
-      const Tensor want = with_provider("reference", [&] { return product * alpha + self * beta; });
-      expect_onednn_gives([&] { return baddbmm(self, b1, b2, beta, alpha); }, want,
-                          "baddbmm self " + what + " beta " + std::to_string(beta));
+      expect_providers_agree([&] { return baddbmm(self, b1, b2, beta, alpha); },
+                             "baddbmm self " + what + " beta " + std::to_string(beta));
     }
   }
 }
@@ -260,14 +235,8 @@ TEST_F(OnednnMatmul, LinearBiasAndLayouts) {
       {"input transposed", randn({40, 16}).t()},
   };
   for (const auto& [what, x] : inputs) {
-    // A contiguous input takes the reference's single-GEMM path (see the top of the file).
-    const Tensor xc = x.contiguous();
-    expect_onednn_gives([&] { return linear(x, w, bias); },
-                        with_provider("reference", [&] { return linear(xc, w, bias); }),
-                        "linear with bias, " + what);
-    expect_onednn_gives([&] { return linear(x, w); },
-                        with_provider("reference", [&] { return linear(xc, w); }),
-                        "linear without bias, " + what);
+    expect_providers_agree([&] { return linear(x, w, bias); }, "linear with bias, " + what);
+    expect_providers_agree([&] { return linear(x, w); }, "linear without bias, " + what);
   }
   const Tensor x = randn({16, 40});
   const Tensor wt = randn({40, 24}).t();  // a weight that is itself a transposed view
@@ -303,17 +272,14 @@ TEST_F(OnednnMatmul, MatmulRanksAndBroadcast) {
   // [B, m, k] whose batch and row dims do not merge: the 2-D weight is broadcast instead.
   const Tensor a = randn({12, 3, 10}).transpose(0, 1), b = randn({10, 14});
   expect_providers_agree([&] { return matmul(a, b); }, "matmul, batch dims not mergeable");
-  // Products above the reference's tiny-GEMM size, batch broadcast (see the top of the file).
+  // Products of more than 4096 multiply-adds each, batch broadcast.
   const Tensor p = randn({1, 40, 30}), q = randn({4, 30, 20});
-  expect_onednn_gives([&] { return matmul(p, q); }, reference_bmm(p.expand({4, 40, 30}), q),
-                      "matmul [1, 40, 30] @ [4, 30, 20]");
+  expect_providers_agree([&] { return matmul(p, q); }, "matmul [1, 40, 30] @ [4, 30, 20]");
   const Tensor pe = p.expand({4, 40, 30}), q1 = q.narrow(0, 1, 1);
-  expect_onednn_gives([&] { return matmul(pe, q1); }, reference_bmm(pe, q1.expand({4, 30, 20})),
-                      "matmul [1, 40, 30] expanded to 4 @ [1, 30, 20]");
-  expect_onednn_gives(
-      [&] { return matmul(q.transpose(1, 2), p.squeeze(0).t()); },
-      reference_bmm(q.transpose(1, 2), p.squeeze(0).t().unsqueeze(0).expand({4, 30, 40})),
-      "matmul [4, 20, 30] @ [30, 40]");
+  expect_providers_agree([&] { return matmul(pe, q1); },
+                         "matmul [1, 40, 30] expanded to 4 @ [1, 30, 20]");
+  const Tensor qt = q.transpose(1, 2), pt = p.squeeze(0).t();
+  expect_providers_agree([&] { return matmul(qt, pt); }, "matmul [4, 20, 30] @ [30, 40]");
 }
 
 TEST_F(OnednnMatmul, Float64GoesToTheReference) {
