@@ -370,7 +370,12 @@ LOOM_LIBRARY_IMPL(aten, Autograd, m) {
   using autograd::derivative;
   // threshold_backward: zero where the result is <= 0, so a NaN input passes its gradient.
   derivative(m, "relu", {"result"}, [](BackwardContext& c) -> variable_list {
-    return {where(le(c.result(), 0), zeros_like(c.grad()), c.grad())};
+    return {threshold_backward(c.grad(), c.result(), 0)};
+  });
+  // Piecewise constant in self: its gradient flows to grad_output only.
+  derivative(m, "threshold_backward", {"self"}, [](BackwardContext& c) -> variable_list {
+    return {threshold_backward(c.grad(), c.saved("self"), c.scalar("threshold")),
+            zeros_like(c.saved("self"))};
   });
   // hardtanh_backward on the result: inside (min_val, max_val) exactly where self is.
   derivative(m, "relu6", {"result"}, [](BackwardContext& c) -> variable_list {

@@ -183,10 +183,26 @@ Tensor& softplus_out(const Tensor& self, const Scalar& beta, const Scalar& thres
   return out;
 }
 
+// relu's backward (and threshold's): grad_output where self > threshold, else 0, in one
+// pass; a NaN self passes its gradient, as in PyTorch.
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
+  constexpr std::string_view op = "threshold_backward";
+  TensorIterator it(op);
+  it.add_input("grad_output", grad_output).add_input("self", self);
+  it.build();
+  dispatch_dtypes<kInts | kFloats>(op, it.common_dtype(), [&]<typename T>(T*) {
+    using C = compute_t<T>;
+    const auto th = static_cast<C>(threshold.to_double());
+    it.for_each<T, T, T>([th](C g, C x) { return x <= th ? C(0) : g; });
+  });
+  return it.finish();
+}
+
 }  // namespace
 
 LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.set_provider("reference");
+  m.impl("threshold_backward", &threshold_backward);
   m.impl("relu", &unary_fn<Relu>);
   m.impl("relu_", &unary_inplace<Relu>);
   m.impl("relu6", &unary_fn<Relu6>);

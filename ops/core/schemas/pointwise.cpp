@@ -243,6 +243,7 @@ LOOM_LIBRARY_FRAGMENT(aten, m) {
       "Tensor(a!) out) -> Tensor(a!)");
   m.def("relu(Tensor self) -> Tensor");
   m.def("relu_(Tensor(a!) self) -> Tensor(a!)");
+  m.def("threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor");
   m.def("relu6(Tensor self) -> Tensor");
   m.def("relu6_(Tensor(a!) self) -> Tensor(a!)");
   m.def("selu(Tensor self) -> Tensor");

@@ -438,6 +438,13 @@ inline Tensor relu(const Tensor& self) {
   LOOM_TYPED_OP(op, "aten::relu", Tensor(const Tensor&));
   return op(self);
 }
+/// relu's backward: grad_output where self > threshold, else 0 (a NaN self passes it).
+inline Tensor threshold_backward(const Tensor& grad_output, const Tensor& self,
+                                 const Scalar& threshold) {
+  LOOM_TYPED_OP(op, "aten::threshold_backward",
+                Tensor(const Tensor&, const Tensor&, const Scalar&));
+  return op(grad_output, self, threshold);
+}
 /// In-place relu; returns self.
 inline Tensor relu_(const Tensor& self) {
   LOOM_TYPED_OP(op, "aten::relu_", Tensor(const Tensor&));
