@@ -22,6 +22,7 @@ expect_exit2 "--epochs expects an integer >= 1, got '0'" --epochs 0
 expect_exit2 "--model must be one of mlp, cnn, got 'resnet'" --model resnet
 expect_exit2 "unknown option --learning-rate" --learning-rate 0.1
 expect_exit2 "--lr expects a number" --lr fast
+expect_exit2 "early stopping watches the validation loss" --patience 2
 expect_exit2 "the Fashion-MNIST files are not in $work/nowhere" --data "$work/nowhere" --out "$work/x"
 
 quick=(--model mlp --epochs 2 --limit-train 2048 --limit-test 512 --progress lines)
@@ -52,6 +53,13 @@ head -c 1000 "$work/a/checkpoint.safetensors" > "$work/bad.safetensors"
 expect_exit2 "$work/bad.safetensors" --resume "$work/bad.safetensors"
 echo "not a checkpoint" > "$work/text.safetensors"
 expect_exit2 "$work/text.safetensors" --resume "$work/text.safetensors"
+
+# Early stopping on a validation split: stops before the last epoch when the loss stalls.
+"$loom" train --model mlp --epochs 30 --lr 0.05 --limit-train 1024 --limit-test 256 \
+  --val-fraction 0.25 --patience 1 --out "$work/e" --progress none > "$work/e.txt"
+grep -q "^early stopping: validation loss did not improve for 1 epochs$" "$work/e.txt" \
+  || fail "no early stop: $(tail -3 "$work/e.txt")"
+grep -q "validation loss" "$work/e/train.log" || fail "no validation metrics in the log"
 
 # A config file, and a flag over it.
 printf '{"model": "cnn", "epochs": 3, "batch_size": 128, "limit_train": 512, "limit_test": 256}\n' > "$work/c.json"

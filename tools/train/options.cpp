@@ -160,6 +160,11 @@ Options parse_options(const std::vector<std::string>& argv, bool& help) {
   for (const auto& [name, value] : flags) {
     if (name != "config") setters().at(name)(o, value);
   }
+  if (o.patience > 0 && o.val_fraction <= 0) {
+    throw OptionError{"--patience " + std::to_string(o.patience) +
+                      ": early stopping watches the validation loss; give --val-fraction too "
+                      "(e.g. --val-fraction 0.1)"};
+  }
   return o;
 }
 
