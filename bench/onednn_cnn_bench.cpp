@@ -1,6 +1,7 @@
 // cnn.step: one training step of the Fashion-MNIST CNN (conv 1->32 3x3, relu, max pool 2,
 // conv 32->64 3x3, relu, max pool 2, flatten, linear 1600->128, relu, linear 128->10) on a
-// batch of 64 random 1x28x28 images: cross entropy, backward, Adam (lr 1e-3). Loom runs with
+// batch of 64 random 1x28x28 images: cross entropy, backward, Adam (lr 1e-3; loom::optim's,
+// one fused update op per parameter). Loom runs with
 // the cpu_onednn plugin's kernels preferred; libtorch (bench/libtorch/onednn_cnn_peer.cpp)
 // with torch::nn modules and torch::optim::Adam. 2 threads each.
 #include <cmath>
@@ -14,45 +15,10 @@
 #include "loom/ops/core.h"
 #include "loom/ops/nn.h"
 #include "loom/ops/tensor_methods.h"
+#include "loom/optim/adam.h"
 
 namespace loom::bench {
 namespace {
-
-/// Adam as torch.optim.Adam computes it (no weight decay, no amsgrad), on Loom tensor ops:
-/// Loom has no optimizer library yet.
-class Adam {
- public:
-  Adam(std::vector<Tensor> params, double lr) : params_(std::move(params)), lr_(lr) {
-    for (const Tensor& p : params_) {
-      exp_avg_.push_back(zeros_like(p));
-      exp_avg_sq_.push_back(zeros_like(p));
-    }
-  }
-  void zero_grad() {
-    for (const Tensor& p : params_) p.set_grad(Tensor());  // set to none
-  }
-  void step() {
-    autograd::NoGradGuard no_grad;
-    ++steps_;
-    const double bias_correction1 = 1 - std::pow(kBeta1, steps_);
-    const double bias_correction2_sqrt = std::sqrt(1 - std::pow(kBeta2, steps_));
-    const double step_size = lr_ / bias_correction1;
-    for (size_t i = 0; i < params_.size(); ++i) {
-      const Tensor g = params_[i].grad();
-      lerp_(exp_avg_[i], g, 1 - kBeta1);
-      exp_avg_sq_[i].mul_(kBeta2);
-      addcmul_(exp_avg_sq_[i], g, g, 1 - kBeta2);
-      const Tensor denom = exp_avg_sq_[i].sqrt().div_(bias_correction2_sqrt).add_(kEps);
-      addcdiv_(params_[i], exp_avg_[i], denom, -step_size);
-    }
-  }
-
- private:
-  static constexpr double kBeta1 = 0.9, kBeta2 = 0.999, kEps = 1e-8;
-  std::vector<Tensor> params_, exp_avg_, exp_avg_sq_;
-  double lr_;
-  int steps_ = 0;
-};
 
 /// A parameter of sizes, uniform in +-1/sqrt(fan_in) as torch.nn's default initialisation.
 Tensor parameter(IntArrayRef sizes, int64_t fan_in) {
@@ -79,7 +45,7 @@ LOOM_BENCH("cnn.step", unit::rate("steps/s"), .rounds = 9) {
   load_backend_plugin("cpu_onednn");
   manual_seed(0);
   auto model = std::make_shared<Cnn>();
-  auto adam = std::make_shared<Adam>(model->params(), 1e-3);
+  auto adam = std::make_shared<optim::Adam>(model->params(), optim::AdamOptions(1e-3));
   const Tensor x = randn({64, 1, 28, 28}), y = randint(0, 10, {64});
   auto side = ns_per_call([=] {
     adam->zero_grad();

@@ -13,7 +13,11 @@ DimVector contiguous_strides(IntArrayRef sizes) {
   int64_t s = 1;
   for (int64_t i = static_cast<int64_t>(sizes.size()) - 1; i >= 0; --i) {
     strides[i] = s;
-    s *= std::max<int64_t>(sizes[i], 1);
+    // Even a tensor without elements needs strides that fit (size-0 dims count as 1).
+    if (i > 0 && __builtin_mul_overflow(s, std::max<int64_t>(sizes[i], 1), &s)) {
+      LOOM_THROW(ValueError, "sizes ", sizes_str(sizes),
+                 " are too large: their contiguous strides overflow int64");
+    }
   }
   return strides;
 }

@@ -196,14 +196,18 @@ Header parse_header(std::string_view text, uint64_t data_size, std::string_view 
     const json& s = v["shape"];
     if (!s.is_array()) fail(file, str_cat(where, ": shape is not an array: ", s.dump()));
     Entry e{name, *dtype, {}, 0, 0};
-    unsigned __int128 numel = 1;
+    unsigned __int128 numel = 1, extent = 1;  // extent: the product with 0 dims as 1
     for (const json& dim : s) {
       const uint64_t n = as_u64(dim, file, str_cat(where, ": each shape entry"));
       if (n > static_cast<uint64_t>(INT64_MAX)) fail(file, str_cat(where, ": shape too large"));
       e.sizes.push_back(static_cast<int64_t>(n));
       numel *= n;
+      extent *= n == 0 ? 1 : n;
       if (numel > (static_cast<unsigned __int128>(1) << 64))
         fail(file, str_cat(where, ": shape ", s.dump(), " has too many elements"));
+      // Even with no elements, a tensor's strides must fit in int64.
+      if (extent > static_cast<unsigned __int128>(INT64_MAX))
+        fail(file, str_cat(where, ": shape ", s.dump(), " is too large (its strides overflow)"));
     }
     const json& o = v["data_offsets"];
     if (!o.is_array() || o.size() != 2)
