@@ -202,13 +202,13 @@ Header parse_header(std::string_view text, uint64_t data_size, std::string_view 
       if (n > static_cast<uint64_t>(INT64_MAX)) fail(file, str_cat(where, ": shape too large"));
       e.sizes.push_back(static_cast<int64_t>(n));
       numel *= n;
-      extent *= n == 0 ? 1 : n;
+      if (extent <= static_cast<unsigned __int128>(INT64_MAX)) extent *= n == 0 ? 1 : n;
       if (numel > (static_cast<unsigned __int128>(1) << 64))
         fail(file, str_cat(where, ": shape ", s.dump(), " has too many elements"));
-      // Even with no elements, a tensor's strides must fit in int64.
-      if (extent > static_cast<unsigned __int128>(INT64_MAX))
-        fail(file, str_cat(where, ": shape ", s.dump(), " is too large (its strides overflow)"));
     }
+    // Even with no elements, a tensor's strides must fit in int64.
+    if (extent > static_cast<unsigned __int128>(INT64_MAX))
+      fail(file, str_cat(where, ": shape ", s.dump(), " is too large (its strides overflow)"));
     const json& o = v["data_offsets"];
     if (!o.is_array() || o.size() != 2)
       fail(file, str_cat(where, ": data_offsets must be [begin, end], got ", o.dump()));
