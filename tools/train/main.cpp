@@ -112,6 +112,11 @@ class Slice final : public data::Dataset {
       : base_(std::move(base)), begin_(begin), end_(end) {}
   int64_t size() const override { return end_ - begin_; }
   data::Sample get(int64_t index) const override { return base_->get(begin_ + index); }
+  std::optional<std::vector<Tensor>> get_many(const std::vector<int64_t>& indices) const override {
+    std::vector<int64_t> shifted(indices);
+    for (int64_t& i : shifted) i += begin_;
+    return base_->get_many(shifted);
+  }
 
  private:
   std::shared_ptr<const data::Dataset> base_;
@@ -329,14 +334,19 @@ int run(Options o) {
                                    ? "onednn"
                                    : "reference";
 
-  // Data: pixels to [0, 1], then Fashion-MNIST's mean and standard deviation.
-  auto transform = std::make_shared<data::Compose>(std::vector<std::shared_ptr<const data::Transform>>{
-      std::make_shared<data::ToTensor>(), std::make_shared<data::Normalize>(
-                                              std::vector<double>{0.2860}, std::vector<double>{0.3530})});
+  // Data: pixels to [0, 1], then Fashion-MNIST's mean and standard deviation (ToTensor and
+  // Normalize). The transforms are deterministic, so they run once over the whole set, in
+  // float32 exactly as per sample, and batches are gathered with one index_select per field.
+  auto normalized = [&](bool train) -> std::shared_ptr<const data::Dataset> {
+    data::MnistDataset raw(o.data, train);
+    const Tensor images = raw.images().to(DType::Float32).div(255.0).sub(0.2860).div(0.3530);
+    return std::make_shared<data::TensorDataset>(
+        std::vector<Tensor>{images.unsqueeze(1), raw.labels()});
+  };
   std::shared_ptr<const data::Dataset> train_all, test_set;
   try {
-    train_all = std::make_shared<data::MnistDataset>(o.data, true, transform);
-    test_set = std::make_shared<data::MnistDataset>(o.data, false, transform);
+    train_all = normalized(true);
+    test_set = normalized(false);
   } catch (const Error& e) {
     throw UserError{e.what()};
   }

@@ -64,6 +64,7 @@ struct DataLoaderIterator::State {
   std::shared_ptr<IterableDataset> iterable;
   DataLoaderOptions options;
   CollateFn collate;
+  bool default_collation = false;  // collate is default_collate: Dataset::get_many may serve
   int64_t epoch = 0;
   std::vector<std::vector<int64_t>> batches;  // map-style only
 
@@ -91,6 +92,12 @@ struct DataLoaderIterator::State {
 
   Batch fetch(int worker_id, const std::vector<int64_t>& indices) const {
     SampleContextGuard guard(context());
+    if (default_collation) {  // a dataset that gathers a whole batch at once
+      std::optional<Batch> b =
+          guarded(worker_id, indices.empty() ? -1 : indices.front(),
+                  [&] { return dataset->get_many(indices); });
+      if (b) return std::move(*b);
+    }
     std::vector<Sample> samples;
     samples.reserve(indices.size());
     for (int64_t i : indices)
@@ -347,6 +354,11 @@ DataLoaderIterator DataLoader::begin() {
   state->iterable = iterable_;
   state->options = options_;
   state->collate = options_.collate_fn;
+  {
+    using Fn = Batch (*)(std::vector<Sample>);
+    const Fn* f = options_.collate_fn.target<Fn>();
+    state->default_collation = f != nullptr && *f == &default_collate;
+  }
   state->epoch = epoch_++;
   if (!iterable_) state->batches = batch_sampler_->batches(state->epoch);
   state->start();

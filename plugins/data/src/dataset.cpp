@@ -3,6 +3,7 @@
 #include "loom/data/dataset.h"
 
 #include "loom/data/transforms.h"
+#include "loom/ops/indexing.h"
 #include "worker_context.h"
 
 namespace loom::data {
@@ -41,6 +42,21 @@ Sample TensorDataset::get(int64_t index) const {
   s.reserve(tensors_.size());
   for (const Tensor& t : tensors_) s.push_back(select_row(t, index));
   return s;
+}
+
+std::optional<std::vector<Tensor>> TensorDataset::get_many(
+    const std::vector<int64_t>& indices) const {
+  const int64_t n = size();
+  for (int64_t i : indices) {
+    LOOM_CHECK_T(IndexError, i >= 0 && i < n, "TensorDataset: index ", i,
+                 " is out of range for a dataset of ", n, " samples");
+  }
+  const Tensor index =
+      Tensor::from_vector(indices, std::vector<int64_t>{static_cast<int64_t>(indices.size())});
+  std::vector<Tensor> out;
+  out.reserve(tensors_.size());
+  for (const Tensor& t : tensors_) out.push_back(index_select(t, 0, index));
+  return out;
 }
 
 TransformDataset::TransformDataset(std::shared_ptr<const Dataset> base,

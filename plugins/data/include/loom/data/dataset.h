@@ -28,6 +28,13 @@ class Dataset {
   virtual int64_t size() const = 0;
   /// Sample index (0 <= index < size()); throws IndexError out of range.
   virtual Sample get(int64_t index) const = 0;
+  /// The samples at indices already collated as default_collate would stack them, when the
+  /// dataset has a faster way than one get() per sample (PyTorch's __getitems__: a tensor
+  /// dataset gathers each field with one index_select); nullopt (the default) otherwise.
+  /// The DataLoader uses it when its collate function is default_collate.
+  virtual std::optional<std::vector<Tensor>> get_many(const std::vector<int64_t>& indices) const {
+    return std::nullopt;
+  }
 };
 
 /// An iterable dataset (PyTorch's IterableDataset): a stream of samples.
@@ -61,6 +68,8 @@ class TensorDataset : public Dataset {
   int64_t size() const override;
   /// {t[index] for t in tensors()}.
   Sample get(int64_t index) const override;
+  /// {t.index_select(0, indices) for t in tensors()}: one gather per field.
+  std::optional<std::vector<Tensor>> get_many(const std::vector<int64_t>& indices) const override;
   /// The tensors.
   const std::vector<Tensor>& tensors() const { return tensors_; }
 
