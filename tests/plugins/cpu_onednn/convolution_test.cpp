@@ -33,16 +33,9 @@ class OnednnConvolutionTest : public ::testing::Test {
   void SetUp() override { load_onednn(); }
 };
 
-int64_t numel_of(const Sizes& s) {
-  int64_t n = 1;
-  for (int64_t v : s) n *= v;
-  return n;
-}
-
 Tensor random(const Sizes& sizes, uint64_t seed, DType dtype = DType::Float32,
               bool strided = false) {
-  return make_tensor(random_values(static_cast<size_t>(numel_of(sizes)), seed, -1, 1), sizes, dtype,
-                     strided);
+  return random_tensor(sizes, seed, dtype, strided, -1, 1);
 }
 
 /// A channels-last copy of a 4-d tensor.

@@ -30,16 +30,9 @@ class OnednnNormalization : public ::testing::Test {
   void SetUp() override { load_onednn(); }
 };
 
-int64_t numel_of(const Sizes& s) {
-  int64_t n = 1;
-  for (int64_t v : s) n *= v;
-  return n;
-}
-
 Tensor random(const Sizes& sizes, uint64_t seed, DType dtype = DType::Float32, bool strided = false,
               double lo = -2, double hi = 2) {
-  return make_tensor(random_values(static_cast<size_t>(numel_of(sizes)), seed, lo, hi), sizes,
-                     dtype, strided);
+  return random_tensor(sizes, seed, dtype, strided, lo, hi);
 }
 
 /// x's values in a channels-last tensor of x's sizes (3-D to 5-D).
@@ -292,20 +285,6 @@ TEST_F(OnednnNormalization, MalformedCallsGetTheReferenceMessage) {
     EXPECT_FALSE(want.empty()) << i;
     EXPECT_EQ(got, want) << i;
   }
-}
-
-/// The best of reps timings of f, in microseconds.
-double best_us(const std::function<void()>& f, int reps) {
-  f();
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    best = std::min(
-        best,
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return best;
 }
 
 // Timings of onednn against reference (run with --gtest_also_run_disabled_tests).

@@ -360,20 +360,6 @@ TEST_F(OnednnPooling, MalformedCallsGetTheReferenceMessage) {
 namespace loom::testing {
 namespace {
 
-/// The best of reps timings of f, in microseconds.
-double best_us(const std::function<void()>& f, int reps) {
-  f();
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    best = std::min(
-        best,
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return best;
-}
-
 // Timings of onednn against reference (run with --gtest_also_run_disabled_tests).
 TEST_F(OnednnPooling, DISABLED_Timing) {
   for (const Sizes& in : {Sizes{64, 32, 26, 26}, Sizes{8, 64, 56, 56}, Sizes{1, 16, 8, 8},
