@@ -122,7 +122,7 @@ std::optional<WorkerInfo> get_worker_info();
 // outside a loader they are (0, 0).
 
 /// The random engine a transform draws from: xoshiro256** (Blackman and Vigna), seeded
-/// through splitmix64. A UniformRandomBitGenerator, so the <random> distributions take it.
+/// through splitmix64. A UniformRandomBitGenerator, so the standard distributions take it.
 /// One is made per sample (Note [Sample randomness]): seeding costs four splitmix64 steps,
 /// where a Mersenne Twister fills 312 words — a measurable part of an epoch of small images.
 class SampleRng {
