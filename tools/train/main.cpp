@@ -339,7 +339,9 @@ int run(Options o) {
   // float32 exactly as per sample, and batches are gathered with one index_select per field.
   auto normalized = [&](bool train) -> std::shared_ptr<const data::Dataset> {
     data::MnistDataset raw(o.data, train);
-    const Tensor images = raw.images().to(DType::Float32).div(255.0).sub(0.2860).div(0.3530);
+    // In place: one float copy of the images at a time (peak memory and start-up).
+    Tensor images = raw.images().to(DType::Float32);
+    images.div_(Tensor::scalar(255.0f)).sub_(Tensor::scalar(0.2860f)).div_(Tensor::scalar(0.3530f));
     return std::make_shared<data::TensorDataset>(
         std::vector<Tensor>{images.unsqueeze(1), raw.labels()});
   };
