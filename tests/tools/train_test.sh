@@ -51,6 +51,11 @@ grep -q "resuming .* at epoch 2, step 13 of 32" "$work/b2.txt" || fail "resume: 
 # A corrupted checkpoint: refused with the file's name and the reason.
 head -c 1000 "$work/a/checkpoint.safetensors" > "$work/bad.safetensors"
 expect_exit2 "$work/bad.safetensors" --resume "$work/bad.safetensors"
+# A safetensors file whose loom.train metadata lacks the run's fields.
+h='{"__metadata__":{"loom.train":"{}"}}'
+printf "\\x$(printf %02x ${#h})\\0\\0\\0\\0\\0\\0\\0%s" "$h" > "$work/empty.safetensors"
+expect_exit2 "--resume $work/empty.safetensors: its loom.train metadata has no usable config" \
+  --resume "$work/empty.safetensors"
 echo "not a checkpoint" > "$work/text.safetensors"
 expect_exit2 "$work/text.safetensors" --resume "$work/text.safetensors"
 

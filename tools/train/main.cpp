@@ -296,9 +296,14 @@ int run(Options o) {
       throw UserError{std::string("--resume: ") + e.what()};
     }
     resumed_meta = checkpoint_meta(*resumed, o.resume);
-    const json& cfg = resumed_meta.at("config");
     json mine = json::parse(options_json(o));
-    for (const char* k : kDefiningOptions) mine[k] = cfg.at(k);
+    try {
+      const json& cfg = resumed_meta.at("config");
+      for (const char* k : kDefiningOptions) mine[k] = cfg.at(k);
+    } catch (const json::exception& e) {
+      throw UserError{"--resume " + o.resume + ": its loom.train metadata has no usable config: " +
+                      e.what()};
+    }
     o.model = mine["model"];
     o.batch_size = mine["batch_size"];
     o.lr = mine["lr"];
@@ -412,7 +417,7 @@ int run(Options o) {
   if (resumed) {
     try {
       load_checkpoint(*resumed, resumed_meta, *model, *opt, schedule, pos);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {  // loom::Error, or a missing/mistyped metadata field
       throw UserError{"--resume " + o.resume + ": " + e.what()};
     }
     log.line("resuming " + o.resume + " at epoch " + std::to_string(pos.epoch) + ", step " +
