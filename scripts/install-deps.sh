@@ -13,6 +13,8 @@ packages=(
   dataset-fashion-mnist
   doxygen
   libonnx-testdata
+  python3-sklearn
+  abigail-tools
   "$@"
 )
 
