@@ -1,0 +1,326 @@
+// libloom.so: the function table of the stable C ABI (include/loom/capi.h), statuses,
+// dtypes and devices, plugins. Tensors, ops and registration live in the sibling files.
+#include <cstddef>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
+
+#include "capi_internal.h"
+#include "loom/core/device_hooks.h"
+#include "loom/core/error.h"
+#include "loom/core/generator.h"
+#include "loom/dispatcher/plugin_loader.h"
+#include "loom/loom.h"
+
+namespace loom::capi {
+
+namespace {
+// Out of memory while reporting an error: a static status that StatusRelease never frees.
+LoomStatus* static_oom_status() {
+  static LoomStatus* oom = new LoomStatus{LOOM_OUT_OF_MEMORY, "out of memory"};
+  return oom;
+}
+}  // namespace
+
+LoomStatus* make_status(LoomErrorCode code, std::string message) {
+  try {
+    return new LoomStatus{code, std::move(message)};
+  } catch (...) {
+    return static_oom_status();
+  }
+}
+
+LoomStatus* status_from_current_exception() {
+  try {
+    throw;
+  } catch (const ValueError& e) {
+    return make_status(LOOM_VALUE_ERROR, e.what());
+  } catch (const TypeError& e) {
+    return make_status(LOOM_TYPE_ERROR, e.what());
+  } catch (const IndexError& e) {
+    return make_status(LOOM_INDEX_ERROR, e.what());
+  } catch (const DeviceError& e) {
+    return make_status(LOOM_DEVICE_ERROR, e.what());
+  } catch (const NotImplementedError& e) {
+    return make_status(LOOM_NOT_IMPLEMENTED, e.what());
+  } catch (const SchemaParseError& e) {
+    return make_status(LOOM_REGISTRATION_ERROR, e.what());
+  } catch (const RegistrationError& e) {
+    return make_status(LOOM_REGISTRATION_ERROR, e.what());
+  } catch (const PluginError& e) {
+    return make_status(LOOM_PLUGIN_ERROR, e.what());
+  } catch (const AutogradError& e) {
+    return make_status(LOOM_AUTOGRAD_ERROR, e.what());
+  } catch (const std::bad_alloc&) {
+    return make_status(LOOM_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    return make_status(what.find("out of memory") != std::string::npos ? LOOM_OUT_OF_MEMORY
+                                                                        : LOOM_ERROR,
+                       what);
+  } catch (...) {
+    return make_status(LOOM_ERROR, "unknown error (a non-standard exception)");
+  }
+}
+
+LoomStatus* null_argument(const char* fn, const char* what) {
+  return make_status(LOOM_INVALID_ARGUMENT, str_cat(fn, ": argument '", what, "' is NULL"));
+}
+
+LoomStatus* check_values(const char* fn, const char* what, const LoomValue* values, size_t n) {
+  if (n == 0) return nullptr;
+  if (values == nullptr) return null_argument(fn, what);
+  // A client older than LoomValue v1 cannot exist; a newer one may have a larger struct.
+  if (values->struct_size < sizeof(LoomValue)) {
+    return make_status(LOOM_INVALID_ARGUMENT,
+                       str_cat(fn, ": ", what, "[0].struct_size is ", values->struct_size,
+                               ", expected at least ", sizeof(LoomValue),
+                               " (set struct_size = sizeof(LoomValue) in every value)"));
+  }
+  return nullptr;
+}
+
+namespace {
+
+// ---- status ----
+LoomErrorCode status_code(const LoomStatus* s) { return s ? s->code : LOOM_OK; }
+const char* status_message(const LoomStatus* s) { return s ? s->message.c_str() : ""; }
+void status_release(LoomStatus* s) {
+  if (s != static_oom_status()) delete s;
+}
+LoomStatus* status_create(LoomErrorCode code, const char* message) {
+  return make_status(code == LOOM_OK ? LOOM_ERROR : code, message ? message : "");
+}
+
+// ---- library ----
+const char* version_string() { return LOOM_VERSION_STRING; }
+LoomStatus* init() {
+  LOOM_CAPI_TRY
+  loom::init();
+  // The CUDA backend is optional like cpu_onednn: it loads on machines without a GPU too.
+  try {
+    PluginLoader::instance().load("cuda");
+  } catch (const Error&) {
+  }
+  LOOM_CAPI_CATCH
+}
+
+// ---- dtypes and devices ----
+LoomStatus* dtype_from_name(const char* name, int32_t* out) {
+  LOOM_CAPI_NOT_NULL("DTypeFromName", name);
+  LOOM_CAPI_NOT_NULL("DTypeFromName", out);
+  LOOM_CAPI_TRY
+  const std::optional<DType> d = parse_dtype(name);
+  LOOM_CHECK_T(TypeError, d.has_value(), "DTypeFromName: unknown dtype '", name,
+               "' (expected one of bool, uint8, int8, int16, int32, int64, float16, bfloat16, "
+               "float32, float64, or an alias such as float, double, long, int, half)");
+  *out = static_cast<int32_t>(*d);
+  LOOM_CAPI_CATCH
+}
+const char* dtype_name_of(int32_t dtype) {
+  if (dtype < 0 || dtype >= kNumDTypes) return nullptr;
+  return dtype_name(static_cast<DType>(dtype)).data();
+}
+LoomStatus* dtype_item_size(int32_t dtype, size_t* out) {
+  LOOM_CAPI_NOT_NULL("DTypeItemSize", out);
+  if (dtype < 0 || dtype >= kNumDTypes) {
+    return make_status(LOOM_TYPE_ERROR, str_cat("DTypeItemSize: unknown dtype token ", dtype));
+  }
+  *out = element_size(static_cast<DType>(dtype));
+  return nullptr;
+}
+LoomStatus* device_count(const char* type, int32_t* out, const char** reason) {
+  LOOM_CAPI_NOT_NULL("DeviceCount", type);
+  LOOM_CAPI_NOT_NULL("DeviceCount", out);
+  LOOM_CAPI_TRY
+  static std::mutex mu;
+  static std::map<std::string, std::string>* reasons = new std::map<std::string, std::string>();
+  std::string why;
+  int32_t n = 0;
+  if (std::string_view(type) == "cpu") {
+    n = 1;
+  } else if (!DeviceType::is_registered(type)) {
+    why = str_cat("no plugin providing device type '", type, "' is loaded");
+  } else if (DeviceHooks* hooks = find_device_hooks(DeviceType::from_name(type))) {
+    n = hooks->device_count();
+    if (n == 0) why = hooks->unavailable_reason();
+  } else {
+    n = 1;  // a device plugin without hooks (a test device): one device
+  }
+  if (reason != nullptr) {
+    std::lock_guard<std::mutex> lock(mu);
+    std::string& slot = (*reasons)[type];
+    if (slot != why) slot = why;  // the pointer stays valid while the text is unchanged
+    *reason = slot.c_str();
+  }
+  *out = n;
+  LOOM_CAPI_CATCH
+}
+LoomStatus* device_current_stream(const char* device, void** out) {
+  LOOM_CAPI_NOT_NULL("DeviceCurrentStream", device);
+  LOOM_CAPI_NOT_NULL("DeviceCurrentStream", out);
+  LOOM_CAPI_TRY
+  const Device d(device);
+  DeviceHooks* hooks = d.is_cpu() ? nullptr : find_device_hooks(d.type());
+  *out = hooks ? hooks->current_stream(d.index()) : nullptr;
+  LOOM_CAPI_CATCH
+}
+LoomStatus* device_synchronize(const char* device) {
+  LOOM_CAPI_NOT_NULL("DeviceSynchronize", device);
+  LOOM_CAPI_TRY
+  const Device d(device);
+  if (DeviceHooks* hooks = d.is_cpu() ? nullptr : find_device_hooks(d.type())) {
+    hooks->synchronize(d.index());
+  }
+  LOOM_CAPI_CATCH
+}
+LoomStatus* manual_seed_all(uint64_t seed) {
+  LOOM_CAPI_TRY
+  loom::manual_seed(seed);
+  LOOM_CAPI_CATCH
+}
+
+// ---- plugins ----
+LoomStatus* plugin_load(const char* name_or_path) {
+  LOOM_CAPI_NOT_NULL("PluginLoad", name_or_path);
+  LOOM_CAPI_TRY
+  PluginLoader::instance().load(name_or_path);
+  LOOM_CAPI_CATCH
+}
+LoomStatus* plugin_unload(const char* name) {
+  LOOM_CAPI_NOT_NULL("PluginUnload", name);
+  LOOM_CAPI_TRY
+  PluginLoader::instance().unload(name);
+  LOOM_CAPI_CATCH
+}
+LoomStatus* plugin_count(size_t* out) {
+  LOOM_CAPI_NOT_NULL("PluginCount", out);
+  LOOM_CAPI_TRY
+  *out = PluginLoader::instance().loaded().size();
+  LOOM_CAPI_CATCH
+}
+LoomStatus* plugin_info(size_t index, const char** name, const char** version) {
+  LOOM_CAPI_TRY
+  const std::vector<PluginInfo> loaded = PluginLoader::instance().loaded();
+  LOOM_CHECK_T(IndexError, index < loaded.size(), "PluginInfo: index ", index,
+               " is out of range for ", loaded.size(), " loaded plugins");
+  // Interned: the same (name, version) pair always gives the same pointers.
+  static std::mutex mu;
+  static auto* interned = new std::map<std::string, std::string>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = interned->try_emplace(loaded[index].name, loaded[index].version).first;
+  if (it->second != loaded[index].version) it->second = loaded[index].version;
+  if (name) *name = it->first.c_str();
+  if (version) *version = it->second.c_str();
+  LOOM_CAPI_CATCH
+}
+
+LoomApi make_api() {
+  LoomApi api{};
+  api.struct_size = sizeof(LoomApi);
+  api.version = LOOM_API_VERSION;
+  api.StatusCode = &status_code;
+  api.StatusMessage = &status_message;
+  api.StatusRelease = &status_release;
+  api.StatusCreate = &status_create;
+  api.VersionString = &version_string;
+  api.Init = &init;
+  api.DTypeFromName = &dtype_from_name;
+  api.DTypeName = &dtype_name_of;
+  api.DTypeItemSize = &dtype_item_size;
+  api.DeviceCount = &device_count;
+  api.DeviceCurrentStream = &device_current_stream;
+  api.DeviceSynchronize = &device_synchronize;
+  api.ManualSeed = &manual_seed_all;
+  api.PluginLoad = &plugin_load;
+  api.PluginUnload = &plugin_unload;
+  api.PluginCount = &plugin_count;
+  api.PluginInfo = &plugin_info;
+  fill_tensor_entries(api);
+  fill_op_entries(api);
+  fill_registration_entries(api);
+  return api;
+}
+
+// Note [Frozen slot offsets]: version 1's entries sit at fixed offsets. Moving one breaks
+// every client built before; these asserts (and tests/abi's, against the frozen header) stop
+// that at compile time.
+#define LOOM_SLOT(field, k) \
+  static_assert(offsetof(LoomApi, field) == 8 + (k) * sizeof(void*), #field " moved")
+LOOM_SLOT(StatusCode, 0);
+LOOM_SLOT(StatusMessage, 1);
+LOOM_SLOT(StatusRelease, 2);
+LOOM_SLOT(StatusCreate, 3);
+LOOM_SLOT(VersionString, 4);
+LOOM_SLOT(Init, 5);
+LOOM_SLOT(DTypeFromName, 6);
+LOOM_SLOT(DTypeName, 7);
+LOOM_SLOT(DTypeItemSize, 8);
+LOOM_SLOT(DeviceCount, 9);
+LOOM_SLOT(DeviceCurrentStream, 10);
+LOOM_SLOT(DeviceSynchronize, 11);
+LOOM_SLOT(ManualSeed, 12);
+LOOM_SLOT(TensorFromData, 13);
+LOOM_SLOT(TensorEmpty, 14);
+LOOM_SLOT(TensorZeros, 15);
+LOOM_SLOT(TensorRetain, 16);
+LOOM_SLOT(TensorRelease, 17);
+LOOM_SLOT(TensorDim, 18);
+LOOM_SLOT(TensorNumel, 19);
+LOOM_SLOT(TensorSizes, 20);
+LOOM_SLOT(TensorStrides, 21);
+LOOM_SLOT(TensorDType, 22);
+LOOM_SLOT(TensorDevice, 23);
+LOOM_SLOT(TensorDataPtr, 24);
+LOOM_SLOT(TensorCopyToHost, 25);
+LOOM_SLOT(TensorItem, 26);
+LOOM_SLOT(TensorDescribe, 27);
+LOOM_SLOT(TensorRequiresGrad, 28);
+LOOM_SLOT(TensorSetRequiresGrad, 29);
+LOOM_SLOT(TensorGrad, 30);
+LOOM_SLOT(TensorSetGrad, 31);
+LOOM_SLOT(TensorDetach, 32);
+LOOM_SLOT(Backward, 33);
+LOOM_SLOT(GradEnabled, 34);
+LOOM_SLOT(SetGradEnabled, 35);
+LOOM_SLOT(OpFind, 36);
+LOOM_SLOT(OpSchema, 37);
+LOOM_SLOT(OpCall, 38);
+LOOM_SLOT(ValuesRelease, 39);
+LOOM_SLOT(PluginLoad, 40);
+LOOM_SLOT(PluginUnload, 41);
+LOOM_SLOT(PluginCount, 42);
+LOOM_SLOT(PluginInfo, 43);
+LOOM_SLOT(LibraryCreate, 44);
+LOOM_SLOT(PluginLibrary, 45);
+LOOM_SLOT(LibraryRelease, 46);
+LOOM_SLOT(LibraryDef, 47);
+LOOM_SLOT(LibraryImpl, 48);
+LOOM_SLOT(LibraryImplBackward, 49);
+LOOM_SLOT(BackwardNumInputs, 50);
+LOOM_SLOT(BackwardNumOutputs, 51);
+LOOM_SLOT(BackwardInput, 52);
+LOOM_SLOT(BackwardOutput, 53);
+LOOM_SLOT(BackwardGradOutput, 54);
+LOOM_SLOT(BackwardNeedsInputGrad, 55);
+LOOM_SLOT(BackwardSetGradInput, 56);
+LOOM_SLOT(BackwardArgument, 57);
+static_assert(sizeof(LoomApi) == 8 + 58 * sizeof(void*), "version 1 has 58 entries");
+static_assert(sizeof(LoomValue) == 24, "LoomValue v1 is 24 bytes");
+#undef LOOM_SLOT
+
+}  // namespace
+}  // namespace loom::capi
+
+extern "C" {
+
+LOOM_CAPI_EXPORT const LoomApi* loom_get_api(uint32_t version) {
+  static const LoomApi api = loom::capi::make_api();
+  if (version == 0 || version > api.version) return nullptr;
+  return &api;
+}
+
+LOOM_CAPI_EXPORT uint32_t loom_api_version(void) { return LOOM_API_VERSION; }
+
+}  // extern "C"

@@ -1,0 +1,95 @@
+// Internals of libloom.so (the stable C ABI of include/loom/capi.h); not installed.
+//
+// Note [C ABI handles]: a LoomTensor* is the TensorImpl* itself, carrying one reference of
+// the intrusive count, so handing a tensor across the boundary allocates nothing. A LoomOp*
+// is the dispatcher's OperatorEntry* (entries live as long as the process). A LoomStatus is
+// heap-allocated only on failure. Every entry point catches every exception: nothing but a
+// status crosses the boundary.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "loom/capi.h"
+#include "loom/core/tensor.h"
+#include "loom/dispatcher/dispatcher.h"
+#include "loom/dispatcher/ivalue.h"
+
+/// An operator handle as the C ABI hands it out (one per operator, never freed).
+struct LoomOp {
+  loom::OperatorHandle handle;  ///< the dispatcher's handle
+  std::string schema;           ///< its schema text, for OpSchema
+};
+
+/// A failed call's outcome (the opaque LoomStatus of capi.h).
+struct LoomStatus {
+  LoomErrorCode code;   ///< one of the LOOM_* codes
+  std::string message;  ///< what went wrong, in Loom's words
+};
+
+namespace loom::capi {
+
+/// A new status (never null).
+LoomStatus* make_status(LoomErrorCode code, std::string message);
+/// The status for the exception being handled (call only inside a catch block).
+LoomStatus* status_from_current_exception();
+/// LOOM_INVALID_ARGUMENT for a null pointer argument `what` of function `fn`.
+LoomStatus* null_argument(const char* fn, const char* what);
+
+/// The TensorImpl behind a handle.
+inline TensorImpl* impl_of(const LoomTensor* t) {
+  return reinterpret_cast<TensorImpl*>(const_cast<LoomTensor*>(t));
+}
+/// A Tensor sharing the handle's tensor (adds a reference; null gives an undefined tensor).
+inline Tensor borrow(const LoomTensor* t) {
+  return t ? Tensor(boost::intrusive_ptr<TensorImpl>(impl_of(t), /*add_ref=*/true)) : Tensor();
+}
+/// Hands one reference of t to the caller (undefined gives null).
+inline LoomTensor* give(Tensor t) {
+  if (!t.defined()) return nullptr;
+  boost::intrusive_ptr<TensorImpl> p = t.impl_ptr();
+  return reinterpret_cast<LoomTensor*>(p.detach());
+}
+
+/// The i-th element of a client's value array (clients step by their own struct_size).
+inline const LoomValue* value_at(const LoomValue* base, size_t i) {
+  const size_t stride = base->struct_size;
+  return reinterpret_cast<const LoomValue*>(reinterpret_cast<const char*>(base) + i * stride);
+}
+/// Mutable form of value_at.
+inline LoomValue* value_at(LoomValue* base, size_t i) {
+  const size_t stride = base->struct_size;
+  return reinterpret_cast<LoomValue*>(reinterpret_cast<char*>(base) + i * stride);
+}
+/// Checks a client value array's stride; null if usable, else a status.
+LoomStatus* check_values(const char* fn, const char* what, const LoomValue* values, size_t n);
+
+/// A client's boxed value as the IValue the argument's schema type wants.
+IValue to_ivalue(const LoomValue& v, const Type& type, const std::string& op,
+                 const std::string& arg);
+/// Writes an IValue into a value handed to the client (tensors as new references, lists and
+/// strings heap-allocated: ValuesRelease frees them).
+void to_value(IValue iv, LoomValue* out);
+/// Writes an IValue as a borrowed view (tensors not retained; lists point into iv): for values
+/// the library hands to kernels for the duration of a call. iv must outlive out.
+void to_borrowed_value(const IValue& iv, LoomValue* out, std::vector<std::vector<LoomTensor*>>& lists);
+
+/// The table's tensor/autograd/op/registration entries (each file fills its part).
+void fill_tensor_entries(LoomApi& api);
+void fill_op_entries(LoomApi& api);
+void fill_registration_entries(LoomApi& api);
+
+}  // namespace loom::capi
+
+/// Opens an entry point's body: exceptions become statuses.
+#define LOOM_CAPI_TRY try {
+/// Closes an entry point's body.
+#define LOOM_CAPI_CATCH                                      \
+  }                                                          \
+  catch (...) {                                              \
+    return ::loom::capi::status_from_current_exception();   \
+  }                                                          \
+  return nullptr;
+/// Fails the call with LOOM_INVALID_ARGUMENT if pointer p is null.
+#define LOOM_CAPI_NOT_NULL(fn, p) \
+  if ((p) == nullptr) return ::loom::capi::null_argument(fn, #p)

@@ -1,0 +1,346 @@
+// libloom.so: calling operators by name with boxed values (OpFind, OpCall, ValuesRelease),
+// and the conversions between LoomValue and IValue that the kernels of capi_registration.cpp
+// use too.
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "capi_internal.h"
+#include "loom/core/error.h"
+
+namespace loom::capi {
+
+namespace {
+
+const Type& strip_optional(const Type& t) {
+  return t.kind == TypeKind::Optional ? t.element() : t;
+}
+
+const char* kind_name(LoomValueKind k) {
+  switch (k) {
+    case LOOM_VALUE_NONE: return "NONE";
+    case LOOM_VALUE_TENSOR: return "TENSOR";
+    case LOOM_VALUE_INT: return "INT";
+    case LOOM_VALUE_FLOAT: return "FLOAT";
+    case LOOM_VALUE_BOOL: return "BOOL";
+    case LOOM_VALUE_STRING: return "STRING";
+    case LOOM_VALUE_INT_LIST: return "INT_LIST";
+    case LOOM_VALUE_TENSOR_LIST: return "TENSOR_LIST";
+    case LOOM_VALUE_FLOAT_LIST: return "FLOAT_LIST";
+    case LOOM_VALUE_DTYPE: return "DTYPE";
+    default: return "unknown";
+  }
+}
+
+}  // namespace
+
+IValue to_ivalue(const LoomValue& v, const Type& type, const std::string& op,
+                 const std::string& arg) {
+  const Type& t = strip_optional(type);
+  switch (v.kind) {
+    case LOOM_VALUE_NONE:
+      return IValue();
+    case LOOM_VALUE_TENSOR:
+      if (v.u.tensor == nullptr && type.kind == TypeKind::Optional) return IValue();
+      return IValue(borrow(v.u.tensor));
+    case LOOM_VALUE_INT:
+      return IValue(v.u.i);
+    case LOOM_VALUE_FLOAT:
+      return IValue(v.u.f);
+    case LOOM_VALUE_BOOL:
+      return IValue(v.u.b);
+    case LOOM_VALUE_STRING:
+      LOOM_CHECK_T(TypeError, v.u.s != nullptr, op, ": argument '", arg,
+                   "' is a STRING value whose pointer is NULL");
+      if (t.kind == TypeKind::Device) return IValue(Device(v.u.s));
+      return IValue(std::string(v.u.s));
+    case LOOM_VALUE_INT_LIST:
+      LOOM_CHECK_T(TypeError, v.u.ints.size == 0 || v.u.ints.data != nullptr, op,
+                   ": argument '", arg, "' is an INT_LIST of ", v.u.ints.size,
+                   " elements whose pointer is NULL");
+      return IValue(std::vector<int64_t>(v.u.ints.data, v.u.ints.data + v.u.ints.size));
+    case LOOM_VALUE_FLOAT_LIST:
+      LOOM_CHECK_T(TypeError, v.u.floats.size == 0 || v.u.floats.data != nullptr, op,
+                   ": argument '", arg, "' is a FLOAT_LIST of ", v.u.floats.size,
+                   " elements whose pointer is NULL");
+      return IValue(std::vector<double>(v.u.floats.data, v.u.floats.data + v.u.floats.size));
+    case LOOM_VALUE_TENSOR_LIST: {
+      LOOM_CHECK_T(TypeError, v.u.tensors.size == 0 || v.u.tensors.data != nullptr, op,
+                   ": argument '", arg, "' is a TENSOR_LIST of ", v.u.tensors.size,
+                   " elements whose pointer is NULL");
+      const bool optional_elems =
+          t.kind == TypeKind::List && t.element().kind == TypeKind::Optional;
+      if (optional_elems) {
+        std::vector<std::optional<Tensor>> list;
+        list.reserve(v.u.tensors.size);
+        for (size_t i = 0; i < v.u.tensors.size; ++i) {
+          if (v.u.tensors.data[i]) {
+            list.emplace_back(borrow(v.u.tensors.data[i]));
+          } else {
+            list.emplace_back(std::nullopt);
+          }
+        }
+        return IValue(std::move(list));
+      }
+      std::vector<Tensor> list;
+      list.reserve(v.u.tensors.size);
+      for (size_t i = 0; i < v.u.tensors.size; ++i) list.push_back(borrow(v.u.tensors.data[i]));
+      return IValue(std::move(list));
+    }
+    case LOOM_VALUE_DTYPE:
+      LOOM_CHECK_T(TypeError, v.u.i >= 0 && v.u.i < kNumDTypes, op, ": argument '", arg,
+                   "' is an unknown dtype token ", v.u.i, " (get tokens from DTypeFromName)");
+      return IValue(static_cast<DType>(v.u.i));
+    default:
+      LOOM_THROW(TypeError, op, ": argument '", arg, "' has unknown value kind ", v.kind,
+                 " (", kind_name(v.kind), ")");
+  }
+}
+
+namespace {
+
+template <typename T>
+const T* copy_array(const std::vector<T>& v) {
+  if (v.empty()) return nullptr;
+  T* a = new T[v.size()];
+  std::copy(v.begin(), v.end(), a);
+  return a;
+}
+
+}  // namespace
+
+void to_value(IValue iv, LoomValue* out) {
+  const uint32_t size = out->struct_size;
+  std::memset(static_cast<void*>(out), 0, sizeof(LoomValue));
+  out->struct_size = size;
+  switch (iv.tag()) {
+    case IValue::Tag::None:
+      out->kind = LOOM_VALUE_NONE;
+      return;
+    case IValue::Tag::Tensor:
+      out->kind = LOOM_VALUE_TENSOR;
+      out->u.tensor = give(iv.take_tensor());
+      return;
+    case IValue::Tag::Int:
+      out->kind = LOOM_VALUE_INT;
+      out->u.i = iv.to_int();
+      return;
+    case IValue::Tag::Double:
+      out->kind = LOOM_VALUE_FLOAT;
+      out->u.f = iv.to_double();
+      return;
+    case IValue::Tag::Bool:
+      out->kind = LOOM_VALUE_BOOL;
+      out->u.b = iv.to_bool();
+      return;
+    case IValue::Tag::String: {
+      const std::string& s = iv.to_string();
+      char* c = new char[s.size() + 1];
+      std::memcpy(c, s.c_str(), s.size() + 1);
+      out->kind = LOOM_VALUE_STRING;
+      out->u.s = c;
+      return;
+    }
+    case IValue::Tag::Device: {
+      const std::string s = iv.to_device().str();
+      char* c = new char[s.size() + 1];
+      std::memcpy(c, s.c_str(), s.size() + 1);
+      out->kind = LOOM_VALUE_STRING;
+      out->u.s = c;
+      return;
+    }
+    case IValue::Tag::IntList:
+      out->kind = LOOM_VALUE_INT_LIST;
+      out->u.ints.size = iv.to_int_list().size();
+      out->u.ints.data = copy_array(iv.to_int_list());
+      return;
+    case IValue::Tag::DoubleList:
+      out->kind = LOOM_VALUE_FLOAT_LIST;
+      out->u.floats.size = iv.to_double_list().size();
+      out->u.floats.data = copy_array(iv.to_double_list());
+      return;
+    case IValue::Tag::TensorList: {
+      const std::vector<Tensor>& list = iv.to_tensor_list();
+      LoomTensor** a = list.empty() ? nullptr : new LoomTensor*[list.size()];
+      for (size_t i = 0; i < list.size(); ++i) a[i] = give(list[i]);
+      out->kind = LOOM_VALUE_TENSOR_LIST;
+      out->u.tensors.size = list.size();
+      out->u.tensors.data = a;
+      return;
+    }
+    case IValue::Tag::DType:
+      out->kind = LOOM_VALUE_DTYPE;
+      out->u.i = static_cast<int64_t>(iv.to_dtype());
+      return;
+    default:
+      LOOM_THROW(TypeError, "the C ABI cannot return a value of type ", iv.type_name());
+  }
+}
+
+void to_borrowed_value(const IValue& iv, LoomValue* out,
+                       std::vector<std::vector<LoomTensor*>>& lists) {
+  std::memset(static_cast<void*>(out), 0, sizeof(LoomValue));
+  out->struct_size = sizeof(LoomValue);
+  switch (iv.tag()) {
+    case IValue::Tag::None:
+      out->kind = LOOM_VALUE_NONE;
+      return;
+    case IValue::Tag::Tensor:
+      out->kind = LOOM_VALUE_TENSOR;
+      out->u.tensor = reinterpret_cast<LoomTensor*>(iv.to_tensor().impl());
+      return;
+    case IValue::Tag::Int:
+      out->kind = LOOM_VALUE_INT;
+      out->u.i = iv.to_int();
+      return;
+    case IValue::Tag::Double:
+      out->kind = LOOM_VALUE_FLOAT;
+      out->u.f = iv.to_double();
+      return;
+    case IValue::Tag::Bool:
+      out->kind = LOOM_VALUE_BOOL;
+      out->u.b = iv.to_bool();
+      return;
+    case IValue::Tag::String:
+      out->kind = LOOM_VALUE_STRING;
+      out->u.s = iv.to_string().c_str();
+      return;
+    case IValue::Tag::IntList:
+      out->kind = LOOM_VALUE_INT_LIST;
+      out->u.ints.size = iv.to_int_list().size();
+      out->u.ints.data = iv.to_int_list().data();
+      return;
+    case IValue::Tag::DoubleList:
+      out->kind = LOOM_VALUE_FLOAT_LIST;
+      out->u.floats.size = iv.to_double_list().size();
+      out->u.floats.data = iv.to_double_list().data();
+      return;
+    case IValue::Tag::TensorList: {
+      std::vector<LoomTensor*>& l = lists.emplace_back();
+      for (const Tensor& t : iv.to_tensor_list()) l.push_back(reinterpret_cast<LoomTensor*>(t.impl()));
+      out->kind = LOOM_VALUE_TENSOR_LIST;
+      out->u.tensors.size = l.size();
+      out->u.tensors.data = l.data();
+      return;
+    }
+    case IValue::Tag::OptionalTensorList: {
+      std::vector<LoomTensor*>& l = lists.emplace_back();
+      for (const auto& t : iv.to_optional_tensor_list()) {
+        l.push_back(t ? reinterpret_cast<LoomTensor*>(t->impl()) : nullptr);
+      }
+      out->kind = LOOM_VALUE_TENSOR_LIST;
+      out->u.tensors.size = l.size();
+      out->u.tensors.data = l.data();
+      return;
+    }
+    case IValue::Tag::DType:
+      out->kind = LOOM_VALUE_DTYPE;
+      out->u.i = static_cast<int64_t>(iv.to_dtype());
+      return;
+    case IValue::Tag::Device: {
+      // Devices reach C kernels as text; the string lives in the lists' arena as bytes.
+      static thread_local std::string last;
+      last = iv.to_device().str();
+      out->kind = LOOM_VALUE_STRING;
+      out->u.s = last.c_str();
+      return;
+    }
+    default:
+      LOOM_THROW(TypeError, "a C ABI kernel cannot receive an argument of type ", iv.type_name());
+  }
+}
+
+namespace {
+
+LoomStatus* op_find(const char* name, const LoomOp** out) {
+  LOOM_CAPI_NOT_NULL("OpFind", name);
+  LOOM_CAPI_NOT_NULL("OpFind", out);
+  LOOM_CAPI_TRY
+  const OperatorHandle h = Dispatcher::instance().find_op_or_throw(name);
+  // One LoomOp per operator, kept for the process (an op handle outlives plugin unloads: a
+  // call after its plugin left fails with the dispatcher's error, not a dangling pointer).
+  static std::mutex mu;
+  static auto* ops = new std::map<const void*, LoomOp*>();
+  std::lock_guard<std::mutex> lock(mu);
+  LoomOp*& slot = (*ops)[h.entry()];
+  if (slot == nullptr) slot = new LoomOp{h, h.schema().str()};
+  *out = slot;
+  LOOM_CAPI_CATCH
+}
+
+const char* op_schema(const LoomOp* op) { return op ? op->schema.c_str() : ""; }
+
+LoomStatus* op_call(const LoomOp* op, const LoomValue* args, size_t num_args, LoomValue* returns,
+                    size_t capacity, size_t* num_returns) {
+  LOOM_CAPI_NOT_NULL("OpCall", op);
+  LOOM_CAPI_NOT_NULL("OpCall", num_returns);
+  if (LoomStatus* s = check_values("OpCall", "args", args, num_args)) return s;
+  if (LoomStatus* s = check_values("OpCall", "returns", returns, capacity)) return s;
+  LOOM_CAPI_TRY
+  const FunctionSchema& schema = op->handle.schema();
+  const auto& params = schema.arguments();
+  LOOM_CHECK_T(TypeError, num_args <= params.size(), schema.name(), "() takes at most ",
+               params.size(), " arguments but ", num_args, " were given");
+  const size_t nret = schema.returns().size();
+  LOOM_CHECK_T(ValueError, capacity >= nret, "OpCall: ", schema.name(), " returns ", nret,
+               " values but the returns array holds ", capacity);
+  detail::PooledStack pooled;
+  Stack& stack = pooled.stack;
+  stack.reserve(params.size());
+  for (size_t i = 0; i < num_args; ++i) {
+    stack.push_back(to_ivalue(*value_at(args, i), params[i].type, schema.name(), params[i].name));
+  }
+  op->handle.call_boxed(stack);
+  LOOM_CHECK(stack.size() == nret, "OpCall: ", schema.name(), " left ", stack.size(),
+             " values on the stack, its schema has ", nret, " returns");
+  for (size_t i = 0; i < nret; ++i) {
+    LoomValue* r = value_at(returns, i);
+    r->struct_size = returns->struct_size;
+    to_value(std::move(stack[i]), r);
+  }
+  *num_returns = nret;
+  LOOM_CAPI_CATCH
+}
+
+void values_release(LoomValue* values, size_t count) {
+  if (values == nullptr || count == 0 || values->struct_size < sizeof(LoomValue)) return;
+  for (size_t i = 0; i < count; ++i) {
+    LoomValue* v = value_at(values, i);
+    switch (v->kind) {
+      case LOOM_VALUE_TENSOR:
+        if (v->u.tensor) intrusive_ptr_release(impl_of(v->u.tensor));
+        break;
+      case LOOM_VALUE_STRING:
+        delete[] v->u.s;
+        break;
+      case LOOM_VALUE_INT_LIST:
+        delete[] v->u.ints.data;
+        break;
+      case LOOM_VALUE_FLOAT_LIST:
+        delete[] v->u.floats.data;
+        break;
+      case LOOM_VALUE_TENSOR_LIST:
+        for (size_t j = 0; j < v->u.tensors.size; ++j) {
+          if (v->u.tensors.data[j]) intrusive_ptr_release(impl_of(v->u.tensors.data[j]));
+        }
+        delete[] v->u.tensors.data;
+        break;
+      default:
+        break;
+    }
+    const uint32_t size = v->struct_size;
+    std::memset(static_cast<void*>(v), 0, sizeof(LoomValue));
+    v->struct_size = size;
+  }
+}
+
+}  // namespace
+
+void fill_op_entries(LoomApi& api) {
+  api.OpFind = &op_find;
+  api.OpSchema = &op_schema;
+  api.OpCall = &op_call;
+  api.ValuesRelease = &values_release;
+}
+
+}  // namespace loom::capi
