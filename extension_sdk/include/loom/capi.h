@@ -124,7 +124,10 @@ typedef struct LoomValue {
 /** A kernel for one dispatch key of an op, called with the op's arguments in schema order
  *  (trailing defaults filled in; tensors borrowed). It writes exactly one value per return of
  *  the schema into returns (tensors as new references the library takes over) and returns
- *  NULL, or a status made with StatusCreate. user_data is what was given at registration. */
+ *  NULL, or a status made with StatusCreate. user_data is what was given at registration.
+ *  A TENSOR_LIST return's elements are new references too; its array (and any string or
+ *  list data) is read after the kernel returns, so it must stay valid until the kernel's next
+ *  call on the same thread (a thread_local buffer). */
 typedef LoomStatus* (*LoomKernelFn)(void* user_data, const LoomValue* args, size_t num_args,
                                     LoomValue* returns, size_t num_returns);
 
@@ -262,7 +265,9 @@ typedef struct LoomApi {
 
   /* -- registering ops and kernels -- */
   /** v1: A library for namespace ns owned by the caller: LibraryRelease undoes everything it
-   *  registered. */
+   *  registered. It claims ns (a second library for the same ns is refused). ns NULL: a
+   *  library of no namespace, for kernels of ops defined elsewhere (qualified names such as
+   *  "aten::add.Tensor"). */
   LoomStatus* (*LibraryCreate)(const char* ns, LoomLibrary** out);
   /** v1: A library for namespace ns owned by a loading plugin: its registrations are undone
    *  when the plugin unloads (do not release it). Use inside register_plugin. */
