@@ -1,0 +1,503 @@
+// The stable C ABI (extension_sdk/include/loom/capi.h) used as a C client uses it: only the
+// header and libloom.so. Every entry of version 1 is exercised here, errors included.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "loom/capi.h"
+
+namespace {
+
+const LoomApi* api() {
+  static const LoomApi* a = [] {
+    const LoomApi* t = loom_get_api(LOOM_API_VERSION);
+    if (t != nullptr) {
+      LoomStatus* s = t->Init();
+      if (s) {
+        ADD_FAILURE() << t->StatusMessage(s);
+        t->StatusRelease(s);
+      }
+    }
+    return t;
+  }();
+  return a;
+}
+
+/// The message of a failed call (and frees it); "" for success.
+std::string message(LoomStatus* s) {
+  std::string m = s ? api()->StatusMessage(s) : "";
+  api()->StatusRelease(s);
+  return m;
+}
+
+#define OK(call) ASSERT_EQ(message(call), "")
+
+int32_t dtype(const char* name) {
+  int32_t d = -1;
+  LoomStatus* s = api()->DTypeFromName(name, &d);
+  EXPECT_EQ(s, nullptr);
+  api()->StatusRelease(s);
+  return d;
+}
+
+LoomTensor* tensor(std::vector<float> v, std::vector<int64_t> sizes) {
+  LoomTensor* t = nullptr;
+  LoomStatus* s = api()->TensorFromData(v.data(), sizes.data(), sizes.size(), dtype("float32"),
+                                        "cpu", &t);
+  EXPECT_EQ(message(s), "");
+  return t;
+}
+
+std::vector<float> values(const LoomTensor* t) {
+  int64_t n = 0;
+  EXPECT_EQ(message(api()->TensorNumel(t, &n)), "");
+  std::vector<float> v(static_cast<size_t>(n));
+  EXPECT_EQ(message(api()->TensorCopyToHost(t, v.data(), v.size() * sizeof(float))), "");
+  return v;
+}
+
+LoomValue tv(LoomTensor* t) {
+  LoomValue v{};
+  v.struct_size = sizeof(LoomValue);
+  v.kind = LOOM_VALUE_TENSOR;
+  v.u.tensor = t;
+  return v;
+}
+LoomValue fv(double f) {
+  LoomValue v{};
+  v.struct_size = sizeof(LoomValue);
+  v.kind = LOOM_VALUE_FLOAT;
+  v.u.f = f;
+  return v;
+}
+LoomValue iv(int64_t i) {
+  LoomValue v{};
+  v.struct_size = sizeof(LoomValue);
+  v.kind = LOOM_VALUE_INT;
+  v.u.i = i;
+  return v;
+}
+
+/// Calls an op with one tensor return.
+LoomTensor* call1(const char* name, std::vector<LoomValue> args) {
+  const LoomOp* op = nullptr;
+  EXPECT_EQ(message(api()->OpFind(name, &op)), "");
+  LoomValue ret{};
+  ret.struct_size = sizeof(LoomValue);
+  size_t n = 0;
+  EXPECT_EQ(message(api()->OpCall(op, args.data(), args.size(), &ret, 1, &n)), "");
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(ret.kind, LOOM_VALUE_TENSOR);
+  return ret.u.tensor;  // the caller owns it
+}
+
+TEST(CApi, VersionedTable) {
+  ASSERT_NE(api(), nullptr);
+  EXPECT_EQ(api()->version, 1u);
+  EXPECT_EQ(api()->struct_size, sizeof(LoomApi));
+  EXPECT_EQ(loom_api_version(), 1u);
+  EXPECT_EQ(loom_get_api(0), nullptr);
+  EXPECT_EQ(loom_get_api(LOOM_API_VERSION + 1), nullptr) << "a newer client must be told no";
+  EXPECT_STRNE(api()->VersionString(), "");
+}
+
+TEST(CApi, DTypesByName) {
+  const int32_t f = dtype("float32");
+  EXPECT_EQ(dtype("float"), f);
+  EXPECT_STREQ(api()->DTypeName(f), "float32");
+  size_t size = 0;
+  OK(api()->DTypeItemSize(dtype("float64"), &size));
+  EXPECT_EQ(size, 8u);
+  int32_t d = 0;
+  LoomStatus* s = api()->DTypeFromName("float33", &d);
+  EXPECT_EQ(api()->StatusCode(s), LOOM_TYPE_ERROR);
+  EXPECT_NE(message(s).find("unknown dtype 'float33'"), std::string::npos);
+  EXPECT_EQ(api()->DTypeName(1000), nullptr);
+}
+
+TEST(CApi, TensorAccessors) {
+  LoomTensor* t = tensor({1, 2, 3, 4, 5, 6}, {2, 3});
+  size_t ndim = 0;
+  OK(api()->TensorDim(t, &ndim));
+  EXPECT_EQ(ndim, 2u);
+  int64_t sizes[4] = {}, strides[4] = {};
+  OK(api()->TensorSizes(t, sizes, 4, &ndim));
+  EXPECT_EQ(sizes[0], 2);
+  EXPECT_EQ(sizes[1], 3);
+  OK(api()->TensorStrides(t, strides, 4, &ndim));
+  EXPECT_EQ(strides[0], 3);
+  EXPECT_EQ(strides[1], 1);
+  LoomStatus* small = api()->TensorSizes(t, sizes, 1, &ndim);
+  EXPECT_EQ(api()->StatusCode(small), LOOM_INVALID_ARGUMENT);
+  EXPECT_EQ(ndim, 2u) << "the needed count is written even when the buffer is too small";
+  api()->StatusRelease(small);
+  char dev[16];
+  OK(api()->TensorDevice(t, dev, sizeof dev));
+  EXPECT_STREQ(dev, "cpu");
+  char desc[64];
+  OK(api()->TensorDescribe(t, desc, sizeof desc));
+  EXPECT_STREQ(desc, "[2, 3] cpu float32");
+  void* p = nullptr;
+  OK(api()->TensorDataPtr(t, &p));
+  EXPECT_EQ(static_cast<float*>(p)[4], 5.f);
+  EXPECT_EQ(values(t), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+
+  // Reference counting: a retained handle survives one release.
+  EXPECT_EQ(api()->TensorRetain(t), t);
+  api()->TensorRelease(t);
+  EXPECT_EQ(values(t)[0], 1.f);
+  api()->TensorRelease(t);
+  api()->TensorRelease(nullptr);
+
+  LoomTensor* z = nullptr;
+  const int64_t zs[] = {3};
+  OK(api()->TensorZeros(zs, 1, dtype("int64"), "cpu", &z));
+  int32_t zd = -1;
+  OK(api()->TensorDType(z, &zd));
+  EXPECT_EQ(zd, dtype("int64"));
+  api()->TensorRelease(z);
+
+  LoomTensor* bad = nullptr;
+  const int64_t neg[] = {2, -1};
+  LoomStatus* s = api()->TensorEmpty(neg, 2, dtype("float32"), "cpu", &bad);
+  EXPECT_EQ(api()->StatusCode(s), LOOM_VALUE_ERROR);
+  EXPECT_EQ(bad, nullptr) << "outputs are written only on success";
+  api()->StatusRelease(s);
+  s = api()->TensorEmpty(zs, 1, dtype("float32"), "nowhere:0", &bad);
+  EXPECT_EQ(api()->StatusCode(s), LOOM_DEVICE_ERROR) << message(s);
+}
+
+TEST(CApi, NullArgumentsAreErrorsNotCrashes) {
+  LoomStatus* s = api()->TensorDim(nullptr, nullptr);
+  EXPECT_EQ(api()->StatusCode(s), LOOM_INVALID_ARGUMENT);
+  EXPECT_EQ(message(s), "TensorDim: argument 't' is NULL");
+  EXPECT_EQ(api()->StatusCode(api()->OpFind(nullptr, nullptr)), LOOM_INVALID_ARGUMENT);
+  EXPECT_EQ(api()->StatusCode(nullptr), LOOM_OK);
+  EXPECT_STREQ(api()->StatusMessage(nullptr), "");
+}
+
+TEST(CApi, CallsOpsByName) {
+  LoomTensor* a = tensor({1, 2, 3}, {3});
+  LoomTensor* b = tensor({10, 20, 30}, {3});
+  // add.Tensor(self, other, *, alpha=1): alpha omitted, then given.
+  LoomTensor* c = call1("add.Tensor", {tv(a), tv(b)});
+  EXPECT_EQ(values(c), (std::vector<float>{11, 22, 33}));
+  LoomTensor* d = call1("aten::add.Tensor", {tv(a), tv(b), fv(0.5)});
+  EXPECT_EQ(values(d), (std::vector<float>{6, 12, 18}));
+
+  const LoomOp* op = nullptr;
+  OK(api()->OpFind("add.Tensor", &op));
+  EXPECT_STREQ(api()->OpSchema(op),
+               "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+
+  // An in-place op returns a new reference to its argument.
+  LoomTensor* e = call1("mul_.Tensor", {tv(a), tv(b)});
+  EXPECT_EQ(values(a), (std::vector<float>{10, 40, 90}));
+  EXPECT_EQ(values(e), values(a));
+
+  // Int lists and several returns: max.dim returns (values, indices).
+  LoomTensor* m = tensor({1, 5, 2, 7, 3, 0}, {2, 3});
+  const LoomOp* max_dim = nullptr;
+  OK(api()->OpFind("max.dim", &max_dim));
+  LoomValue args[] = {tv(m), iv(1)};
+  LoomValue rets[2] = {};
+  rets[0].struct_size = rets[1].struct_size = sizeof(LoomValue);
+  size_t n = 0;
+  OK(api()->OpCall(max_dim, args, 2, rets, 2, &n));
+  ASSERT_EQ(n, 2u);
+  EXPECT_EQ(values(rets[0].u.tensor), (std::vector<float>{5, 7}));
+  api()->ValuesRelease(rets, 2);
+  EXPECT_EQ(rets[0].kind, LOOM_VALUE_NONE) << "released values are cleared";
+
+  for (LoomTensor* t : {a, b, c, d, e, m}) api()->TensorRelease(t);
+}
+
+TEST(CApi, ErrorsReadAsTheCppApisDo) {
+  LoomTensor* a = tensor({1, 2, 3}, {3});
+  LoomTensor* b = tensor({1, 2}, {2});
+  const LoomOp* op = nullptr;
+  OK(api()->OpFind("add.Tensor", &op));
+  LoomValue args[] = {tv(a), tv(b)};
+  LoomValue ret{};
+  ret.struct_size = sizeof(LoomValue);
+  size_t n = 0;
+  LoomStatus* s = api()->OpCall(op, args, 2, &ret, 1, &n);
+  EXPECT_EQ(api()->StatusCode(s), LOOM_VALUE_ERROR);
+  const std::string m = message(s);
+  EXPECT_NE(m.find("The size of tensor a (3) must match the size of tensor b (2)"),
+            std::string::npos)
+      << m;
+
+  s = api()->OpFind("aten::add.Tensr", &op);
+  EXPECT_EQ(api()->StatusCode(s), LOOM_NOT_IMPLEMENTED);
+  EXPECT_NE(message(s).find("add.Tensor"), std::string::npos) << "close matches are named";
+
+  // A wrong argument kind names the op and the argument.
+  OK(api()->OpFind("add.Tensor", &op));
+  LoomValue wrong[] = {tv(a), fv(1.0), iv(2)};
+  s = api()->OpCall(op, wrong, 3, &ret, 1, &n);
+  EXPECT_EQ(api()->StatusCode(s), LOOM_TYPE_ERROR);
+  EXPECT_NE(message(s).find("other"), std::string::npos);
+
+  // Too small a returns array.
+  s = api()->OpCall(op, args, 2, nullptr, 0, &n);
+  EXPECT_EQ(api()->StatusCode(s), LOOM_VALUE_ERROR);
+  api()->StatusRelease(s);
+  api()->TensorRelease(a);
+  api()->TensorRelease(b);
+}
+
+TEST(CApi, NewerClientsWithLargerValuesAreRead) {
+  // A client built against a future header whose LoomValue grew by 16 bytes.
+  struct FutureValue {
+    LoomValue v;
+    char extra[16];
+  };
+  LoomTensor* a = tensor({1, 2}, {2});
+  FutureValue args[2] = {};
+  args[0].v = tv(a);
+  args[1].v = tv(a);
+  args[0].v.struct_size = args[1].v.struct_size = sizeof(FutureValue);
+  FutureValue ret{};
+  ret.v.struct_size = sizeof(FutureValue);
+  const LoomOp* op = nullptr;
+  OK(api()->OpFind("mul.Tensor", &op));
+  size_t n = 0;
+  OK(api()->OpCall(op, &args[0].v, 2, &ret.v, 1, &n));
+  EXPECT_EQ(values(ret.v.u.tensor), (std::vector<float>{1, 4}));
+  api()->ValuesRelease(&ret.v, 1);
+  api()->TensorRelease(a);
+
+  LoomValue old{};
+  old.struct_size = 8;  // smaller than any real LoomValue
+  old.kind = LOOM_VALUE_INT;
+  LoomStatus* s = api()->OpCall(op, &old, 1, &ret.v, 1, &n);
+  EXPECT_EQ(api()->StatusCode(s), LOOM_INVALID_ARGUMENT);
+  EXPECT_NE(message(s).find("struct_size"), std::string::npos);
+}
+
+TEST(CApi, Autograd) {
+  LoomTensor* x = tensor({1, 2, 3}, {3});
+  OK(api()->TensorSetRequiresGrad(x, true));
+  bool rg = false;
+  OK(api()->TensorRequiresGrad(x, &rg));
+  EXPECT_TRUE(rg);
+  // loss = sum(x * x): d/dx = 2x
+  LoomTensor* sq = call1("mul.Tensor", {tv(x), tv(x)});
+  LoomTensor* loss = call1("sum", {tv(sq)});
+  OK(api()->Backward(loss, nullptr, false));
+  LoomTensor* g = nullptr;
+  OK(api()->TensorGrad(x, &g));
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(values(g), (std::vector<float>{2, 4, 6}));
+  double item = 0;
+  OK(api()->TensorItem(loss, &item));
+  EXPECT_EQ(item, 14.0);
+
+  // Backward through a freed graph is PyTorch's error.
+  LoomStatus* s = api()->Backward(loss, nullptr, false);
+  EXPECT_EQ(api()->StatusCode(s), LOOM_AUTOGRAD_ERROR);
+  EXPECT_NE(message(s).find("second time"), std::string::npos);
+
+  // Set-to-none, then no_grad: nothing is recorded.
+  OK(api()->TensorSetGrad(x, nullptr));
+  LoomTensor* none = g;
+  OK(api()->TensorGrad(x, &none));
+  EXPECT_EQ(none, nullptr);
+  EXPECT_TRUE(api()->GradEnabled());
+  EXPECT_TRUE(api()->SetGradEnabled(false));
+  LoomTensor* y = call1("mul.Tensor", {tv(x), tv(x)});
+  OK(api()->TensorRequiresGrad(y, &rg));
+  EXPECT_FALSE(rg);
+  EXPECT_FALSE(api()->SetGradEnabled(true));
+  LoomTensor* det = nullptr;
+  OK(api()->TensorDetach(x, &det));
+  OK(api()->TensorRequiresGrad(det, &rg));
+  EXPECT_FALSE(rg);
+  for (LoomTensor* t : {x, sq, loss, g, y, det}) api()->TensorRelease(t);
+}
+
+// ---- a custom op from C: capi_test::scale(Tensor x, float k) -> Tensor, y = k * x^2 ----
+
+int g_released = 0;
+
+LoomStatus* scale_cpu(void* user_data, const LoomValue* args, size_t nargs, LoomValue* rets,
+                      size_t nrets) {
+  EXPECT_EQ(*static_cast<int*>(user_data), 42);
+  if (nargs != 2 || nrets != 1) return api()->StatusCreate(LOOM_ERROR, "scale: bad arity");
+  const LoomTensor* x = args[0].u.tensor;
+  const double k = args[1].u.f;
+  int32_t d = -1;
+  api()->StatusRelease(api()->TensorDType(x, &d));
+  if (d != dtype("float64") && d != dtype("float32")) {
+    return api()->StatusCreate(LOOM_TYPE_ERROR, "capi_test::scale: expected a floating tensor");
+  }
+  // y = k * x * x through other ops (the kernel may call back into Loom).
+  LoomTensor* xx = call1("mul.Tensor", {tv(const_cast<LoomTensor*>(x)),
+                                        tv(const_cast<LoomTensor*>(x))});
+  LoomTensor* y = call1("mul.Scalar", {tv(xx), fv(k)});
+  api()->TensorRelease(xx);
+  rets[0].kind = LOOM_VALUE_TENSOR;
+  rets[0].u.tensor = y;
+  return nullptr;
+}
+
+LoomStatus* scale_backward(void*, LoomBackwardContext* ctx) {
+  // dy/dx = 2 k x
+  if (api()->BackwardNumInputs(ctx) != 1 || api()->BackwardNumOutputs(ctx) != 1) {
+    return api()->StatusCreate(LOOM_ERROR, "scale backward: bad context");
+  }
+  const LoomTensor* x = nullptr;
+  const LoomTensor* gy = nullptr;
+  LoomStatus* s = api()->BackwardInput(ctx, 0, &x);
+  if (s) return s;
+  if ((s = api()->BackwardGradOutput(ctx, 0, &gy))) return s;
+  LoomValue k{};
+  if ((s = api()->BackwardArgument(ctx, 1, &k))) return s;
+  if (!api()->BackwardNeedsInputGrad(ctx, 0)) return nullptr;
+  LoomTensor* t = call1("mul.Tensor", {tv(const_cast<LoomTensor*>(x)),
+                                       tv(const_cast<LoomTensor*>(gy))});
+  LoomTensor* g = call1("mul.Scalar", {tv(t), fv(2 * k.u.f)});
+  s = api()->BackwardSetGradInput(ctx, 0, g);
+  api()->TensorRelease(t);
+  api()->TensorRelease(g);
+  return s;
+}
+
+TEST(CApi, RegistersAnOpWithForwardAndBackward) {
+  static int ud = 42;
+  LoomLibrary* lib = nullptr;
+  OK(api()->LibraryCreate("capi_test", &lib));
+  OK(api()->LibraryDef(lib, "scale(Tensor x, float k) -> Tensor"));
+  OK(api()->LibraryImpl(lib, "scale", "CPU", &scale_cpu, &ud, [](void*) { ++g_released; }));
+  OK(api()->LibraryImplBackward(lib, "scale", &scale_backward, nullptr, nullptr));
+
+  LoomTensor* x = tensor({1, -2, 3}, {3});
+  OK(api()->TensorSetRequiresGrad(x, true));
+  LoomTensor* y = call1("capi_test::scale", {tv(x), fv(3.0)});
+  EXPECT_EQ(values(y), (std::vector<float>{3, 12, 27}));
+  LoomTensor* loss = call1("sum", {tv(y)});
+  OK(api()->Backward(loss, nullptr, false));
+  LoomTensor* g = nullptr;
+  OK(api()->TensorGrad(x, &g));
+  EXPECT_EQ(values(g), (std::vector<float>{6, -12, 18}));
+
+  // Finite differences in float64 agree with the registered backward.
+  const std::vector<double> xs = {0.3, -1.2, 2.5};
+  const int64_t n3[] = {3};
+  LoomTensor* xd = nullptr;
+  OK(api()->TensorFromData(xs.data(), n3, 1, dtype("float64"), "cpu", &xd));
+  OK(api()->TensorSetRequiresGrad(xd, true));
+  LoomTensor* yd = call1("capi_test::scale", {tv(xd), fv(0.7)});
+  LoomTensor* sd = call1("sum", {tv(yd)});
+  OK(api()->Backward(sd, nullptr, false));
+  LoomTensor* gd = nullptr;
+  OK(api()->TensorGrad(xd, &gd));
+  std::vector<double> analytic(3);
+  OK(api()->TensorCopyToHost(gd, analytic.data(), 3 * sizeof(double)));
+  const bool prev = api()->SetGradEnabled(false);
+  for (size_t i = 0; i < 3; ++i) {
+    double f[2];
+    for (int sign = 0; sign < 2; ++sign) {
+      std::vector<double> p = xs;
+      p[i] += sign ? -1e-6 : 1e-6;
+      LoomTensor* xp = nullptr;
+      OK(api()->TensorFromData(p.data(), n3, 1, dtype("float64"), "cpu", &xp));
+      LoomTensor* yp = call1("capi_test::scale", {tv(xp), fv(0.7)});
+      LoomTensor* sp = call1("sum", {tv(yp)});
+      OK(api()->TensorItem(sp, &f[sign]));
+      for (LoomTensor* t : {xp, yp, sp}) api()->TensorRelease(t);
+    }
+    EXPECT_NEAR(analytic[i], (f[0] - f[1]) / 2e-6, 1e-6) << "element " << i;
+  }
+  api()->SetGradEnabled(prev);
+
+  // A kernel's status becomes the op's error, with its code.
+  LoomTensor* ints = nullptr;
+  OK(api()->TensorZeros(n3, 1, dtype("int64"), "cpu", &ints));
+  const LoomOp* op = nullptr;
+  OK(api()->OpFind("capi_test::scale", &op));
+  LoomValue args[] = {tv(ints), fv(1.0)};
+  LoomValue ret{};
+  ret.struct_size = sizeof(LoomValue);
+  size_t nr = 0;
+  LoomStatus* s = api()->OpCall(op, args, 2, &ret, 1, &nr);
+  EXPECT_EQ(api()->StatusCode(s), LOOM_TYPE_ERROR);
+  EXPECT_EQ(message(s), "capi_test::scale: expected a floating tensor");
+
+  // A second library for the same namespace is refused.
+  LoomLibrary* dup = nullptr;
+  s = api()->LibraryCreate("capi_test", &dup);
+  EXPECT_EQ(api()->StatusCode(s), LOOM_REGISTRATION_ERROR) << message(s);
+
+  for (LoomTensor* t : {x, y, loss, g, xd, yd, sd, gd, ints}) api()->TensorRelease(t);
+  // Releasing the library undoes the registrations and frees the user data.
+  api()->LibraryRelease(lib);
+  EXPECT_EQ(g_released, 1);
+  s = api()->OpFind("capi_test::scale", &op);
+  EXPECT_EQ(api()->StatusCode(s), LOOM_NOT_IMPLEMENTED);
+  api()->StatusRelease(s);
+  OK(api()->LibraryCreate("capi_test", &lib));  // the namespace is free again
+  api()->LibraryRelease(lib);
+}
+
+TEST(CApi, Plugins) {
+  size_t n = 0;
+  OK(api()->PluginCount(&n));
+  ASSERT_GT(n, 0u);
+  bool found = false;
+  for (size_t i = 0; i < n; ++i) {
+    const char* name = nullptr;
+    const char* version = nullptr;
+    OK(api()->PluginInfo(i, &name, &version));
+    found |= std::strcmp(name, "ops_core") == 0;
+  }
+  EXPECT_TRUE(found);
+  LoomStatus* s = api()->PluginInfo(n, nullptr, nullptr);
+  EXPECT_EQ(api()->StatusCode(s), LOOM_INDEX_ERROR);
+  api()->StatusRelease(s);
+  // A file that is not a plugin is refused with a reason; the process goes on.
+  s = api()->PluginLoad("/dev/null");
+  EXPECT_EQ(api()->StatusCode(s), LOOM_PLUGIN_ERROR);
+  EXPECT_NE(message(s), "");
+  s = api()->PluginLoad("no_such_plugin_anywhere");
+  EXPECT_NE(api()->StatusCode(s), LOOM_OK);
+  api()->StatusRelease(s);
+}
+
+TEST(CApi, DevicesAndSeeds) {
+  int32_t n = -1;
+  const char* reason = nullptr;
+  OK(api()->DeviceCount("cpu", &n, &reason));
+  EXPECT_EQ(n, 1);
+  OK(api()->DeviceCount("no_such_device", &n, &reason));
+  EXPECT_EQ(n, 0);
+  EXPECT_NE(std::string(reason).find("no plugin"), std::string::npos);
+  void* stream = reinterpret_cast<void*>(1);
+  OK(api()->DeviceCurrentStream("cpu", &stream));
+  EXPECT_EQ(stream, nullptr);
+  OK(api()->DeviceSynchronize("cpu"));
+  // Same seed, same numbers.
+  const int64_t sz[] = {4};
+  std::vector<float> first;
+  for (int round = 0; round < 2; ++round) {
+    OK(api()->ManualSeed(123));
+    LoomValue size{};
+    size.struct_size = sizeof(LoomValue);
+    size.kind = LOOM_VALUE_INT_LIST;
+    size.u.ints.data = sz;
+    size.u.ints.size = 1;
+    LoomTensor* r = call1("rand", {size});
+    if (round == 0) {
+      first = values(r);
+    } else {
+      EXPECT_EQ(values(r), first);
+    }
+    api()->TensorRelease(r);
+  }
+}
+
+}  // namespace
