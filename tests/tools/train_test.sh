@@ -24,6 +24,32 @@ expect_exit2 "unknown option --learning-rate" --learning-rate 0.1
 expect_exit2 "--lr expects a number" --lr fast
 expect_exit2 "early stopping watches the validation loss" --patience 2
 expect_exit2 "the Fashion-MNIST files are not in $work/nowhere" --data "$work/nowhere" --out "$work/x"
+expect_exit2 "--device must be cpu, cuda or cuda:N, got 'gpu'" --device gpu
+
+# --device cuda: without a usable GPU (no cuda plugin, no driver, no device) the run is refused
+# before it reads data or makes its folder, naming the reason; with one, a short CNN run on it
+# writes a checkpoint that a CPU run resumes.
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  set +e
+  out="$("$loom" train --device cuda --data "$work/nowhere" --out "$work/g" 2>&1)"; code=$?
+  set -e
+  [ "$code" = 2 ] || fail "loom train --device cuda without a GPU exited $code (want 2): $out"
+  grep -Eq -- "--device cuda: (no CUDA device is available|the CUDA plugin \(cuda\) could not be loaded): .+" <<<"$out" \
+    || fail "loom train --device cuda: no reason in: $out"
+  [ ! -e "$work/g" ] || fail "loom train --device cuda made its run folder before refusing"
+  expect_exit2 "--device cuda:3: " --device cuda:3 --out "$work/g3"
+else
+  "$loom" train --device cuda --model cnn --epochs 2 --limit-train 1024 --limit-test 256 \
+    --stop-after-steps 20 --out "$work/g" --progress none > "$work/g1.txt"
+  grep -q "device cuda:0" "$work/g/train.log" || fail "cuda run: $(head -3 "$work/g/train.log")"
+  "$loom" train --resume "$work/g/checkpoint.safetensors" --device cpu --progress none > "$work/g2.txt"
+  tail -1 "$work/g2.txt" | grep -q '^RESULT model=cnn epochs=2 ' || fail "cuda -> cpu resume: $(tail -3 "$work/g2.txt")"
+  "$loom" train --device cuda --model mlp --epochs 1 --limit-train 2048 --limit-test 512 \
+    --out "$work/g4" --progress none > "$work/g4.txt"
+  acc="$(tail -1 "$work/g4.txt" | sed 's/.*test_accuracy=\([0-9.]*\).*/\1/')"
+  awk -v a="$acc" 'BEGIN { exit !(a > 0.6) }' || fail "cuda: 2048 samples, 1 epoch: accuracy $acc"
+  grep -q '"device": "cuda:0"' "$work/g4/report.json" || fail "report.json lacks the device"
+fi
 
 quick=(--model mlp --epochs 2 --limit-train 2048 --limit-test 512 --progress lines)
 "$loom" train "${quick[@]}" --out "$work/a" > "$work/a.txt"

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/core/device_hooks.h"
 #include "loom/data/dataloader.h"
 #include "loom/data/datasets.h"
 #include "loom/data/safetensors.h"
@@ -123,23 +124,67 @@ class Slice final : public data::Dataset {
   int64_t begin_, end_;
 };
 
+/// The device of --device: the CPU, or a CUDA device after loading the cuda plugin and
+/// checking that the device exists. Refuses (exit 2) with the reason when there is none: no
+/// plugin, no driver, no GPU, an index past the last device.
+Device select_device(const std::string& spec) {
+  if (spec == "cpu") return kCPU;
+  const std::string what = "--device " + spec;
+  try {
+    PluginLoader::instance().load("cuda");
+  } catch (const Error& e) {
+    throw UserError{what + ": the CUDA plugin (cuda) could not be loaded: " + e.what()};
+  }
+  const DeviceType type = DeviceType::from_name("cuda");
+  const DeviceHooks* hooks = find_device_hooks(type);
+  const int count = hooks != nullptr ? hooks->device_count() : 0;
+  if (count <= 0) {
+    std::string why = hooks != nullptr ? hooks->unavailable_reason() : "";
+    if (why.empty()) why = hooks != nullptr ? "the driver reports 0 devices" : "the cuda plugin "
+                                                                              "registered no device hooks";
+    throw UserError{what + ": no CUDA device is available: " + why};
+  }
+  const Device parsed(spec);
+  const int index = parsed.index() < 0 ? hooks->current_device() : parsed.index();
+  if (index >= count) {
+    throw UserError{what + ": there " + (count == 1 ? "is 1 CUDA device" : "are " +
+                    std::to_string(count) + " CUDA devices") + " (cuda:0 to cuda:" +
+                    std::to_string(count - 1) + ")"};
+  }
+  hooks->set_current_device(static_cast<int16_t>(index));
+  return Device(type, static_cast<int16_t>(index));
+}
+
+/// t on device. A batch in pinned memory is copied asynchronously (non_blocking); see Note
+/// [Pinned batches] in loom/data/dataloader.h for why the host batch must outlive the step.
+Tensor to_device(const Tensor& t, Device device) {
+  if (device.is_cpu() || t.device() == device) return t;
+  Tensor out = Tensor::empty(t.sizes(), TensorOptions{}.with(t.dtype()).with(device));
+  loom::copy_(out, t, /*non_blocking=*/data::is_pinned(t));
+  return out;
+}
+
+/// A CPU copy of t (t itself if it is on the CPU): for item(), metrics and checkpoints.
+Tensor to_cpu(const Tensor& t) { return t.device().is_cpu() ? t : t.detach().to(kCPU); }
+
 /// Loss and accuracy of model on loader, with the confusion matrix.
 struct Evaluation {
   double loss = 0;
   ConfusionMatrix confusion{10};
 };
 
-Evaluation evaluate(nn::Module& model, data::DataLoader& loader) {
+Evaluation evaluate(nn::Module& model, data::DataLoader& loader, Device device) {
   autograd::NoGradGuard no_grad;
   model.eval();
   Evaluation e;
   double loss_sum = 0;
   int64_t seen = 0;
   for (data::Batch& b : loader) {
-    const Tensor logits = model(b[0]);
+    const Tensor logits = model(to_device(b[0], device));
     const int64_t n = b[0].size(0);
-    loss_sum += cross_entropy(logits, b[1]).item<double>() * static_cast<double>(n);
-    const Tensor pred = logits.argmax(1).contiguous();
+    loss_sum += to_cpu(cross_entropy(logits, to_device(b[1], device))).item<double>() *
+                static_cast<double>(n);
+    const Tensor pred = to_cpu(logits.argmax(1)).contiguous();
     const Tensor truth = b[1].contiguous();
     const int64_t* p = pred.data_ptr<int64_t>();
     const int64_t* t = truth.data_ptr<int64_t>();
@@ -214,10 +259,11 @@ struct Schedule {
 
 void save_checkpoint(const std::string& path, nn::Module& model, const optim::Optimizer& opt,
                      const Schedule& schedule, const Position& pos, const Options& o) {
+  // Written from CPU copies: the file is the same whatever device trained.
   data::safetensors::TensorList tensors;
-  for (const auto& [name, t] : model.state_dict()) tensors.emplace_back("model." + name, t);
+  for (const auto& [name, t] : model.state_dict()) tensors.emplace_back("model." + name, to_cpu(t));
   const optim::OptimizerStateDict osd = opt.state_dict();
-  for (const auto& [name, t] : osd.tensors) tensors.emplace_back("optim." + name, t);
+  for (const auto& [name, t] : osd.tensors) tensors.emplace_back("optim." + name, to_cpu(t));
   json meta = {{"format", "loom-train checkpoint 1"},
                {"config", json::parse(options_json(o))},
                {"optimizer", json::parse(osd.json)},
@@ -286,6 +332,9 @@ std::string timestamp() {
 
 int run(Options o) {
   Log log;
+  // The device first: a run that cannot have its GPU fails before it reads any data.
+  loom::init();
+  const Device device = select_device(o.device);
   // Resuming: the run's defining options come from its checkpoint.
   std::optional<data::safetensors::File> resumed;
   json resumed_meta;
@@ -326,7 +375,6 @@ int run(Options o) {
   log.open((fs::path(o.out) / "train.log").string());
   write_file_atomically((fs::path(o.out) / "config.json").string(), options_json(o) + "\n");
 
-  loom::init();
   Dispatcher& d = Dispatcher::instance();
   if (!o.provider.empty()) {
     if (o.provider == "onednn" && !PluginLoader::instance().is_loaded("cpu_onednn")) {
@@ -370,17 +418,21 @@ int run(Options o) {
   train_opts.shuffle = true;
   train_opts.seed = o.seed;
   train_opts.num_workers = static_cast<int>(o.workers);
+  train_opts.pin_memory = !device.is_cpu();
   data::DataLoader train_loader(train_set, train_opts);
   data::DataLoaderOptions eval_opts;
   eval_opts.batch_size = 1000;
   eval_opts.num_workers = static_cast<int>(o.workers);
+  eval_opts.pin_memory = !device.is_cpu();
   data::DataLoader test_loader(test_set, eval_opts);
   data::DataLoader val_loader(val_set, eval_opts);
   const int64_t steps_per_epoch = train_loader.size();
 
-  // Model, optimizer, schedule: all drawn from the seed.
+  // Model, optimizer, schedule: all drawn from the seed. The weights are drawn on the CPU and
+  // then moved, so a run starts from the same weights on every device.
   manual_seed(o.seed);
   auto model = make_model(o.model);
+  model->to(device);
   model->train();
   std::unique_ptr<optim::Optimizer> opt;
   if (o.optimizer == "sgd") {
@@ -427,7 +479,7 @@ int run(Options o) {
            " parameter tensors, " + std::to_string(train_set->size()) + " training samples" +
            (n_val ? ", " + std::to_string(n_val) + " for validation" : std::string()) + ", " +
            std::to_string(test_set->size()) + " test samples, optimizer " + o.optimizer +
-           ", provider " + provider + ", out " + o.out);
+           ", provider " + provider + ", device " + device.str() + ", out " + o.out);
 
   auto write_outputs = [&] {
     write_file_atomically((fs::path(o.out) / "metrics.csv").string(), metrics_csv(pos.rows));
@@ -445,15 +497,17 @@ int run(Options o) {
     auto t0 = std::chrono::steady_clock::now();
     for (data::Batch& b : train_loader) {
       if (++step <= pos.step_in_epoch) continue;  // resumed: already taken
-      const Tensor logits = (*model)(b[0]);
-      const Tensor loss = cross_entropy(logits, b[1]);
+      const Tensor images = to_device(b[0], device), labels = to_device(b[1], device);
+      const Tensor logits = (*model)(images);
+      const Tensor loss = cross_entropy(logits, labels);
       opt->zero_grad();
       loss.backward();
       opt->step();
       if (schedule.per_step) schedule.per_step->step();
       const int64_t n = b[0].size(0);
-      pos.loss_sum += loss.item<double>() * static_cast<double>(n);
-      pos.correct += logits.argmax(1).eq(b[1]).sum().item<int64_t>();
+      // Copying the loss back waits for the step; only then may b (pinned) be released.
+      pos.loss_sum += to_cpu(loss).item<double>() * static_cast<double>(n);
+      pos.correct += to_cpu(logits.argmax(1).eq(labels).sum()).item<int64_t>();
       pos.seen += n;
       ++pos.step_in_epoch;
       ++pos.global_step;
@@ -488,11 +542,11 @@ int run(Options o) {
     row.seconds = epoch_seconds;
     row.samples_per_second = epoch_seconds > 0 ? static_cast<double>(pos.seen) / epoch_seconds : 0;
     if (n_val > 0) {
-      const Evaluation v = evaluate(*model, val_loader);
+      const Evaluation v = evaluate(*model, val_loader, device);
       row.val_loss = v.loss;
       row.val_accuracy = v.confusion.accuracy();
     }
-    last_test = evaluate(*model, test_loader);
+    last_test = evaluate(*model, test_loader, device);
     row.test_loss = last_test.loss;
     row.test_accuracy = last_test.confusion.accuracy();
     pos.rows.push_back(row);
@@ -565,6 +619,7 @@ int run(Options o) {
                        {"test_loss", last.test_loss},
                        {"train_seconds", pos.train_seconds},
                        {"provider", provider},
+                       {"device", device.str()},
                        {"epoch_seconds", epoch_seconds},
                        {"first_step_seconds", first_step_seconds},
                        {"peak_rss_mib", peak_rss_mib()},

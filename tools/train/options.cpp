@@ -46,6 +46,16 @@ double parse_double(const std::string& name, const std::string& v, double min, d
   return d;
 }
 
+/// "cpu", "cuda" or "cuda:N" (whether such a device exists is checked when the run starts).
+std::string device_spec(const std::string& v) {
+  bool ok = v == "cpu" || v == "cuda";
+  if (!ok && v.rfind("cuda:", 0) == 0 && v.size() > 5 && v.size() <= 9) {
+    ok = v.find_first_not_of("0123456789", 5) == std::string::npos;
+  }
+  if (!ok) throw OptionError{"--device must be cpu, cuda or cuda:N, got " + quoted(v)};
+  return v;
+}
+
 std::string one_of(const std::string& name, const std::string& v,
                    const std::vector<std::string>& allowed) {
   for (const std::string& a : allowed) {
@@ -71,6 +81,7 @@ const std::map<std::string, Setter>& setters() {
       {"scheduler", [](Options& o, const std::string& v) { o.scheduler = one_of("scheduler", v, {"none", "step", "cosine", "onecycle", "plateau"}); }},
       {"seed", [](Options& o, const std::string& v) { o.seed = static_cast<uint64_t>(parse_int("seed", v, 0)); }},
       {"provider", [](Options& o, const std::string& v) { o.provider = one_of("provider", v, {"reference", "onednn"}); }},
+      {"device", [](Options& o, const std::string& v) { o.device = device_spec(v); }},
       {"workers", [](Options& o, const std::string& v) { o.workers = parse_int("workers", v, 0); }},
       {"data", [](Options& o, const std::string& v) { o.data = v; }},
       {"out", [](Options& o, const std::string& v) { o.out = v; }},
@@ -179,6 +190,7 @@ std::string options_json(const Options& o) {
             {"scheduler", o.scheduler},
             {"seed", o.seed},
             {"provider", o.provider},
+            {"device", o.device},
             {"workers", o.workers},
             {"data", o.data},
             {"out", o.out},
@@ -211,6 +223,8 @@ flags on the command line override it):
   --scheduler none|step|cosine|onecycle|plateau  learning-rate schedule (default none)
   --seed N                  weights, shuffling (default 0)
   --provider reference|onednn  CPU kernels (default: oneDNN when installed)
+  --device cpu|cuda|cuda:N  where the model and the batches live (default cpu); cuda needs
+                            the cuda plugin and a GPU, and says why when there is none
   --workers N               data-loading threads (default 0: in the training thread)
   --data DIR                the IDX files (default /usr/share/datasets/fashion-mnist)
   --out DIR                 the run folder (default runs/<model>-<date>-<time>)

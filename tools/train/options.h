@@ -21,6 +21,7 @@ struct Options {
   std::string scheduler = "none";     ///< none | step | cosine | onecycle | plateau
   uint64_t seed = 0;                  ///< weights, shuffling, augmentation
   std::string provider;               ///< reference | onednn ("": the default, oneDNN if installed)
+  std::string device = "cpu";         ///< cpu | cuda | cuda:N (model and batches on it)
   int64_t workers = 0;                ///< DataLoader worker threads
   std::string data = "/usr/share/datasets/fashion-mnist";  ///< the IDX files' folder
   std::string out;                    ///< run folder ("": runs/<model>-<time>)

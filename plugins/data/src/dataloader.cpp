@@ -67,6 +67,7 @@ struct DataLoaderIterator::State {
   bool default_collation = false;  // collate is default_collate: Dataset::get_many may serve
   int64_t epoch = 0;
   std::vector<std::vector<int64_t>> batches;  // map-style only
+  Allocator* pinned = nullptr;                // pin_memory's allocator (Note [Pinned batches])
 
   // Progress, shared with the workers under mu.
   std::mutex mu;
@@ -90,19 +91,29 @@ struct DataLoaderIterator::State {
 
   SampleContext context() const { return {options.seed, epoch}; }
 
+  // The batch in pinned memory when pin_memory found an allocator (else unchanged).
+  Batch pinned_batch(int worker_id, Batch b) const {
+    if (pinned == nullptr) return b;
+    return guarded(worker_id, -1, [&] {
+      for (Tensor& t : b) t = pin_memory(t, pinned);
+      return std::move(b);
+    });
+  }
+
   Batch fetch(int worker_id, const std::vector<int64_t>& indices) const {
     SampleContextGuard guard(context());
     if (default_collation) {  // a dataset that gathers a whole batch at once
       std::optional<Batch> b =
           guarded(worker_id, indices.empty() ? -1 : indices.front(),
                   [&] { return dataset->get_many(indices); });
-      if (b) return std::move(*b);
+      if (b) return pinned_batch(worker_id, std::move(*b));
     }
     std::vector<Sample> samples;
     samples.reserve(indices.size());
     for (int64_t i : indices)
       samples.push_back(guarded(worker_id, i, [&] { return dataset->get(i); }));
-    return guarded(worker_id, -1, [&] { return collate(std::move(samples)); });
+    return pinned_batch(worker_id,
+                        guarded(worker_id, -1, [&] { return collate(std::move(samples)); }));
   }
 
   // Up to batch_size samples of ds; nullopt at the end (or for a short tail with drop_last).
@@ -117,7 +128,8 @@ struct DataLoaderIterator::State {
     if (samples.empty()) return std::nullopt;
     if (options.drop_last && static_cast<int64_t>(samples.size()) < options.batch_size)
       return std::nullopt;
-    return guarded(worker_id, -1, [&] { return collate(std::move(samples)); });
+    return pinned_batch(worker_id,
+                        guarded(worker_id, -1, [&] { return collate(std::move(samples)); }));
   }
 
   void start_worker(int id) {
@@ -360,6 +372,7 @@ DataLoaderIterator DataLoader::begin() {
     state->default_collation = f != nullptr && *f == &default_collate;
   }
   state->epoch = epoch_++;
+  if (options_.pin_memory) state->pinned = pinned_host_allocator();
   if (!iterable_) state->batches = batch_sampler_->batches(state->epoch);
   state->start();
   DataLoaderIterator it(std::move(state));

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/core/allocator.h"
 #include "loom/data/dataset.h"
 #include "loom/data/sampler.h"
 
@@ -83,11 +84,37 @@ struct DataLoaderOptions {
   int prefetch_factor = 2;
   /// Runs first in every worker thread with its id (get_worker_info() is already set).
   std::function<void(int worker_id)> worker_init_fn;
-  /// Put batches in pinned (page-locked) host memory for faster copies to a device. A
-  /// no-op flag until a device plugin's allocator provides pinned memory; kept so that
-  /// training code written for a GPU build runs unchanged on a CPU-only one.
+  /// Put every CPU tensor of a batch in pinned (page-locked) host memory, from the "cuda"
+  /// device plugin's pinned allocator, so that `copy_(gpu, batch, /*non_blocking=*/true)`
+  /// is asynchronous (PyTorch's pin_memory). Without a usable CUDA device (plugin not
+  /// loaded, no driver, no GPU) batches stay in ordinary memory, without an error, so
+  /// training code written for a GPU runs unchanged on a CPU-only machine. See Note
+  /// [Pinned batches].
   bool pin_memory = false;
 };
+
+// Note [Pinned batches]
+// With pin_memory, each worker (or the caller's thread, without workers) copies the collated
+// batch into pinned memory right after collating it, so pinning runs in parallel with the
+// training step like fetching does (PyTorch uses one extra pinning thread instead). The pinned
+// allocator is looked up once per epoch through loom::find_device_hooks: the core knows no
+// CUDA, and the data library must not link the CUDA plugin. A pinned block must outlive any
+// asynchronous copy reading it: keep the batch alive until the stream has passed the copy
+// (loom train does: the step's loss.item() synchronizes before the batch is released).
+
+/// The pinned host allocator of the "cuda" device plugin, or nullptr when the plugin is not
+/// loaded, provides none, or has no usable device (the DataLoader's pin_memory fallback).
+Allocator* pinned_host_allocator();
+
+/// t's values in pinned host memory from allocator (PyTorch's Tensor.pin_memory()): a
+/// contiguous copy, or t itself when t is already pinned by it, is undefined, or is not a
+/// CPU tensor. With allocator null (the default: pinned_host_allocator()) and none available,
+/// returns t unchanged.
+Tensor pin_memory(const Tensor& t, Allocator* allocator = pinned_host_allocator());
+
+/// True if t's memory comes from allocator (default: the CUDA plugin's pinned allocator);
+/// false when there is none.
+bool is_pinned(const Tensor& t, Allocator* allocator = pinned_host_allocator());
 
 // Note [DataLoader order]
 // The batch sampler runs in the caller's thread at the start of each epoch and fixes the
