@@ -7,6 +7,8 @@
 // status crosses the boundary.
 #pragma once
 
+#include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,28 @@
 struct LoomOp {
   loom::OperatorHandle handle;  ///< the dispatcher's handle
   std::string schema;           ///< its schema text, for OpSchema
+  /// Note [C ABI fast path]: ops whose schema is one of a few common shapes (tensors and
+  /// Scalars in, one new Tensor out) are called through a typed handle, skipping the boxed
+  /// stack; fast_shape says which shape (0: none), fast_default the value of a trailing
+  /// defaulted Scalar a caller may omit.
+  int fast_shape = 0;
+  /// The schema the fast shape was derived from: a call whose op has been redefined since
+  /// (a plugin reloaded with another schema) takes the checked boxed path instead.
+  const loom::FunctionSchema* fast_schema = nullptr;
+  size_t fast_args = 0;                   ///< arguments of the fast shape
+  std::optional<loom::Scalar> fast_default;  ///< default of the last argument, if any
+  /// The typed handle of the fast shape (signature checked once, at OpFind).
+  std::optional<loom::OperatorHandle::Typed<loom::Tensor(const loom::Tensor&)>> t;
+  std::optional<loom::OperatorHandle::Typed<loom::Tensor(const loom::Tensor&, const loom::Tensor&)>>
+      tt;  ///< (Tensor, Tensor)
+  std::optional<loom::OperatorHandle::Typed<loom::Tensor(const loom::Tensor&, const loom::Scalar&)>>
+      ts;  ///< (Tensor, Scalar)
+  std::optional<loom::OperatorHandle::Typed<loom::Tensor(const loom::Tensor&, const loom::Tensor&,
+                                                         const loom::Scalar&)>>
+      tts;  ///< (Tensor, Tensor, Scalar)
+  std::optional<loom::OperatorHandle::Typed<loom::Tensor(const loom::Tensor&, const loom::Scalar&,
+                                                         const loom::Scalar&)>>
+      tss;  ///< (Tensor, Scalar, Scalar)
 };
 
 /// A failed call's outcome (the opaque LoomStatus of capi.h).
@@ -44,12 +68,30 @@ inline TensorImpl* impl_of(const LoomTensor* t) {
 inline Tensor borrow(const LoomTensor* t) {
   return t ? Tensor(boost::intrusive_ptr<TensorImpl>(impl_of(t), /*add_ref=*/true)) : Tensor();
 }
-/// Hands one reference of t to the caller (undefined gives null).
+/// Hands t's reference to the caller (undefined gives null); t is left undefined.
 inline LoomTensor* give(Tensor t) {
   if (!t.defined()) return nullptr;
-  boost::intrusive_ptr<TensorImpl> p = t.impl_ptr();
+  // Steal the reference: no count traffic (t is a by-value local, so the cast is sound).
+  auto& p = const_cast<boost::intrusive_ptr<TensorImpl>&>(t.impl_ptr());
   return reinterpret_cast<LoomTensor*>(p.detach());
 }
+
+/// A Tensor view of a handle for the duration of a call, without touching the reference
+/// count: it is never destroyed, so it never gives back the reference it never took.
+class BorrowedTensor {
+ public:
+  /// Views t (not null).
+  explicit BorrowedTensor(const LoomTensor* t) {
+    new (buf_) Tensor(boost::intrusive_ptr<TensorImpl>(impl_of(t), /*add_ref=*/false));
+  }
+  BorrowedTensor(const BorrowedTensor&) = delete;
+  BorrowedTensor& operator=(const BorrowedTensor&) = delete;
+  /// The tensor.
+  const Tensor& get() const { return *std::launder(reinterpret_cast<const Tensor*>(buf_)); }
+
+ private:
+  alignas(Tensor) unsigned char buf_[sizeof(Tensor)];
+};
 
 /// The i-th element of a client's value array (clients step by their own struct_size).
 inline const LoomValue* value_at(const LoomValue* base, size_t i) {

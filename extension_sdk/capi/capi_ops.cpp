@@ -7,6 +7,7 @@
 
 #include "capi_internal.h"
 #include "loom/core/error.h"
+#include "loom/dispatcher/boxing.h"
 
 namespace loom::capi {
 
@@ -252,6 +253,112 @@ void to_borrowed_value(const IValue& iv, LoomValue* out,
 
 namespace {
 
+// Note [C ABI fast path] shapes: T = Tensor, S = Scalar; all return one new Tensor.
+enum FastShape { kSlow = 0, kT, kTT, kTS, kTTS, kTSS };
+using SigT = Tensor(const Tensor&);
+using SigTT = Tensor(const Tensor&, const Tensor&);
+using SigTS = Tensor(const Tensor&, const Scalar&);
+using SigTTS = Tensor(const Tensor&, const Tensor&, const Scalar&);
+using SigTSS = Tensor(const Tensor&, const Scalar&, const Scalar&);
+
+void classify(LoomOp& op, const FunctionSchema& schema) {
+  const auto& rets = schema.returns();
+  if (rets.size() != 1 || rets[0].type.kind != TypeKind::Tensor || rets[0].alias) return;
+  std::string pattern;
+  for (const Argument& a : schema.arguments()) {
+    if (a.alias) return;
+    if (a.type.kind == TypeKind::Tensor) {
+      pattern += 'T';
+    } else if (a.type.kind == TypeKind::Scalar) {
+      pattern += 'S';
+    } else {
+      return;
+    }
+  }
+  static const std::pair<const char*, FastShape> kShapes[] = {
+      {"T", kT}, {"TT", kTT}, {"TS", kTS}, {"TTS", kTTS}, {"TSS", kTSS}};
+  for (const auto& [p, shape] : kShapes) {
+    if (pattern == p) op.fast_shape = shape;
+  }
+  switch (op.fast_shape) {
+    case kT: op.t.emplace(op.handle.typed<SigT>()); break;
+    case kTT: op.tt.emplace(op.handle.typed<SigTT>()); break;
+    case kTS: op.ts.emplace(op.handle.typed<SigTS>()); break;
+    case kTTS: op.tts.emplace(op.handle.typed<SigTTS>()); break;
+    case kTSS: op.tss.emplace(op.handle.typed<SigTSS>()); break;
+    default: return;
+  }
+  op.fast_args = pattern.size();
+  op.fast_schema = &schema;
+  const Argument& last = schema.arguments().back();
+  if (last.type.kind == TypeKind::Scalar && last.default_value) {
+    op.fast_default = default_to_ivalue(*last.default_value, last.type).to_scalar();
+  }
+}
+
+/// A Scalar from an INT/FLOAT/BOOL value, or nullopt.
+inline std::optional<Scalar> scalar_of(const LoomValue& v) {
+  switch (v.kind) {
+    case LOOM_VALUE_INT: return Scalar(v.u.i);
+    case LOOM_VALUE_FLOAT: return Scalar(v.u.f);
+    case LOOM_VALUE_BOOL: return Scalar(v.u.b);
+    default: return std::nullopt;
+  }
+}
+
+/// The fast path: true if it handled the call (the result is in *out).
+bool try_fast_call(const LoomOp* op, const LoomValue* args, size_t num_args, LoomTensor** out) {
+  if (!op->handle.has_schema() || &op->handle.schema() != op->fast_schema) return false;
+  const size_t n = op->fast_args;
+  if (num_args != n && !(num_args + 1 == n && op->fast_default)) return false;
+  const LoomValue* a0 = args;
+  if (a0->kind != LOOM_VALUE_TENSOR || a0->u.tensor == nullptr) return false;
+  const BorrowedTensor t0(a0->u.tensor);
+  auto tensor_at = [&](size_t i) -> const LoomTensor* {
+    const LoomValue* v = value_at(args, i);
+    return v->kind == LOOM_VALUE_TENSOR ? v->u.tensor : nullptr;
+  };
+  auto scalar_at = [&](size_t i) -> std::optional<Scalar> {
+    if (i >= num_args) return op->fast_default;
+    return scalar_of(*value_at(args, i));
+  };
+  switch (op->fast_shape) {
+    case kT: {
+      *out = give(op->t->call(t0.get()));
+      return true;
+    }
+    case kTT: {
+      const LoomTensor* b = tensor_at(1);
+      if (b == nullptr) return false;
+      const BorrowedTensor t1(b);
+      *out = give(op->tt->call(t0.get(), t1.get()));
+      return true;
+    }
+    case kTS: {
+      const std::optional<Scalar> s1 = scalar_at(1);
+      if (!s1) return false;
+      *out = give(op->ts->call(t0.get(), *s1));
+      return true;
+    }
+    case kTTS: {
+      const LoomTensor* b = tensor_at(1);
+      const std::optional<Scalar> s2 = scalar_at(2);
+      if (b == nullptr || !s2) return false;
+      const BorrowedTensor t1(b);
+      *out = give(op->tts->call(t0.get(), t1.get(), *s2));
+      return true;
+    }
+    case kTSS: {
+      const std::optional<Scalar> s1 = scalar_at(1), s2 = scalar_at(2);
+      if (!s1 || !s2) return false;
+      *out = give(op->tss->call(t0.get(), *s1, *s2));
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 LoomStatus* op_find(const char* name, const LoomOp** out) {
   LOOM_CAPI_NOT_NULL("OpFind", name);
   LOOM_CAPI_NOT_NULL("OpFind", out);
@@ -263,7 +370,12 @@ LoomStatus* op_find(const char* name, const LoomOp** out) {
   static auto* ops = new std::map<const void*, LoomOp*>();
   std::lock_guard<std::mutex> lock(mu);
   LoomOp*& slot = (*ops)[h.entry()];
-  if (slot == nullptr) slot = new LoomOp{h, h.schema().str()};
+  if (slot == nullptr) {
+    slot = new LoomOp();
+    slot->handle = h;
+    slot->schema = h.schema().str();
+    classify(*slot, h.schema());
+  }
   *out = slot;
   LOOM_CAPI_CATCH
 }
@@ -277,6 +389,19 @@ LoomStatus* op_call(const LoomOp* op, const LoomValue* args, size_t num_args, Lo
   if (LoomStatus* s = check_values("OpCall", "args", args, num_args)) return s;
   if (LoomStatus* s = check_values("OpCall", "returns", returns, capacity)) return s;
   LOOM_CAPI_TRY
+  if (op->fast_shape != 0 && num_args > 0 && capacity >= 1) {
+    LoomTensor* result = nullptr;
+    if (try_fast_call(op, args, num_args, &result)) {
+      LoomValue* r = returns;
+      const uint32_t size = r->struct_size;
+      std::memset(static_cast<void*>(r), 0, sizeof(LoomValue));
+      r->struct_size = size;
+      r->kind = LOOM_VALUE_TENSOR;
+      r->u.tensor = result;
+      *num_returns = 1;
+      return nullptr;
+    }
+  }
   const FunctionSchema& schema = op->handle.schema();
   const auto& params = schema.arguments();
   LOOM_CHECK_T(TypeError, num_args <= params.size(), schema.name(), "() takes at most ",
