@@ -37,6 +37,10 @@ asan_tests+=(op_conformance_test)
 for f in safetensors datasets; do
   [ -e "$ROOT/tests/plugins/data/${f}_test.cpp" ] && asan_tests+=("data_${f}_test")
 done
+# The stable C ABI: reference counts and buffers handed across the boundary.
+for f in capi stable; do
+  [ -e "$ROOT/tests/extension_sdk/${f}_test.cpp" ] && asan_tests+=("${f}_test")
+done
 # Only these suites are built (their plugins and test plugins come as dependencies), at -O1
 # with line tables: half the compile time of -O2 -g, and what ASan recommends.
 echo "== ASan+UBSan: ${asan_tests[*]}"
@@ -50,7 +54,7 @@ for t in "${asan_tests[@]}"; do
   # LeakSanitizer's tracer crashes at exit (signal 11 while it stops the threads) once oneDNN
   # has run on a multi-thread OpenMP pool; one thread keeps leak detection on for that suite.
   threads=()
-  [[ "$t" == onednn_* ]] && threads=(env OMP_NUM_THREADS=1)
+  [[ "$t" == onednn_* || "$t" == capi_test || "$t" == stable_test ]] && threads=(env OMP_NUM_THREADS=1)
   LOOM_TEST_PLUGIN_DIR="$ROOT/build-asan/lib/loom/test_plugins" LOOM_PLUGIN_PATH= \
     "${threads[@]}" "$ROOT/build-asan/bin/$t" --gtest_brief=1
 done
