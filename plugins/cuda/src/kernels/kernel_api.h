@@ -1,0 +1,216 @@
+#pragma once
+/// @file
+/// The plain-data boundary between the CUDA kernels (.cu, compiled by nvcc without Loom
+/// headers) and their host halves (.cpp: argument checks, outputs, registration). Everything
+/// here is POD: pointers, sizes, strides in elements, dtype codes, a cudaStream_t.
+///
+/// Note [CUDA kernel geometry]: the host half broadcasts, promotes and coalesces dimensions
+/// (kernels/cuda_iterator.cpp) and hands the kernels a Geometry: ndim <= kMaxDims sizes,
+/// stored innermost first, and per operand (0 = output) strides in elements (0 where
+/// broadcast). A kernel maps an output linear index to each operand's offset with the
+/// OffsetCalculator (offset_calculator.cuh): 32-bit arithmetic when every index and offset
+/// fits in int32, 64-bit otherwise. When all operands are contiguous (or a 0-stride scalar)
+/// the kernel skips the calculator and uses vector loads.
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace loom::cuda::kernels {
+
+/// Element type codes; the numbering is loom::DType's (static_assert'ed in cuda_iterator.cpp).
+enum class Dt : int8_t {
+  Bool,
+  UInt8,
+  Int8,
+  Int16,
+  Int32,
+  Int64,
+  Float16,
+  BFloat16,
+  Float32,
+  Float64,
+};
+
+/// Most dims after coalescing a kernel takes (Loom tensors have at most this many non-unit,
+/// non-mergeable dims in practice; the host throws a ValueError naming the op beyond it).
+inline constexpr int kMaxDims = 12;
+/// Most operands of one pointwise kernel: the output and three inputs.
+inline constexpr int kMaxOperands = 4;
+
+/// Note [CUDA kernel geometry].
+struct Geometry {
+  int ndim = 0;                                  ///< number of (coalesced) dims, >= 1
+  int64_t sizes[kMaxDims] = {};                  ///< innermost first
+  int64_t strides[kMaxOperands][kMaxDims] = {};  ///< per operand, in elements
+};
+
+/// The pointwise operations of the generic kernel (pointwise.cuh). One kernel per storage
+/// dtype switches on the op at run time, which keeps template instantiations few (Note
+/// [Pointwise op codes] in pointwise.cuh).
+enum class PwOp : int32_t {
+  // unary: f(x)
+  Identity,
+  Neg,
+  Abs,
+  Sign,
+  Exp,
+  Exp2,
+  Log,
+  Log2,
+  Log1p,
+  Expm1,
+  Sqrt,
+  Rsqrt,
+  Reciprocal,
+  Sin,
+  Cos,
+  Tan,
+  Tanh,
+  Sigmoid,
+  Erf,
+  Floor,
+  Ceil,
+  Round,
+  Trunc,
+  RoundDecimals,  ///< p0 = 10^|decimals|, i0 = decimals < 0
+  Relu,
+  Hardtanh,   ///< p0 = lo, p1 = hi
+  LeakyRelu,  ///< p0 = slope
+  Elu,        ///< p0 = negcoef, p1 = poscoef, p2 = input_scale
+  Gelu,       ///< i0 = tanh approximation
+  Silu,
+  Mish,
+  Hardsigmoid,
+  Hardswish,
+  Selu,
+  Softplus,  ///< p0 = beta, p1 = threshold
+  NanToNum,  ///< p0 = nan, p1 = posinf, p2 = neginf
+  BitwiseNot,
+  ClampScalar,  ///< p0 = min, p1 = max; i2 bit 0 = has min, bit 1 = has max
+  // binary: f(x, y)
+  Add,  ///< x + p0 * y
+  Mul,
+  Div,
+  DivTrunc,
+  DivFloor,
+  Remainder,
+  Fmod,
+  Pow,
+  PowScalarExp,  ///< pow with a scalar exponent y: x*x for 2, sqrt for 0.5
+  Maximum,
+  Minimum,
+  Atan2,
+  BitwiseAnd,
+  BitwiseOr,
+  BitwiseXor,
+  ThresholdBackward,  ///< x = grad, y = self, p0 = threshold
+  ClampMin,           ///< clamp(x, min = y)
+  ClampMax,           ///< clamp(x, max = y)
+  MaskScale,          ///< x * y * p0 (native_dropout_backward: grad * mask * scale)
+  // ternary: f(x, y, z)
+  Where,    ///< x != 0 ? y : z
+  Addcmul,  ///< x + p0 * y * z
+  Addcdiv,  ///< x + p0 * (y / z)
+  Lerp,     ///< lerp(x, y, weight z)
+  Clamp,    ///< clamp(x, y, z)
+  // predicates: bool f(x, y) (bool_out)
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  LogicalAnd,
+  LogicalOr,
+  LogicalXor,
+  LogicalNot,  ///< unary
+};
+
+/// Scalar slots of a pointwise call: op parameters (p0..p2) and the values of inputs given
+/// as Scalars (slot 3 + k for input k), each in the three precisions a kernel may compute in,
+/// filled by the host with the CPU kernels' arithmetic (Scalar::to<C>()).
+inline constexpr int kNumScalarSlots = 6;
+inline constexpr int kScalarInputSlot = 3;
+struct ScalarSlots {
+  double d[kNumScalarSlots] = {};   ///< for double computation
+  float f[kNumScalarSlots] = {};    ///< for float computation (float, float16, bfloat16)
+  int64_t i[kNumScalarSlots] = {};  ///< for integer and bool computation
+};
+
+/// One pointwise launch (kernels/pointwise.cuh).
+struct PointwiseLaunch {
+  PwOp op = PwOp::Identity;
+  Dt dtype = Dt::Float32;  ///< storage dtype of every memory input (and of the output unless
+                           ///< bool_out)
+  bool bool_out = false;   ///< the output is bool (predicates)
+  int nin = 0;             ///< number of inputs (1..3), memory or scalar
+  unsigned scalar_inputs = 0;  ///< bit k: input k is scalar slot 3 + k, not memory
+  void* out = nullptr;
+  const void* in[3] = {nullptr, nullptr, nullptr};
+  ScalarSlots s;
+  int* zero_division_flag = nullptr;  ///< set to 1 by integer division by zero (may be null)
+};
+
+/// Runs a pointwise op over geometry g with numel outputs on stream.
+void launch_pointwise(const PointwiseLaunch& p, const Geometry& g, int64_t numel,
+                      cudaStream_t stream);
+
+/// dst[i] = convert(src[i]) over g (operand 0 = dst, 1 = src), with the CPU's conversion
+/// rules (convert<To, From> in ops/core/cpu/elementwise.h).
+void launch_copy(void* dst, Dt dst_dtype, const void* src, Dt src_dtype, const Geometry& g,
+                 int64_t numel, cudaStream_t stream);
+
+/// Writes the element_size-byte pattern `bits` into every element over g (operand 0).
+void launch_fill(void* dst, int element_size, uint64_t bits, const Geometry& g, int64_t numel,
+                 cudaStream_t stream);
+
+/// arange into contiguous dst: exact integer steps (start_i + k * step_i) or floating ones
+/// (start_d + k * step_d), stored with the CPU's store rules.
+void launch_arange(void* dst, Dt dtype, int64_t n, bool exact, int64_t start_i, int64_t step_i,
+                   double start_d, double step_d, cudaStream_t stream);
+
+/// Reductions over the last axis of a contiguous [outer, inner] input (the host permutes and
+/// copies so the reduced dims come last).
+enum class RedOp : int32_t { Sum, Prod, Mean, Max, Min, All, Any, ArgMax, ArgMin, Var };
+struct ReduceLaunch {
+  RedOp op = RedOp::Sum;
+  Dt in_dtype = Dt::Float32;
+  Dt out_dtype = Dt::Float32;  ///< values' dtype (sum's int64 for integers, bool for all/any)
+  const void* in = nullptr;
+  void* out = nullptr;        ///< values (may be null for argmax/argmin)
+  int64_t* indices = nullptr; ///< ArgMax/ArgMin/Max/Min with indices
+  int64_t outer = 0, inner = 0;
+  double correction = 0;      ///< Var: divisor is inner - correction
+  bool take_sqrt = false;     ///< Var: std
+};
+/// Runs a row reduction on stream.
+void launch_reduce(const ReduceLaunch& r, cudaStream_t stream);
+
+/// Random numbers into contiguous dst (Philox4x32-10, subsequence = thread, offset given).
+enum class RandOp : int32_t { Uniform, Normal, Bernoulli };
+struct RandomLaunch {
+  RandOp op = RandOp::Uniform;
+  Dt dtype = Dt::Float32;
+  void* out = nullptr;
+  int64_t numel = 0;
+  double a = 0, b = 1;  ///< uniform [a, b); normal mean a, std b; bernoulli p = a
+  const void* p_tensor = nullptr;  ///< bernoulli with per-element probabilities (dtype dtype)
+  uint64_t seed = 0, offset = 0;
+};
+/// Runs a random fill on stream.
+void launch_random(const RandomLaunch& r, cudaStream_t stream);
+/// Number of 32-bit values each thread of launch_random draws (for philox_seed_offset).
+uint64_t random_increment(int64_t numel);
+
+/// native_dropout: mask[i] = u >= p (bool), out[i] = x[i] * mask[i] * scale, contiguous.
+void launch_dropout(Dt dtype, const void* x, void* out, bool* mask, int64_t numel, double p,
+                    double scale, uint64_t seed, uint64_t offset, cudaStream_t stream);
+
+/// index_select on a contiguous [outer, dim_size, inner] input: out[o, k, i] =
+/// in[o, index[k], i]; index is int64 or int32 (index_is_int32). Bad indices set *bad_index.
+void launch_index_select(const void* in, void* out, int element_size, const void* index,
+                         bool index_is_int32, int64_t outer, int64_t dim_size, int64_t inner,
+                         int64_t num_index, int* bad_index, cudaStream_t stream);
+
+}  // namespace loom::cuda::kernels

@@ -1,0 +1,1031 @@
+// CUDA kernels of the pointwise ops: arithmetic (add sub mul div remainder fmod pow maximum
+// minimum atan2), comparisons, logical and bitwise ops, unary math, rounding, clamp,
+// nan_to_num, activations, threshold_backward, where, lerp, addcmul, addcdiv. Each is the
+// reference CPU kernel's recipe (same promotion rule, dtype categories, checks and messages)
+// on CudaIterator with an op code of the generic kernel (Note [Pointwise op codes]).
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kernels/cuda_iterator.h"
+#include "loom/core/half.h"
+#include "loom/core/str_cat.h"
+#include "loom/dispatcher/library.h"
+
+namespace loom::cuda {
+namespace {
+
+using kernels::PointwiseLaunch;
+using kernels::PwOp;
+
+PointwiseLaunch launch_of(PwOp op) {
+  PointwiseLaunch p;
+  p.op = op;
+  return p;
+}
+
+// ---- the few-lines-per-op layer (the CPU's unary_run / binary_run) --------------------------
+
+Tensor unary_run(std::string_view name, PwOp op, unsigned cats, ResultRule rule,
+                 const Tensor& self, const Tensor* out, bool inplace,
+                 PointwiseLaunch p = PointwiseLaunch{}) {
+  CudaIterator it(name);
+  it.add_input("self", self).set_rule(rule).set_variant_output(out, inplace);
+  it.build();
+  check_dtype_category(name, it.common_dtype(), cats);
+  p.op = op;
+  it.run(p);
+  return it.finish();
+}
+
+Tensor binary_run(std::string_view name, PwOp op, unsigned cats, ResultRule rule,
+                  const Tensor& self, const Tensor& other, const Tensor* out, bool inplace) {
+  CudaIterator it(name);
+  it.add_input("self", self).add_input("other", other).set_rule(rule);
+  it.set_variant_output(inplace ? &self : out, inplace);
+  it.build();
+  check_dtype_category(name, it.common_dtype(), cats);
+  it.run(launch_of(op));
+  return it.finish();
+}
+
+Tensor binary_scalar_run(std::string_view name, PwOp op, unsigned cats, ResultRule rule,
+                         const Tensor& self, const Scalar& other, const Tensor* out,
+                         bool inplace) {
+  CudaIterator it(name);
+  it.add_input("self", self).add_scalar(other).set_rule(rule);
+  it.set_variant_output(inplace ? &self : out, inplace);
+  it.build();
+  check_dtype_category(name, it.common_dtype(), cats);
+  it.run(launch_of(op));
+  return it.finish();
+}
+
+// Names of an op's variants, built once: name, name_, name.out.
+template <typename Op>
+std::string_view variant_name(std::string_view suffix) {
+  static const std::string fn(Op::kName), inplace = str_cat(Op::kName, "_"),
+                                          out = str_cat(Op::kName, ".out");
+  return suffix.empty() ? std::string_view(fn) : suffix == "_" ? inplace : out;
+}
+
+template <typename Op>
+Tensor unary_fn(const Tensor& self) {
+  return unary_run(variant_name<Op>(""), Op::kOp, Op::kCats, Op::kRule, self, nullptr, false);
+}
+template <typename Op>
+Tensor& unary_inplace(Tensor& self) {
+  unary_run(variant_name<Op>("_"), Op::kOp, Op::kCats, Op::kRule, self, &self, true);
+  return self;
+}
+template <typename Op>
+Tensor& unary_out(const Tensor& self, Tensor& out) {
+  unary_run(variant_name<Op>(".out"), Op::kOp, Op::kCats, Op::kRule, self, &out, false);
+  return out;
+}
+template <typename Op>
+Tensor binary_fn(const Tensor& self, const Tensor& other) {
+  return binary_run(variant_name<Op>(""), Op::kOp, Op::kCats, Op::kRule, self, other, nullptr,
+                    false);
+}
+template <typename Op>
+Tensor& binary_inplace(Tensor& self, const Tensor& other) {
+  binary_run(variant_name<Op>("_"), Op::kOp, Op::kCats, Op::kRule, self, other, &self, true);
+  return self;
+}
+template <typename Op>
+Tensor& binary_out(const Tensor& self, const Tensor& other, Tensor& out) {
+  binary_run(variant_name<Op>(".out"), Op::kOp, Op::kCats, Op::kRule, self, other, &out, false);
+  return out;
+}
+template <typename Op>
+Tensor binary_scalar_fn(const Tensor& self, const Scalar& other) {
+  return binary_scalar_run(variant_name<Op>(""), Op::kOp, Op::kCats, Op::kRule, self, other,
+                           nullptr, false);
+}
+template <typename Op>
+Tensor& binary_scalar_inplace(Tensor& self, const Scalar& other) {
+  binary_scalar_run(variant_name<Op>("_"), Op::kOp, Op::kCats, Op::kRule, self, other, &self,
+                    true);
+  return self;
+}
+template <typename Op>
+Tensor& binary_scalar_out(const Tensor& self, const Scalar& other, Tensor& out) {
+  binary_scalar_run(variant_name<Op>(".out"), Op::kOp, Op::kCats, Op::kRule, self, other, &out,
+                    false);
+  return out;
+}
+
+#define LOOM_CUDA_OP(Name, name, op, cats, rule)          \
+  struct Name {                                           \
+    static constexpr std::string_view kName = name;       \
+    static constexpr PwOp kOp = PwOp::op;                 \
+    static constexpr unsigned kCats = cats;               \
+    static constexpr ResultRule kRule = ResultRule::rule; \
+  }
+
+// Unary math (integers compute in float32), rounding (identity on integers), the rest.
+LOOM_CUDA_OP(Exp, "exp", Exp, kFloats, IntToFloat);
+LOOM_CUDA_OP(Exp2, "exp2", Exp2, kFloats, IntToFloat);
+LOOM_CUDA_OP(Log, "log", Log, kFloats, IntToFloat);
+LOOM_CUDA_OP(Log2, "log2", Log2, kFloats, IntToFloat);
+LOOM_CUDA_OP(Log1p, "log1p", Log1p, kFloats, IntToFloat);
+LOOM_CUDA_OP(Expm1, "expm1", Expm1, kFloats, IntToFloat);
+LOOM_CUDA_OP(Sqrt, "sqrt", Sqrt, kFloats, IntToFloat);
+LOOM_CUDA_OP(Rsqrt, "rsqrt", Rsqrt, kFloats, IntToFloat);
+LOOM_CUDA_OP(Reciprocal, "reciprocal", Reciprocal, kFloats, IntToFloat);
+LOOM_CUDA_OP(Sin, "sin", Sin, kFloats, IntToFloat);
+LOOM_CUDA_OP(Cos, "cos", Cos, kFloats, IntToFloat);
+LOOM_CUDA_OP(Tan, "tan", Tan, kFloats, IntToFloat);
+LOOM_CUDA_OP(Tanh, "tanh", Tanh, kFloats, IntToFloat);
+LOOM_CUDA_OP(Sigmoid, "sigmoid", Sigmoid, kFloats, IntToFloat);
+LOOM_CUDA_OP(Erf, "erf", Erf, kFloats, IntToFloat);
+LOOM_CUDA_OP(Floor, "floor", Floor, kInts | kFloats, Common);
+LOOM_CUDA_OP(Ceil, "ceil", Ceil, kInts | kFloats, Common);
+LOOM_CUDA_OP(Round, "round", Round, kInts | kFloats, Common);
+LOOM_CUDA_OP(Trunc, "trunc", Trunc, kInts | kFloats, Common);
+LOOM_CUDA_OP(Abs, "abs", Abs, kAllTypes, Common);
+LOOM_CUDA_OP(Sign, "sign", Sign, kAllTypes, Common);
+LOOM_CUDA_OP(Neg, "neg", Neg, kInts | kFloats, Common);
+LOOM_CUDA_OP(BitwiseNot, "bitwise_not", BitwiseNot, kBool | kInts, Common);
+LOOM_CUDA_OP(LogicalNot, "logical_not", LogicalNot, kAllTypes, Bool);
+// Activations without arguments.
+LOOM_CUDA_OP(Relu, "relu", Relu, kInts | kFloats, Common);
+LOOM_CUDA_OP(Silu, "silu", Silu, kFloats, Common);
+LOOM_CUDA_OP(Mish, "mish", Mish, kFloats, Common);
+LOOM_CUDA_OP(Hardsigmoid, "hardsigmoid", Hardsigmoid, kFloats, Common);
+LOOM_CUDA_OP(Hardswish, "hardswish", Hardswish, kFloats, Common);
+LOOM_CUDA_OP(Selu, "selu", Selu, kFloats, Common);
+// Binary.
+LOOM_CUDA_OP(Mul, "mul", Mul, kAllTypes, Common);
+LOOM_CUDA_OP(Maximum, "maximum", Maximum, kAllTypes, Common);
+LOOM_CUDA_OP(Minimum, "minimum", Minimum, kAllTypes, Common);
+LOOM_CUDA_OP(Atan2, "atan2", Atan2, kFloats, IntToFloat);
+LOOM_CUDA_OP(Eq, "eq", Eq, kAllTypes, Bool);
+LOOM_CUDA_OP(Ne, "ne", Ne, kAllTypes, Bool);
+LOOM_CUDA_OP(Lt, "lt", Lt, kAllTypes, Bool);
+LOOM_CUDA_OP(Le, "le", Le, kAllTypes, Bool);
+LOOM_CUDA_OP(Gt, "gt", Gt, kAllTypes, Bool);
+LOOM_CUDA_OP(Ge, "ge", Ge, kAllTypes, Bool);
+LOOM_CUDA_OP(LogicalAnd, "logical_and", LogicalAnd, kAllTypes, Bool);
+LOOM_CUDA_OP(LogicalOr, "logical_or", LogicalOr, kAllTypes, Bool);
+LOOM_CUDA_OP(LogicalXor, "logical_xor", LogicalXor, kAllTypes, Bool);
+LOOM_CUDA_OP(BitwiseAnd, "bitwise_and", BitwiseAnd, kBool | kInts, Common);
+LOOM_CUDA_OP(BitwiseOr, "bitwise_or", BitwiseOr, kBool | kInts, Common);
+LOOM_CUDA_OP(BitwiseXor, "bitwise_xor", BitwiseXor, kBool | kInts, Common);
+#undef LOOM_CUDA_OP
+
+// ---- neg ---------------------------------------------------------------------------------------
+
+void check_neg(std::string_view op, const Tensor& self) {
+  LOOM_CHECK_T(TypeError, !self.defined() || self.dtype() != DType::Bool, op,
+               ": Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+               "to invert a mask, use the `~` or `logical_not()` operator instead.");
+}
+Tensor neg(const Tensor& self) {
+  check_neg("neg", self);
+  return unary_fn<Neg>(self);
+}
+Tensor& neg_(Tensor& self) {
+  check_neg("neg_", self);
+  return unary_inplace<Neg>(self);
+}
+Tensor& neg_out(const Tensor& self, Tensor& out) {
+  check_neg("neg.out", self);
+  return unary_out<Neg>(self, out);
+}
+
+// ---- add / sub -------------------------------------------------------------------------------
+
+void check_alpha(std::string_view op, DType result, const Scalar& alpha) {
+  LOOM_CHECK_T(TypeError, !(is_integral(result) && alpha.is_floating_point()), op,
+               ": For integral input tensors, argument alpha must not be a floating point number.");
+  LOOM_CHECK_T(TypeError, result == DType::Bool || !alpha.is_bool(), op,
+               ": Boolean alpha only supported for Boolean results.");
+}
+
+void check_sub_bool(std::string_view op, DType a, std::optional<DType> b) {
+  LOOM_CHECK_T(TypeError, !(a == DType::Bool && b == DType::Bool), op,
+               ": Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+               "`^` or `logical_xor()` operator instead.");
+  LOOM_CHECK_T(TypeError, a != DType::Bool && b != DType::Bool, op,
+               ": Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+               "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+}
+
+// self + sign * alpha * other; other is a tensor or a Scalar.
+Tensor add_impl(std::string_view op, const Tensor& self, const Tensor* other,
+                const Scalar* scalar_other, const Scalar& alpha, const Tensor* out, bool inplace,
+                int sign) {
+  CudaIterator it(op);
+  it.add_input("self", self);
+  if (other != nullptr) {
+    it.add_input("other", *other);
+  } else {
+    it.add_scalar(*scalar_other);
+  }
+  it.set_variant_output(inplace ? &self : out, inplace);
+  it.build();
+  check_alpha(op, it.common_dtype(), alpha);
+  PointwiseLaunch p = launch_of(PwOp::Add);
+  // sign * alpha in each computation type, as the CPU's static_cast<C>(sign * alpha.to<C>()).
+  p.s.d[0] = sign * alpha.to<double>();
+  p.s.f[0] = static_cast<float>(sign * alpha.to<float>());
+  p.s.i[0] = sign * alpha.to<int64_t>();
+  it.run(p);
+  return it.finish();
+}
+
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return add_impl("add.Tensor", self, &other, nullptr, alpha, nullptr, false, 1);
+}
+Tensor& add_(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  add_impl("add_.Tensor", self, &other, nullptr, alpha, &self, true, 1);
+  return self;
+}
+Tensor& add_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
+  add_impl("add.out", self, &other, nullptr, alpha, &out, false, 1);
+  return out;
+}
+Tensor add_scalar(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  return add_impl("add.Scalar", self, nullptr, &other, alpha, nullptr, false, 1);
+}
+Tensor& add_scalar_(Tensor& self, const Scalar& other, const Scalar& alpha) {
+  add_impl("add_.Scalar", self, nullptr, &other, alpha, &self, true, 1);
+  return self;
+}
+Tensor& add_scalar_out(const Tensor& self, const Scalar& other, const Scalar& alpha, Tensor& out) {
+  add_impl("add.Scalar_out", self, nullptr, &other, alpha, &out, false, 1);
+  return out;
+}
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  check_sub_bool("sub.Tensor", self.dtype(), other.dtype());
+  return add_impl("sub.Tensor", self, &other, nullptr, alpha, nullptr, false, -1);
+}
+Tensor& sub_(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  check_sub_bool("sub_.Tensor", self.dtype(), other.dtype());
+  add_impl("sub_.Tensor", self, &other, nullptr, alpha, &self, true, -1);
+  return self;
+}
+Tensor& sub_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
+  check_sub_bool("sub.out", self.dtype(), other.dtype());
+  add_impl("sub.out", self, &other, nullptr, alpha, &out, false, -1);
+  return out;
+}
+std::optional<DType> bool_if(const Scalar& s) {
+  return s.is_bool() ? std::optional<DType>(DType::Bool) : std::nullopt;
+}
+Tensor sub_scalar(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  check_sub_bool("sub.Scalar", self.dtype(), bool_if(other));
+  return add_impl("sub.Scalar", self, nullptr, &other, alpha, nullptr, false, -1);
+}
+Tensor& sub_scalar_(Tensor& self, const Scalar& other, const Scalar& alpha) {
+  check_sub_bool("sub_.Scalar", self.dtype(), bool_if(other));
+  add_impl("sub_.Scalar", self, nullptr, &other, alpha, &self, true, -1);
+  return self;
+}
+Tensor& sub_scalar_out(const Tensor& self, const Scalar& other, const Scalar& alpha, Tensor& out) {
+  check_sub_bool("sub.Scalar_out", self.dtype(), bool_if(other));
+  add_impl("sub.Scalar_out", self, nullptr, &other, alpha, &out, false, -1);
+  return out;
+}
+
+// ---- div / remainder / fmod --------------------------------------------------------------------
+
+enum class Rounding { None, Trunc, Floor };
+
+Rounding parse_rounding(std::string_view op, std::optional<std::string_view> mode) {
+  if (!mode) return Rounding::None;
+  if (*mode == "trunc") return Rounding::Trunc;
+  if (*mode == "floor") return Rounding::Floor;
+  LOOM_THROW(ValueError, op,
+             ": div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
+             *mode, "'");
+}
+
+// A binary op of integers and floats whose integer form may divide by zero; self and other
+// are each a tensor or a Scalar.
+Tensor dividing_impl(std::string_view op, PwOp code, ResultRule rule, const Tensor* self,
+                     const Scalar* scalar_self, const Tensor* other, const Scalar* scalar_other,
+                     const Tensor* out, bool inplace) {
+  CudaIterator it(op);
+  if (self != nullptr) {
+    it.add_input("self", *self);
+  } else {
+    it.add_scalar(*scalar_self);
+  }
+  if (other != nullptr) {
+    it.add_input("other", *other);
+  } else {
+    it.add_scalar(*scalar_other);
+  }
+  it.set_rule(rule).set_variant_output(inplace ? self : out, inplace);
+  it.build();
+  check_dtype_category(op, it.common_dtype(), kInts | kFloats);
+  run_checking_zero_division(it, launch_of(code));
+  return it.finish();
+}
+
+PwOp div_code(Rounding r) {
+  return r == Rounding::None ? PwOp::Div : r == Rounding::Trunc ? PwOp::DivTrunc : PwOp::DivFloor;
+}
+ResultRule div_rule(Rounding r) {
+  return r == Rounding::None ? ResultRule::IntToFloat : ResultRule::Common;
+}
+Tensor div_impl(std::string_view op, const Tensor& self, const Tensor* other,
+                const Scalar* scalar_other, Rounding r, const Tensor* out, bool inplace) {
+  return dividing_impl(op, div_code(r), div_rule(r), &self, nullptr, other, scalar_other, out,
+                       inplace);
+}
+
+Tensor div(const Tensor& self, const Tensor& other) {
+  return div_impl("div.Tensor", self, &other, nullptr, Rounding::None, nullptr, false);
+}
+Tensor& div_(Tensor& self, const Tensor& other) {
+  div_impl("div_.Tensor", self, &other, nullptr, Rounding::None, &self, true);
+  return self;
+}
+Tensor& div_out(const Tensor& self, const Tensor& other, Tensor& out) {
+  div_impl("div.out", self, &other, nullptr, Rounding::None, &out, false);
+  return out;
+}
+Tensor div_mode(const Tensor& self, const Tensor& other, std::optional<std::string_view> mode) {
+  const Rounding r = parse_rounding("div.Tensor_mode", mode);
+  return div_impl("div.Tensor_mode", self, &other, nullptr, r, nullptr, false);
+}
+Tensor& div_mode_(Tensor& self, const Tensor& other, std::optional<std::string_view> mode) {
+  const Rounding r = parse_rounding("div_.Tensor_mode", mode);
+  div_impl("div_.Tensor_mode", self, &other, nullptr, r, &self, true);
+  return self;
+}
+Tensor& div_mode_out(const Tensor& self, const Tensor& other, std::optional<std::string_view> mode,
+                     Tensor& out) {
+  const Rounding r = parse_rounding("div.out_mode", mode);
+  div_impl("div.out_mode", self, &other, nullptr, r, &out, false);
+  return out;
+}
+Tensor div_scalar(const Tensor& self, const Scalar& other) {
+  return div_impl("div.Scalar", self, nullptr, &other, Rounding::None, nullptr, false);
+}
+Tensor& div_scalar_(Tensor& self, const Scalar& other) {
+  div_impl("div_.Scalar", self, nullptr, &other, Rounding::None, &self, true);
+  return self;
+}
+Tensor div_scalar_mode(const Tensor& self, const Scalar& other,
+                       std::optional<std::string_view> mode) {
+  const Rounding r = parse_rounding("div.Scalar_mode", mode);
+  return div_impl("div.Scalar_mode", self, nullptr, &other, r, nullptr, false);
+}
+Tensor& div_scalar_mode_(Tensor& self, const Scalar& other, std::optional<std::string_view> mode) {
+  const Rounding r = parse_rounding("div_.Scalar_mode", mode);
+  div_impl("div_.Scalar_mode", self, nullptr, &other, r, &self, true);
+  return self;
+}
+
+template <bool kPython>
+struct ModKernels {
+  static constexpr PwOp kCode = kPython ? PwOp::Remainder : PwOp::Fmod;
+  static Tensor run(std::string_view op, const Tensor* self, const Scalar* scalar_self,
+                    const Tensor* other, const Scalar* scalar_other, const Tensor* out,
+                    bool inplace) {
+    return dividing_impl(op, kCode, ResultRule::Common, self, scalar_self, other, scalar_other,
+                         out, inplace);
+  }
+  static Tensor tensor(const Tensor& self, const Tensor& other) {
+    return run(kPython ? "remainder.Tensor" : "fmod.Tensor", &self, nullptr, &other, nullptr,
+               nullptr, false);
+  }
+  static Tensor& tensor_(Tensor& self, const Tensor& other) {
+    run(kPython ? "remainder_.Tensor" : "fmod_.Tensor", &self, nullptr, &other, nullptr, &self,
+        true);
+    return self;
+  }
+  static Tensor& tensor_out(const Tensor& self, const Tensor& other, Tensor& out) {
+    run(kPython ? "remainder.Tensor_out" : "fmod.Tensor_out", &self, nullptr, &other, nullptr,
+        &out, false);
+    return out;
+  }
+  static Tensor scalar(const Tensor& self, const Scalar& other) {
+    return run(kPython ? "remainder.Scalar" : "fmod.Scalar", &self, nullptr, nullptr, &other,
+               nullptr, false);
+  }
+  static Tensor& scalar_(Tensor& self, const Scalar& other) {
+    run(kPython ? "remainder_.Scalar" : "fmod_.Scalar", &self, nullptr, nullptr, &other, &self,
+        true);
+    return self;
+  }
+  static Tensor& scalar_out(const Tensor& self, const Scalar& other, Tensor& out) {
+    run(kPython ? "remainder.Scalar_out" : "fmod.Scalar_out", &self, nullptr, nullptr, &other,
+        &out, false);
+    return out;
+  }
+};
+
+Tensor remainder_scalar_tensor(const Scalar& self, const Tensor& other) {
+  return ModKernels<true>::run("remainder.Scalar_Tensor", nullptr, &self, &other, nullptr,
+                               nullptr, false);
+}
+
+// ---- pow ---------------------------------------------------------------------------------------
+
+Tensor pow_impl(std::string_view op, const Tensor* self, const Scalar* scalar_self,
+                const Tensor* exponent, const Scalar* scalar_exp, const Tensor* out, bool inplace) {
+  CudaIterator it(op);
+  if (self != nullptr) {
+    it.add_input("self", *self);
+  } else {
+    it.add_scalar(*scalar_self);
+  }
+  if (exponent != nullptr) {
+    it.add_input("exponent", *exponent);
+  } else {
+    it.add_scalar(*scalar_exp);
+  }
+  it.set_variant_output(inplace ? self : out, inplace);
+  it.build();
+  LOOM_CHECK(!(scalar_exp != nullptr && is_integral(it.common_dtype(), false) &&
+               scalar_exp->is_integral() && scalar_exp->to_int() < 0),
+             op, ": Integers to negative integer powers are not allowed.");
+  check_dtype_category(op, it.common_dtype(), kAllTypes);
+  it.run(launch_of(scalar_exp != nullptr ? PwOp::PowScalarExp : PwOp::Pow));
+  return it.finish();
+}
+
+Tensor pow_tt(const Tensor& self, const Tensor& exponent) {
+  return pow_impl("pow.Tensor_Tensor", &self, nullptr, &exponent, nullptr, nullptr, false);
+}
+Tensor& pow_tt_out(const Tensor& self, const Tensor& exponent, Tensor& out) {
+  pow_impl("pow.Tensor_Tensor_out", &self, nullptr, &exponent, nullptr, &out, false);
+  return out;
+}
+Tensor& pow_tensor_(Tensor& self, const Tensor& exponent) {
+  pow_impl("pow_.Tensor", &self, nullptr, &exponent, nullptr, &self, true);
+  return self;
+}
+Tensor pow_ts(const Tensor& self, const Scalar& exponent) {
+  return pow_impl("pow.Tensor_Scalar", &self, nullptr, nullptr, &exponent, nullptr, false);
+}
+Tensor& pow_ts_out(const Tensor& self, const Scalar& exponent, Tensor& out) {
+  pow_impl("pow.Tensor_Scalar_out", &self, nullptr, nullptr, &exponent, &out, false);
+  return out;
+}
+Tensor& pow_scalar_(Tensor& self, const Scalar& exponent) {
+  pow_impl("pow_.Scalar", &self, nullptr, nullptr, &exponent, &self, true);
+  return self;
+}
+Tensor pow_st(const Scalar& self, const Tensor& exponent) {
+  return pow_impl("pow.Scalar", nullptr, &self, &exponent, nullptr, nullptr, false);
+}
+Tensor& pow_st_out(const Scalar& self, const Tensor& exponent, Tensor& out) {
+  pow_impl("pow.Scalar_out", nullptr, &self, &exponent, nullptr, &out, false);
+  return out;
+}
+
+// ---- round(decimals), clamp, nan_to_num -----------------------------------------------------
+
+PointwiseLaunch round_decimals_launch(int64_t decimals) {
+  PointwiseLaunch p;
+  set_slot_double(p.s, 0, std::pow(10.0, static_cast<double>(decimals < 0 ? -decimals : decimals)));
+  p.s.i[0] = decimals < 0 ? 1 : 0;  // only float computation reads slot 0 as a value
+  return p;
+}
+Tensor round_decimals(const Tensor& self, int64_t decimals) {
+  return unary_run("round.decimals", PwOp::RoundDecimals, kFloats, ResultRule::Common, self,
+                   nullptr, false, round_decimals_launch(decimals));
+}
+Tensor& round_decimals_(Tensor& self, int64_t decimals) {
+  unary_run("round_.decimals", PwOp::RoundDecimals, kFloats, ResultRule::Common, self, &self,
+            true, round_decimals_launch(decimals));
+  return self;
+}
+Tensor& round_decimals_out(const Tensor& self, int64_t decimals, Tensor& out) {
+  unary_run("round.decimals_out", PwOp::RoundDecimals, kFloats, ResultRule::Common, self, &out,
+            false, round_decimals_launch(decimals));
+  return out;
+}
+
+void check_clamp_bounds(std::string_view op, bool has_min, bool has_max) {
+  LOOM_CHECK(has_min || has_max, op,
+             ": torch.clamp: At least one of 'min' or 'max' must not be None");
+}
+
+Tensor clamp_impl(std::string_view op, const Tensor& self, const std::optional<Scalar>& min,
+                  const std::optional<Scalar>& max, const Tensor* out, bool inplace) {
+  check_clamp_bounds(op, min.has_value(), max.has_value());
+  CudaIterator it(op);
+  it.add_input("self", self);
+  if (min) it.add_promotion_scalar(*min);
+  if (max) it.add_promotion_scalar(*max);
+  it.set_variant_output(inplace ? &self : out, inplace);
+  it.build();
+  check_dtype_category(op, it.common_dtype(), kInts | kFloats);
+  PointwiseLaunch p = launch_of(PwOp::ClampScalar);
+  if (min) set_slot(p.s, 0, *min);
+  if (max) set_slot(p.s, 1, *max);
+  p.s.i[2] = (min ? 1 : 0) | (max ? 2 : 0);
+  it.run(p);
+  return it.finish();
+}
+
+Tensor clamp_tensor_impl(std::string_view op, const Tensor& self, const std::optional<Tensor>& min,
+                         const std::optional<Tensor>& max, const Tensor* out, bool inplace) {
+  const bool has_min = min && min->defined(), has_max = max && max->defined();
+  check_clamp_bounds(op, has_min, has_max);
+  CudaIterator it(op);
+  it.add_input("self", self);
+  if (has_min) it.add_input("min", *min);
+  if (has_max) it.add_input("max", *max);
+  it.set_variant_output(inplace ? &self : out, inplace);
+  it.build();
+  check_dtype_category(op, it.common_dtype(), kInts | kFloats);
+  it.run(launch_of(has_min && has_max ? PwOp::Clamp
+                   : has_min          ? PwOp::ClampMin
+                                      : PwOp::ClampMax));
+  return it.finish();
+}
+
+Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
+  return clamp_impl("clamp", self, min, max, nullptr, false);
+}
+Tensor& clamp_(Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
+  clamp_impl("clamp_", self, min, max, &self, true);
+  return self;
+}
+Tensor& clamp_out(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max,
+                  Tensor& out) {
+  clamp_impl("clamp.out", self, min, max, &out, false);
+  return out;
+}
+Tensor clamp_t(const Tensor& self, const std::optional<Tensor>& min,
+               const std::optional<Tensor>& max) {
+  return clamp_tensor_impl("clamp.Tensor", self, min, max, nullptr, false);
+}
+Tensor& clamp_t_(Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  clamp_tensor_impl("clamp_.Tensor", self, min, max, &self, true);
+  return self;
+}
+Tensor& clamp_t_out(const Tensor& self, const std::optional<Tensor>& min,
+                    const std::optional<Tensor>& max, Tensor& out) {
+  clamp_tensor_impl("clamp.Tensor_out", self, min, max, &out, false);
+  return out;
+}
+
+// The largest finite value of a floating dtype, in double.
+double max_finite(DType t) {
+  switch (t) {
+    case DType::Float16:
+      return 65504.0;
+    case DType::BFloat16:
+      return static_cast<double>(bfloat16_to_float(0x7f7f));
+    case DType::Float32:
+      return static_cast<double>(std::numeric_limits<float>::max());
+    default:
+      return std::numeric_limits<double>::max();
+  }
+}
+
+Tensor nan_to_num_impl(std::string_view op, const Tensor& self, std::optional<double> nan,
+                       std::optional<double> posinf, std::optional<double> neginf,
+                       const Tensor* out, bool inplace) {
+  CudaIterator it(op);
+  it.add_input("self", self).set_variant_output(inplace ? &self : out, inplace);
+  it.build();
+  PointwiseLaunch p = launch_of(PwOp::NanToNum);
+  const double big = is_floating_point(it.common_dtype()) ? max_finite(it.common_dtype()) : 0;
+  set_slot_double(p.s, 0, nan.value_or(0.0));
+  set_slot_double(p.s, 1, posinf.value_or(big));
+  set_slot_double(p.s, 2, neginf.value_or(-big));
+  it.run(p);
+  return it.finish();
+}
+Tensor nan_to_num(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                  std::optional<double> neginf) {
+  return nan_to_num_impl("nan_to_num", self, nan, posinf, neginf, nullptr, false);
+}
+Tensor& nan_to_num_(Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                    std::optional<double> neginf) {
+  nan_to_num_impl("nan_to_num_", self, nan, posinf, neginf, &self, true);
+  return self;
+}
+Tensor& nan_to_num_out(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                       std::optional<double> neginf, Tensor& out) {
+  nan_to_num_impl("nan_to_num.out", self, nan, posinf, neginf, &out, false);
+  return out;
+}
+
+// ---- activations with arguments ---------------------------------------------------------------
+
+PointwiseLaunch params(double a, double b = 0, double c = 0) {
+  PointwiseLaunch p;
+  set_slot_double(p.s, 0, a);
+  set_slot_double(p.s, 1, b);
+  set_slot_double(p.s, 2, c);
+  return p;
+}
+
+void check_hardtanh_limits(const Tensor& self, const Scalar& lo, const Scalar& hi) {
+  LOOM_CHECK_T(ValueError,
+               self.dtype() != DType::UInt8 || (lo.to_double() >= 0 && hi.to_double() >= 0),
+               "cannot do hardtanh on an unsigned type with negative limits");
+}
+Tensor hardtanh(const Tensor& self, const Scalar& lo, const Scalar& hi) {
+  check_hardtanh_limits(self, lo, hi);
+  return unary_run("hardtanh", PwOp::Hardtanh, kInts | kFloats, ResultRule::Common, self, nullptr,
+                   false, params(lo.to_double(), hi.to_double()));
+}
+Tensor& hardtanh_(Tensor& self, const Scalar& lo, const Scalar& hi) {
+  check_hardtanh_limits(self, lo, hi);
+  unary_run("hardtanh_", PwOp::Hardtanh, kInts | kFloats, ResultRule::Common, self, &self, true,
+            params(lo.to_double(), hi.to_double()));
+  return self;
+}
+Tensor& hardtanh_out(const Tensor& self, const Scalar& lo, const Scalar& hi, Tensor& out) {
+  check_hardtanh_limits(self, lo, hi);
+  unary_run("hardtanh.out", PwOp::Hardtanh, kInts | kFloats, ResultRule::Common, self, &out, false,
+            params(lo.to_double(), hi.to_double()));
+  return out;
+}
+Tensor relu6(const Tensor& self) {
+  return unary_run("relu6", PwOp::Hardtanh, kInts | kFloats, ResultRule::Common, self, nullptr,
+                   false, params(0, 6));
+}
+Tensor& relu6_(Tensor& self) {
+  unary_run("relu6_", PwOp::Hardtanh, kInts | kFloats, ResultRule::Common, self, &self, true,
+            params(0, 6));
+  return self;
+}
+
+Tensor leaky_relu(const Tensor& self, const Scalar& slope) {
+  return unary_run("leaky_relu", PwOp::LeakyRelu, kFloats, ResultRule::Common, self, nullptr,
+                   false, params(slope.to_double()));
+}
+Tensor& leaky_relu_(Tensor& self, const Scalar& slope) {
+  unary_run("leaky_relu_", PwOp::LeakyRelu, kFloats, ResultRule::Common, self, &self, true,
+            params(slope.to_double()));
+  return self;
+}
+Tensor& leaky_relu_out(const Tensor& self, const Scalar& slope, Tensor& out) {
+  unary_run("leaky_relu.out", PwOp::LeakyRelu, kFloats, ResultRule::Common, self, &out, false,
+            params(slope.to_double()));
+  return out;
+}
+
+PointwiseLaunch elu_params(const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
+  return params(alpha.to_double() * scale.to_double(), scale.to_double(), input_scale.to_double());
+}
+Tensor elu(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& in_scale) {
+  return unary_run("elu", PwOp::Elu, kFloats, ResultRule::Common, self, nullptr, false,
+                   elu_params(alpha, scale, in_scale));
+}
+Tensor& elu_(Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& in_scale) {
+  unary_run("elu_", PwOp::Elu, kFloats, ResultRule::Common, self, &self, true,
+            elu_params(alpha, scale, in_scale));
+  return self;
+}
+Tensor& elu_out(const Tensor& self, const Scalar& alpha, const Scalar& scale,
+                const Scalar& in_scale, Tensor& out) {
+  unary_run("elu.out", PwOp::Elu, kFloats, ResultRule::Common, self, &out, false,
+            elu_params(alpha, scale, in_scale));
+  return out;
+}
+
+PointwiseLaunch gelu_params(std::string_view op, std::string_view approximate) {
+  LOOM_CHECK(approximate == "none" || approximate == "tanh", op,
+             ": approximate argument must be either none or tanh, got '", approximate, "'");
+  PointwiseLaunch p;
+  p.s.i[0] = approximate == "tanh" ? 1 : 0;
+  return p;
+}
+Tensor gelu(const Tensor& self, std::string_view approximate) {
+  return unary_run("gelu", PwOp::Gelu, kFloats, ResultRule::Common, self, nullptr, false,
+                   gelu_params("gelu", approximate));
+}
+Tensor& gelu_(Tensor& self, std::string_view approximate) {
+  unary_run("gelu_", PwOp::Gelu, kFloats, ResultRule::Common, self, &self, true,
+            gelu_params("gelu_", approximate));
+  return self;
+}
+Tensor& gelu_out(const Tensor& self, std::string_view approximate, Tensor& out) {
+  unary_run("gelu.out", PwOp::Gelu, kFloats, ResultRule::Common, self, &out, false,
+            gelu_params("gelu.out", approximate));
+  return out;
+}
+
+Tensor softplus(const Tensor& self, const Scalar& beta, const Scalar& threshold) {
+  return unary_run("softplus", PwOp::Softplus, kFloats, ResultRule::Common, self, nullptr, false,
+                   params(beta.to_double(), threshold.to_double()));
+}
+Tensor& softplus_out(const Tensor& self, const Scalar& beta, const Scalar& threshold, Tensor& out) {
+  unary_run("softplus.out", PwOp::Softplus, kFloats, ResultRule::Common, self, &out, false,
+            params(beta.to_double(), threshold.to_double()));
+  return out;
+}
+
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
+  constexpr std::string_view op = "threshold_backward";
+  CudaIterator it(op);
+  it.add_input("grad_output", grad_output).add_input("self", self);
+  it.build();
+  check_dtype_category(op, it.common_dtype(), kInts | kFloats);
+  PointwiseLaunch p = params(threshold.to_double());
+  p.op = PwOp::ThresholdBackward;
+  it.run(p);
+  return it.finish();
+}
+
+// ---- where, lerp, addcmul, addcdiv -----------------------------------------------------------
+
+Tensor where_impl(std::string_view op, const Tensor& condition, const Tensor& self,
+                  const Tensor& other, const Tensor* out) {
+  LOOM_CHECK_T(TypeError, condition.defined() && condition.dtype() == DType::Bool, op,
+               ": where expected condition to be a boolean tensor, but got a tensor with dtype ",
+               condition.defined() ? torch_type_name(condition.dtype()) : "undefined");
+  CudaIterator it(op);
+  // The condition stays out of promotion; it is read as 0/1 in the common dtype.
+  it.add_input("condition", condition, /*promote=*/false)
+      .add_input("self", self)
+      .add_input("other", other);
+  if (out != nullptr) it.set_output(*out, OutputKind::Out);
+  it.build();
+  it.run(launch_of(PwOp::Where));
+  return it.finish();
+}
+Tensor where_self(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  return where_impl("where.self", condition, self, other, nullptr);
+}
+Tensor& where_self_out(const Tensor& condition, const Tensor& self, const Tensor& other,
+                       Tensor& out) {
+  where_impl("where.self_out", condition, self, other, &out);
+  return out;
+}
+
+void check_lerp(std::string_view op, const Tensor& self, const Tensor& end, const Tensor* weight) {
+  LOOM_CHECK_T(TypeError, self.dtype() == end.dtype(), op, ": expected dtype ",
+               dtype_name(self.dtype()), " for `end` but got dtype ", dtype_name(end.dtype()));
+  if (weight != nullptr) {
+    LOOM_CHECK_T(TypeError, self.dtype() == weight->dtype(), op, ": expected dtype ",
+                 dtype_name(self.dtype()), " for `weight` but got dtype ",
+                 dtype_name(weight->dtype()));
+  }
+}
+Tensor lerp_impl(std::string_view op, const Tensor& self, const Tensor& end, const Tensor* weight,
+                 const Scalar* scalar_weight, const Tensor* out, bool inplace) {
+  check_lerp(op, self, end, weight);
+  CudaIterator it(op);
+  it.add_input("self", self).add_input("end", end);
+  if (weight != nullptr) {
+    it.add_input("weight", *weight);
+  } else {
+    it.add_scalar(*scalar_weight, /*promote=*/false);  // the CPU reads it as .to<C>()
+  }
+  it.set_variant_output(inplace ? &self : out, inplace);
+  it.build();
+  check_dtype_category(op, it.common_dtype(), kFloats);
+  it.run(launch_of(PwOp::Lerp));
+  return it.finish();
+}
+Tensor lerp_scalar(const Tensor& self, const Tensor& end, const Scalar& weight) {
+  return lerp_impl("lerp.Scalar", self, end, nullptr, &weight, nullptr, false);
+}
+Tensor& lerp_scalar_(Tensor& self, const Tensor& end, const Scalar& weight) {
+  lerp_impl("lerp_.Scalar", self, end, nullptr, &weight, &self, true);
+  return self;
+}
+Tensor& lerp_scalar_out(const Tensor& self, const Tensor& end, const Scalar& weight, Tensor& out) {
+  lerp_impl("lerp.Scalar_out", self, end, nullptr, &weight, &out, false);
+  return out;
+}
+Tensor lerp_tensor(const Tensor& self, const Tensor& end, const Tensor& weight) {
+  return lerp_impl("lerp.Tensor", self, end, &weight, nullptr, nullptr, false);
+}
+Tensor& lerp_tensor_(Tensor& self, const Tensor& end, const Tensor& weight) {
+  lerp_impl("lerp_.Tensor", self, end, &weight, nullptr, &self, true);
+  return self;
+}
+Tensor& lerp_tensor_out(const Tensor& self, const Tensor& end, const Tensor& weight, Tensor& out) {
+  lerp_impl("lerp.Tensor_out", self, end, &weight, nullptr, &out, false);
+  return out;
+}
+
+template <bool kDiv>
+Tensor addc_impl(std::string_view op, const Tensor& self, const Tensor& t1, const Tensor& t2,
+                 const Scalar& value, const Tensor* out, bool inplace) {
+  if constexpr (kDiv) {
+    LOOM_CHECK_T(TypeError, !is_integral(t1.dtype()) || !is_integral(t2.dtype()), op,
+                 ": Integer division with addcdiv is no longer supported, and in a future release "
+                 "addcdiv will perform a true division of tensor1 and tensor2. The historic "
+                 "addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / "
+                 "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
+                 "tensor2) for float inputs. The future addcdiv behavior is just the latter "
+                 "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+  }
+  CudaIterator it(op);
+  it.add_input("self", self).add_input("tensor1", t1).add_input("tensor2", t2);
+  it.set_variant_output(inplace ? &self : out, inplace);
+  it.build();
+  LOOM_CHECK_T(TypeError, !(is_integral(it.common_dtype()) && value.is_floating_point()), op,
+               ": For integral input tensors, argument value must not be a floating point number.");
+  check_dtype_category(op, it.common_dtype(), kDiv ? kFloats : (kInts | kFloats));
+  PointwiseLaunch p = launch_of(kDiv ? PwOp::Addcdiv : PwOp::Addcmul);
+  set_slot(p.s, 0, value);
+  it.run(p);
+  return it.finish();
+}
+template <bool kDiv>
+struct AddcKernels {
+  static Tensor fn(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+    return addc_impl<kDiv>(kDiv ? "addcdiv" : "addcmul", self, t1, t2, value, nullptr, false);
+  }
+  static Tensor& inplace(Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+    addc_impl<kDiv>(kDiv ? "addcdiv_" : "addcmul_", self, t1, t2, value, &self, true);
+    return self;
+  }
+  static Tensor& out(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value,
+                     Tensor& out) {
+    addc_impl<kDiv>(kDiv ? "addcdiv.out" : "addcmul.out", self, t1, t2, value, &out, false);
+    return out;
+  }
+};
+
+// ---- registration helpers ----------------------------------------------------------------------
+
+template <typename Op>
+void register_unary(Library& m) {
+  m.impl(Op::kName, &unary_fn<Op>);
+  m.impl(str_cat(Op::kName, "_"), &unary_inplace<Op>);
+  m.impl(str_cat(Op::kName, ".out"), &unary_out<Op>);
+}
+
+template <typename Op>
+void register_tensor_scalar(Library& m, std::string_view base) {
+  m.impl(str_cat(base, ".Tensor"), &binary_fn<Op>);
+  m.impl(str_cat(base, "_.Tensor"), &binary_inplace<Op>);
+  m.impl(str_cat(base, ".Tensor_out"), &binary_out<Op>);
+  m.impl(str_cat(base, ".Scalar"), &binary_scalar_fn<Op>);
+  m.impl(str_cat(base, "_.Scalar"), &binary_scalar_inplace<Op>);
+  m.impl(str_cat(base, ".Scalar_out"), &binary_scalar_out<Op>);
+}
+
+template <typename Op>
+void register_binary(Library& m) {
+  m.impl(Op::kName, &binary_fn<Op>);
+  m.impl(str_cat(Op::kName, "_"), &binary_inplace<Op>);
+  m.impl(str_cat(Op::kName, ".out"), &binary_out<Op>);
+}
+
+}  // namespace
+
+LOOM_LIBRARY_IMPL(aten, CUDA, m) {
+  // binary.cpp
+  m.impl("add.Tensor", &add);
+  m.impl("add_.Tensor", &add_);
+  m.impl("add.out", &add_out);
+  m.impl("add.Scalar", &add_scalar);
+  m.impl("add_.Scalar", &add_scalar_);
+  m.impl("add.Scalar_out", &add_scalar_out);
+  m.impl("sub.Tensor", &sub);
+  m.impl("sub_.Tensor", &sub_);
+  m.impl("sub.out", &sub_out);
+  m.impl("sub.Scalar", &sub_scalar);
+  m.impl("sub_.Scalar", &sub_scalar_);
+  m.impl("sub.Scalar_out", &sub_scalar_out);
+  m.impl("mul.Tensor", &binary_fn<Mul>);
+  m.impl("mul_.Tensor", &binary_inplace<Mul>);
+  m.impl("mul.out", &binary_out<Mul>);
+  m.impl("mul.Scalar", &binary_scalar_fn<Mul>);
+  m.impl("mul_.Scalar", &binary_scalar_inplace<Mul>);
+  m.impl("mul.Scalar_out", &binary_scalar_out<Mul>);
+  m.impl("div.Tensor", &div);
+  m.impl("div_.Tensor", &div_);
+  m.impl("div.out", &div_out);
+  m.impl("div.Tensor_mode", &div_mode);
+  m.impl("div_.Tensor_mode", &div_mode_);
+  m.impl("div.out_mode", &div_mode_out);
+  m.impl("div.Scalar", &div_scalar);
+  m.impl("div_.Scalar", &div_scalar_);
+  m.impl("div.Scalar_mode", &div_scalar_mode);
+  m.impl("div_.Scalar_mode", &div_scalar_mode_);
+  m.impl("remainder.Tensor", &ModKernels<true>::tensor);
+  m.impl("remainder_.Tensor", &ModKernels<true>::tensor_);
+  m.impl("remainder.Tensor_out", &ModKernels<true>::tensor_out);
+  m.impl("remainder.Scalar", &ModKernels<true>::scalar);
+  m.impl("remainder_.Scalar", &ModKernels<true>::scalar_);
+  m.impl("remainder.Scalar_out", &ModKernels<true>::scalar_out);
+  m.impl("remainder.Scalar_Tensor", &remainder_scalar_tensor);
+  m.impl("fmod.Tensor", &ModKernels<false>::tensor);
+  m.impl("fmod_.Tensor", &ModKernels<false>::tensor_);
+  m.impl("fmod.Tensor_out", &ModKernels<false>::tensor_out);
+  m.impl("fmod.Scalar", &ModKernels<false>::scalar);
+  m.impl("fmod_.Scalar", &ModKernels<false>::scalar_);
+  m.impl("fmod.Scalar_out", &ModKernels<false>::scalar_out);
+  m.impl("pow.Tensor_Tensor", &pow_tt);
+  m.impl("pow.Tensor_Tensor_out", &pow_tt_out);
+  m.impl("pow_.Tensor", &pow_tensor_);
+  m.impl("pow.Tensor_Scalar", &pow_ts);
+  m.impl("pow.Tensor_Scalar_out", &pow_ts_out);
+  m.impl("pow_.Scalar", &pow_scalar_);
+  m.impl("pow.Scalar", &pow_st);
+  m.impl("pow.Scalar_out", &pow_st_out);
+  m.impl("maximum", &binary_fn<Maximum>);
+  m.impl("maximum.out", &binary_out<Maximum>);
+  m.impl("minimum", &binary_fn<Minimum>);
+  m.impl("minimum.out", &binary_out<Minimum>);
+  register_binary<Atan2>(m);
+  // compare.cpp
+  register_tensor_scalar<Eq>(m, "eq");
+  register_tensor_scalar<Ne>(m, "ne");
+  register_tensor_scalar<Lt>(m, "lt");
+  register_tensor_scalar<Le>(m, "le");
+  register_tensor_scalar<Gt>(m, "gt");
+  register_tensor_scalar<Ge>(m, "ge");
+  register_tensor_scalar<BitwiseAnd>(m, "bitwise_and");
+  register_tensor_scalar<BitwiseOr>(m, "bitwise_or");
+  register_tensor_scalar<BitwiseXor>(m, "bitwise_xor");
+  register_unary<BitwiseNot>(m);
+  register_binary<LogicalAnd>(m);
+  register_binary<LogicalOr>(m);
+  register_binary<LogicalXor>(m);
+  register_unary<LogicalNot>(m);
+  // unary.cpp
+  m.impl("neg", &neg);
+  m.impl("neg_", &neg_);
+  m.impl("neg.out", &neg_out);
+  register_unary<Abs>(m);
+  register_unary<Sign>(m);
+  register_unary<Exp>(m);
+  register_unary<Exp2>(m);
+  register_unary<Log>(m);
+  register_unary<Log2>(m);
+  register_unary<Log1p>(m);
+  register_unary<Expm1>(m);
+  register_unary<Sqrt>(m);
+  register_unary<Rsqrt>(m);
+  register_unary<Reciprocal>(m);
+  register_unary<Sin>(m);
+  register_unary<Cos>(m);
+  register_unary<Tan>(m);
+  register_unary<Tanh>(m);
+  register_unary<Sigmoid>(m);
+  register_unary<Erf>(m);
+  register_unary<Floor>(m);
+  register_unary<Ceil>(m);
+  register_unary<Round>(m);
+  register_unary<Trunc>(m);
+  m.impl("round.decimals", &round_decimals);
+  m.impl("round_.decimals", &round_decimals_);
+  m.impl("round.decimals_out", &round_decimals_out);
+  m.impl("clamp", &clamp);
+  m.impl("clamp_", &clamp_);
+  m.impl("clamp.out", &clamp_out);
+  m.impl("clamp.Tensor", &clamp_t);
+  m.impl("clamp_.Tensor", &clamp_t_);
+  m.impl("clamp.Tensor_out", &clamp_t_out);
+  m.impl("nan_to_num", &nan_to_num);
+  m.impl("nan_to_num_", &nan_to_num_);
+  m.impl("nan_to_num.out", &nan_to_num_out);
+  // activation.cpp
+  m.impl("threshold_backward", &threshold_backward);
+  m.impl("relu", &unary_fn<Relu>);
+  m.impl("relu_", &unary_inplace<Relu>);
+  m.impl("relu6", &relu6);
+  m.impl("relu6_", &relu6_);
+  m.impl("selu", &unary_fn<Selu>);
+  m.impl("selu_", &unary_inplace<Selu>);
+  register_unary<Silu>(m);
+  register_unary<Mish>(m);
+  register_unary<Hardsigmoid>(m);
+  register_unary<Hardswish>(m);
+  m.impl("hardtanh", &hardtanh);
+  m.impl("hardtanh_", &hardtanh_);
+  m.impl("hardtanh.out", &hardtanh_out);
+  m.impl("leaky_relu", &leaky_relu);
+  m.impl("leaky_relu_", &leaky_relu_);
+  m.impl("leaky_relu.out", &leaky_relu_out);
+  m.impl("elu", &elu);
+  m.impl("elu_", &elu_);
+  m.impl("elu.out", &elu_out);
+  m.impl("gelu", &gelu);
+  m.impl("gelu_", &gelu_);
+  m.impl("gelu.out", &gelu_out);
+  m.impl("softplus", &softplus);
+  m.impl("softplus.out", &softplus_out);
+  // pointwise_ternary.cpp
+  m.impl("where.self", &where_self);
+  m.impl("where.self_out", &where_self_out);
+  m.impl("lerp.Scalar", &lerp_scalar);
+  m.impl("lerp_.Scalar", &lerp_scalar_);
+  m.impl("lerp.Scalar_out", &lerp_scalar_out);
+  m.impl("lerp.Tensor", &lerp_tensor);
+  m.impl("lerp_.Tensor", &lerp_tensor_);
+  m.impl("lerp.Tensor_out", &lerp_tensor_out);
+  m.impl("addcmul", &AddcKernels<false>::fn);
+  m.impl("addcmul_", &AddcKernels<false>::inplace);
+  m.impl("addcmul.out", &AddcKernels<false>::out);
+  m.impl("addcdiv", &AddcKernels<true>::fn);
+  m.impl("addcdiv_", &AddcKernels<true>::inplace);
+  m.impl("addcdiv.out", &AddcKernels<true>::out);
+}
+
+}  // namespace loom::cuda
