@@ -8,7 +8,9 @@
 
 #include "commands.h"
 #include "loom/core/allocator.h"
+#include "loom/core/backend_flags.h"
 #include "loom/core/device.h"
+#include "loom/core/device_hooks.h"
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/library.h"
@@ -51,6 +53,35 @@ void print_devices() {
     t.add({std::string(type.name()), dispatch_key_name(backend_key(type)),
            a ? std::string(a->name()) : "-"});
   }
+  t.print(std::cout);
+}
+
+// One section per device type whose plugin registered hooks (Note [Device hooks]): how many
+// devices, why none, and what the plugin reports (library versions, compiled architectures,
+// one line per device, warnings). Generic: nothing here knows CUDA.
+void print_device_hooks() {
+  for (DeviceType type : DeviceType::all()) {
+    const DeviceHooks* hooks = find_device_hooks(type);
+    if (hooks == nullptr) continue;
+    std::cout << "\nDevice type '" << type.name() << "'\n";
+    Table t;
+    const int count = hooks->device_count();
+    t.add({"available", count > 0 ? str_cat("yes, ", count, " device", count == 1 ? "" : "s")
+                                  : str_cat("no: ", hooks->unavailable_reason())});
+    for (const auto& [key, value] : hooks->info()) t.add({key, value});
+    t.print(std::cout);
+  }
+}
+
+void print_backend_switches() {
+  std::cout << "\nBackend switches\n";
+  Table t;
+  auto on_off = [](bool on) { return std::string(on ? "on" : "off"); };
+  t.add({"deterministic", on_off(backends::deterministic()), "(LOOM_DETERMINISTIC)"});
+  t.add({"benchmark", on_off(backends::benchmark()),
+         backends::deterministic() ? "(LOOM_CUDNN_BENCHMARK; ignored: deterministic is on)"
+                                   : "(LOOM_CUDNN_BENCHMARK)"});
+  t.add({"allow TF32", on_off(backends::allow_tf32()), "(LOOM_ALLOW_TF32)"});
   t.print(std::cout);
 }
 
@@ -144,6 +175,8 @@ int run_info(Args& args) {
   std::cout << "Loom " << LOOM_VERSION_STRING << "\n\n";
   print_build();
   print_devices();
+  print_device_hooks();
+  print_backend_switches();
   print_search_path(loader);
   print_plugins(loader, failures);
   print_providers();

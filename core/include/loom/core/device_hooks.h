@@ -45,6 +45,43 @@ class DeviceHooks {
   /// Key/value lines for `loom info` (runtime and library versions, compiled architectures,
   /// one line per device, warnings such as a driver older than the runtime).
   virtual std::vector<std::pair<std::string, std::string>> info() const { return {}; }
+
+  // Streams, events, memory (appended for the CUDA plugin's public API, loom/cuda/cuda.h).
+  // Handles are the native ones (cudaStream_t, cudaEvent_t); the defaults describe a device
+  // without streams: creation returns nullptr, waits return at once, queries say "done".
+
+  /// A new stream on device index (-1: current); destroy it with destroy_stream.
+  virtual void* create_stream(int16_t index) const { return nullptr; }
+  /// Waits for the work queued on stream, then destroys it (it must not be current anywhere).
+  virtual void destroy_stream(int16_t index, void* stream) const {}
+  /// Makes stream (nullptr: the default stream) current for device index on this thread.
+  virtual void set_current_stream(int16_t index, void* stream) const {}
+  /// Blocks until the work queued on stream has finished.
+  virtual void synchronize_stream(void* stream) const {}
+  /// True if all work queued on stream has finished.
+  virtual bool query_stream(void* stream) const { return true; }
+  /// A new event on device index (-1: current); timing enables elapsed_ms. Destroy it with
+  /// destroy_event.
+  virtual void* create_event(int16_t index, bool timing) const { return nullptr; }
+  /// Destroys an event from create_event.
+  virtual void destroy_event(void* event) const {}
+  /// Records event on stream (the work queued so far).
+  virtual void record_event(void* event, void* stream) const {}
+  /// Makes future work on stream wait for event (without blocking the host).
+  virtual void wait_event(void* stream, void* event) const {}
+  /// Blocks until event has completed.
+  virtual void synchronize_event(void* event) const {}
+  /// True if event has completed (or was never recorded).
+  virtual bool query_event(void* event) const { return true; }
+  /// Milliseconds between two completed timing events.
+  virtual double event_elapsed_ms(void* start, void* end) const { return 0.0; }
+  /// True if ptr lies in page-locked host memory that this device copies from asynchronously.
+  virtual bool is_pinned(const void* ptr) const { return false; }
+  /// The allocator statistics of one device (index -1: current); the registered allocator's
+  /// stats() sums every device.
+  virtual AllocatorStats memory_stats(int16_t index) const { return {}; }
+  /// memory_stats as a table (PyTorch's torch.cuda.memory_summary(device)).
+  virtual std::string memory_summary(int16_t index) const { return {}; }
 };
 
 /// Registers the hooks of a device type (the newest registration wins; destroying the handle

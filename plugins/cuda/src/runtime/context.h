@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "loom/core/device.h"
+#include "loom/core/generator.h"
 #include "loom/core/tensor.h"
 #include "loom/core/tensor_checks.h"
 
@@ -106,6 +107,10 @@ void check_cuda_tensors(std::string_view op, std::initializer_list<TensorArg> ar
 /// values each thread may draw, rounded up to a multiple of 4 as Philox4x32 gives 4 per
 /// call). Kernels draw philox(seed, subsequence = thread id, offset).
 std::pair<uint64_t, uint64_t> philox_seed_offset(int device, uint64_t increment);
+
+/// The same for an explicit generator (a random op's optional `generator` argument); throws
+/// TypeError unless g is a CUDA generator.
+std::pair<uint64_t, uint64_t> philox_seed_offset(Generator& g, uint64_t increment);
 
 /// True if ptr lies in page-locked host memory from the pinned host allocator (or any
 /// memory the CUDA runtime knows as host-registered). False without a driver.
