@@ -1,0 +1,352 @@
+// The CUDA plugin end to end: a few training steps of the Fashion-MNIST CNN on cuda:0 against
+// the same steps on the CPU (losses, gradients, weights), the optimizers' fused update ops
+// (plugins/cuda/src/kernels/optim_steps.cpp) against their CPU kernels for every option, and
+// pinned DataLoader batches copied asynchronously. Without a GPU every device test skips with
+// the plugin's reason; the registration checks run everywhere.
+//
+// The optimizer and DataLoader parts need loom::optim and loom::data; they compile in when this
+// suite links them (their headers are on the include path), and otherwise say so as a skip.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "loom/core/device_hooks.h"
+#include "loom/loom.h"
+#include "ops_test_util.h"
+
+#if __has_include("loom/optim/ops.h")
+#define LOOM_TEST_WITH_OPTIM 1
+#include "loom/optim/adam.h"
+#include "loom/optim/ops.h"
+#endif
+#if __has_include("loom/data/dataloader.h")
+#define LOOM_TEST_WITH_DATA 1
+#include "loom/data/dataloader.h"
+#endif
+
+namespace loom {
+namespace {
+
+using testing::make_tensor;
+using testing::random_values;
+using testing::to_doubles;
+
+/// Loads the packs and the cuda plugin (once); "" when a CUDA device is usable, else why not.
+const std::string& cuda_unavailable() {
+  static const std::string why = []() -> std::string {
+    try {
+      PluginLoader::instance().load("ops_core");
+      PluginLoader::instance().load("ops_nn");
+      PluginLoader::instance().load("cuda");
+    } catch (const std::exception& e) {
+      return std::string("the cuda plugin could not be loaded: ") + e.what();
+    }
+    const DeviceHooks* hooks = find_device_hooks(DeviceType::from_name("cuda"));
+    if (hooks == nullptr) return "the cuda plugin registered no device hooks";
+    if (hooks->device_count() > 0) return "";
+    return hooks->unavailable_reason().empty() ? "0 devices" : hooks->unavailable_reason();
+  }();
+  return why;
+}
+
+#define LOOM_REQUIRE_CUDA()                                         \
+  do {                                                              \
+    if (!cuda_unavailable().empty()) {                              \
+      GTEST_SKIP() << "no CUDA device: " << cuda_unavailable();     \
+    }                                                               \
+  } while (0)
+
+Device gpu() { return Device(DeviceType::from_name("cuda"), 0); }
+
+/// Largest |a - b| relative to the largest |b| (both on any device).
+double relative_difference(const Tensor& a, const Tensor& b) {
+  const std::vector<double> x = to_doubles(a.to(kCPU).contiguous());
+  const std::vector<double> y = to_doubles(b.to(kCPU).contiguous());
+  EXPECT_EQ(x.size(), y.size());
+  double diff = 0, scale = 1e-30;
+  for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    diff = std::max(diff, std::fabs(x[i] - y[i]));
+    scale = std::max(scale, std::fabs(y[i]));
+  }
+  return diff / scale;
+}
+
+/// The Fashion-MNIST CNN of loom train (tools/train/models.cpp) as plain ops on parameters.
+struct Cnn {
+  std::vector<Tensor> p;  // w1 b1 w2 b2 w3 b3 w4 b4
+  static Cnn init() {
+    auto param = [](IntArrayRef sizes, int64_t fan_in) {
+      const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
+      return ((rand(sizes) * 2 - 1) * bound).requires_grad_();
+    };
+    return {{param({32, 1, 3, 3}, 9), param({32}, 9), param({64, 32, 3, 3}, 288), param({64}, 288),
+             param({128, 1600}, 1600), param({128}, 1600), param({10, 128}, 128),
+             param({10}, 128)}};
+  }
+  Cnn on(Device d) const {
+    Cnn c;
+    for (const Tensor& t : p) c.p.push_back(t.detach().to(d).requires_grad_());
+    return c;
+  }
+  Tensor forward(const Tensor& x) const {
+    Tensor h = max_pool2d(relu(conv2d(x, p[0], p[1])), {2, 2});
+    h = max_pool2d(relu(conv2d(h, p[2], p[3])), {2, 2});
+    h = relu(linear(flatten(h, 1), p[4], p[5]));
+    return linear(h, p[6], p[7]);
+  }
+};
+
+// Plain SGD written with ops, so that this test needs no optimizer library: forward, cross
+// entropy, backward and the update agree step by step (float32, TF32 off: cuDNN and cuBLAS
+// against the reference kernels, so differences are rounding only).
+TEST(CudaIntegration, CnnTrainingStepsMatchTheCpu) {
+  LOOM_REQUIRE_CUDA();
+  manual_seed(0);
+  const Cnn cpu = Cnn::init();
+  const Cnn dev = cpu.on(gpu());
+  const Tensor x = randn({32, 1, 28, 28}), y = randint(0, 10, {32});
+  const Tensor xd = x.to(gpu()), yd = y.to(gpu());
+  for (int step = 0; step < 5; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    const Tensor lc = cross_entropy(cpu.forward(x), y);
+    const Tensor ld = cross_entropy(dev.forward(xd), yd);
+    lc.backward();
+    ld.backward();
+    const double want = lc.item<double>(), got = ld.detach().to(kCPU).item<double>();
+    EXPECT_NEAR(got, want, 1e-4 * (1 + std::fabs(want)));
+    for (size_t i = 0; i < cpu.p.size(); ++i) {
+      ASSERT_TRUE(dev.p[i].grad().defined()) << "parameter " << i << " has no gradient on cuda";
+      EXPECT_TRUE(dev.p[i].grad().device() == dev.p[i].device()) << dev.p[i].grad().describe();
+      EXPECT_LT(relative_difference(dev.p[i].grad(), cpu.p[i].grad()), 2e-3)
+          << "gradient of parameter " << i;
+    }
+    autograd::NoGradGuard no_grad;
+    for (const Cnn* m : {&cpu, &dev}) {
+      for (const Tensor& t : m->p) {
+        t.sub_(t.grad(), 0.05);
+        t.set_grad(Tensor());
+      }
+    }
+  }
+  for (size_t i = 0; i < cpu.p.size(); ++i) {
+    EXPECT_LT(relative_difference(dev.p[i], cpu.p[i]), 1e-3) << "parameter " << i;
+  }
+}
+
+#if LOOM_TEST_WITH_OPTIM
+
+// Runs without a GPU: the plugin registers CUDA kernels for the optim:: ops this process
+// defines (Note [CUDA optimizer steps] in plugins/cuda/src/kernels/optim_steps.cpp).
+TEST(CudaIntegration, OptimStepOpsHaveCudaKernels) {
+  if (cuda_unavailable().rfind("the cuda plugin could not be loaded", 0) == 0) {
+    GTEST_SKIP() << cuda_unavailable();
+  }
+  const DispatchKey key = backend_key(DeviceType::from_name("cuda"));
+  for (const char* name :
+       {"optim::sgd_step_", "optim::adam_step_", "optim::rmsprop_step_", "optim::adagrad_step_"}) {
+    const auto op = Dispatcher::instance().find_op(name);
+    ASSERT_TRUE(op.has_value()) << name;
+    bool found = false;
+    for (const KernelInfo& k : Dispatcher::instance().kernels(*op)) {
+      found |= k.key == key && k.provider == "cuda";
+    }
+    EXPECT_TRUE(found) << name << " has no CUDA kernel from the cuda plugin";
+  }
+}
+
+/// t's values on device, with t's layout when it is a transposed 2-d view (strided case).
+Tensor on_device(const Tensor& t, Device device) {
+  if (t.dim() == 2 && !t.is_contiguous()) {
+    Tensor out = Tensor::empty({t.size(1), t.size(0)}, TensorOptions{}.with(t.dtype()).with(device))
+                     .transpose(0, 1);
+    copy_(out, t);
+    return out;
+  }
+  Tensor out = Tensor::empty(t.sizes(), TensorOptions{}.with(t.dtype()).with(device));
+  copy_(out, t);
+  return out;
+}
+
+/// One configuration of an update op: how to call it on (param, grad, states...) at a step.
+struct StepCase {
+  std::string name;
+  int states;  ///< state tensors after param and grad
+  std::function<void(const std::vector<Tensor>& t, int64_t step)> run;
+};
+
+std::vector<StepCase> step_cases() {
+  using T = const std::vector<Tensor>&;
+  return {
+      {"sgd", 0, [](T t, int64_t) { optim::sgd_step_(t[0], t[1], std::nullopt, 0.1); }},
+      {"sgd momentum nesterov wd", 1,
+       [](T t, int64_t s) {
+         optim::sgd_step_(t[0], t[1], t[2], 0.1, 0.9, 0.0, 0.01, true, false, s == 1);
+       }},
+      {"sgd momentum dampening maximize", 1,
+       [](T t, int64_t s) {
+         optim::sgd_step_(t[0], t[1], t[2], 0.1, 0.9, 0.1, 0.0, false, true, s == 1);
+       }},
+      {"adam", 2,
+       [](T t, int64_t s) { optim::adam_step_(t[0], t[1], t[2], t[3], std::nullopt, s, 1e-2); }},
+      {"adam amsgrad wd", 3,
+       [](T t, int64_t s) {
+         optim::adam_step_(t[0], t[1], t[2], t[3], t[4], s, 1e-2, 0.9, 0.999, 1e-8, 0.01, true);
+       }},
+      {"adamw maximize", 2,
+       [](T t, int64_t s) {
+         optim::adam_step_(t[0], t[1], t[2], t[3], std::nullopt, s, 1e-2, 0.8, 0.99, 1e-8, 0.1,
+                           false, true, true);
+       }},
+      {"rmsprop", 1,
+       [](T t, int64_t) { optim::rmsprop_step_(t[0], t[1], t[2], std::nullopt, std::nullopt, 1e-2); }},
+      {"rmsprop centered momentum wd", 3,
+       [](T t, int64_t) {
+         optim::rmsprop_step_(t[0], t[1], t[2], t[3], t[4], 1e-2, 0.9, 1e-8, 0.01, 0.9, true);
+       }},
+      {"adagrad", 1, [](T t, int64_t s) { optim::adagrad_step_(t[0], t[1], t[2], s, 0.1); }},
+      {"adagrad decay wd maximize", 1,
+       [](T t, int64_t s) {
+         optim::adagrad_step_(t[0], t[1], t[2], s, 0.1, 0.01, 0.01, 1e-10, true);
+       }},
+  };
+}
+
+TEST(CudaIntegration, OptimStepOpsMatchTheCpuKernels) {
+  LOOM_REQUIRE_CUDA();
+  const std::vector<int64_t> shape = {5, 7};
+  for (const StepCase& c : step_cases()) {
+    for (DType dtype : {DType::Float64, DType::Float32}) {
+      for (bool strided : {false, true}) {
+        SCOPED_TRACE(c.name + " " + std::string(dtype_name(dtype)) + (strided ? " strided" : ""));
+        // param, grad, then states: non-negative where they are averages of squares (the
+        // second state of Adam, rmsprop's first), so every square root is real.
+        std::vector<Tensor> cpu;
+        for (int k = 0; k < 2 + c.states; ++k) {
+          std::vector<double> v = random_values(35, 11 + k, -1, 1);
+          const bool squares = (c.name.rfind("adam", 0) == 0 && k >= 3) ||
+                               (c.name.rfind("rmsprop", 0) == 0 && k == 2) ||
+                               (c.name.rfind("adagrad", 0) == 0 && k == 2);
+          if (squares) {
+            for (double& x : v) x = 1 + x * x;
+          }
+          cpu.push_back(make_tensor(v, shape, dtype, strided && k != 1));
+        }
+        std::vector<Tensor> dev;
+        for (const Tensor& t : cpu) dev.push_back(on_device(t, gpu()));
+        for (int64_t step = 1; step <= 3; ++step) {
+          if (step > 1) {  // a fresh gradient each step
+            const Tensor g = make_tensor(random_values(35, 100 + step, -1, 1), shape, dtype, false);
+            cpu[1] = g;
+            dev[1] = on_device(g, gpu());
+          }
+          c.run(cpu, step);
+          c.run(dev, step);
+        }
+        const double tol = dtype == DType::Float64 ? 1e-12 : 2e-5;
+        for (size_t k = 0; k < cpu.size(); ++k) {
+          if (k == 1) continue;
+          EXPECT_LT(relative_difference(dev[k], cpu[k]), tol) << "tensor " << k;
+          EXPECT_EQ(dev[k].is_contiguous(), cpu[k].is_contiguous()) << "the layout stays";
+        }
+      }
+    }
+  }
+}
+
+TEST(CudaIntegration, OptimStepOpsRefuseMixedDevices) {
+  LOOM_REQUIRE_CUDA();
+  const Tensor p = zeros({3}).to(gpu()), g = zeros({3});
+  const Tensor m = zeros({3}).to(gpu()), v = zeros({3}).to(gpu());
+  try {
+    optim::adam_step_(p, g, m, v, std::nullopt, 1, 1e-3);
+    FAIL() << "a CPU gradient for a CUDA parameter was accepted";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("optim::adam_step_"), std::string::npos) << what;
+    EXPECT_NE(what.find("grad"), std::string::npos) << what;
+  }
+}
+
+// loom::optim::Adam over the CNN: the optimizer's state lives on the parameters' device and
+// several steps match the CPU run.
+TEST(CudaIntegration, AdamTrainsTheCnnAsOnTheCpu) {
+  LOOM_REQUIRE_CUDA();
+  manual_seed(1);
+  const Cnn cpu = Cnn::init();
+  const Cnn dev = cpu.on(gpu());
+  optim::Adam ac(cpu.p, optim::AdamOptions(1e-3)), ad(dev.p, optim::AdamOptions(1e-3));
+  const Tensor x = randn({32, 1, 28, 28}), y = randint(0, 10, {32});
+  const Tensor xd = x.to(gpu()), yd = y.to(gpu());
+  double first = 0, last = 0;
+  for (int step = 0; step < 4; ++step) {
+    ac.zero_grad();
+    ad.zero_grad();
+    const Tensor lc = cross_entropy(cpu.forward(x), y);
+    const Tensor ld = cross_entropy(dev.forward(xd), yd);
+    lc.backward();
+    ld.backward();
+    ac.step();
+    ad.step();
+    last = ld.detach().to(kCPU).item<double>();
+    if (step == 0) first = last;
+    EXPECT_NEAR(last, lc.item<double>(), 2e-4 * (1 + std::fabs(last))) << "step " << step;
+  }
+  EXPECT_LT(last, first) << "the loss goes down";
+  const optim::OptimizerStateDict sd = ad.state_dict();
+  ASSERT_FALSE(sd.tensors.empty());
+  for (const auto& [name, t] : sd.tensors) {
+    EXPECT_TRUE(t.device().type() == gpu().type()) << name << " " << t.describe();
+  }
+  for (size_t i = 0; i < cpu.p.size(); ++i) {
+    // Adam's first steps move every weight by about lr whatever the gradient's size, so the
+    // weights are compared against that scale.
+    const double diff = relative_difference(dev.p[i], cpu.p[i]);
+    EXPECT_LT(diff, 1e-2) << "parameter " << i;
+  }
+}
+
+#else
+
+TEST(CudaIntegration, OptimizerChecksNeedLoomOptim) {
+  GTEST_SKIP() << "this suite is built without loom::optim (the optimizer and fused update-op "
+                  "checks compile in when it links loom::optim)";
+}
+
+#endif  // LOOM_TEST_WITH_OPTIM
+
+#if LOOM_TEST_WITH_DATA
+
+// pin_memory on a machine with a GPU: batches come from the plugin's pinned allocator and an
+// asynchronous copy of one gives the batch's values once the stream has run.
+TEST(CudaIntegration, PinnedBatchesCopyAsynchronously) {
+  LOOM_REQUIRE_CUDA();
+  const Tensor images = randn({40, 1, 4, 4});
+  const Tensor labels = randint(0, 10, {40});
+  auto ds = std::make_shared<data::TensorDataset>(std::vector<Tensor>{images, labels});
+  data::DataLoaderOptions o;
+  o.batch_size = 16;
+  o.pin_memory = true;
+  o.num_workers = 2;
+  data::DataLoader loader(ds, o);
+  ASSERT_NE(data::pinned_host_allocator(), nullptr);
+  int64_t seen = 0;
+  for (data::Batch& b : loader) {
+    for (const Tensor& t : b) {
+      EXPECT_TRUE(data::is_pinned(t)) << t.describe();
+      Tensor d = Tensor::empty(t.sizes(), TensorOptions{}.with(t.dtype()).with(gpu()));
+      copy_(d, t, /*non_blocking=*/true);
+      find_device_hooks(gpu().type())->synchronize(0);  // before b (pinned) is released
+      EXPECT_EQ(to_doubles(d.to(kCPU)), to_doubles(t));
+    }
+    seen += b[0].size(0);
+  }
+  EXPECT_EQ(seen, 40);
+}
+
+#endif  // LOOM_TEST_WITH_DATA
+
+}  // namespace
+}  // namespace loom
