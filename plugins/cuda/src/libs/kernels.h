@@ -70,18 +70,18 @@ void launch_batch_norm_stats(int kind, const void* x, int64_t N, int64_t C, int6
 void launch_batch_norm_apply(int kind, const void* x, int64_t N, int64_t C, int64_t S,
                              const void* mean, const void* scale, bool is_var, double eps,
                              const void* weight, const void* bias, void* y, cudaStream_t stream);
-/// Per channel sums of g and of (x - mean) * g into acc buffers (float, or double for
-/// float64); grad_weight = dotp * invstd and grad_bias = sum_g (kind, or null).
+/// Per channel sums of g and of (x - mean) * g into sum_g and dotp (double, [C]);
+/// grad_weight = dotp * invstd and grad_bias = sum_g (kind, or null).
 void launch_batch_norm_backward_reduce(int kind, const void* g, const void* x, int64_t N, int64_t C,
                                        int64_t S, const void* mean, const void* scale, bool is_var,
-                                       double eps, void* sum_g, void* dotp, void* grad_weight,
+                                       double eps, double* sum_g, double* dotp, void* grad_weight,
                                        void* grad_bias, cudaStream_t stream);
 /// grad_input: train: (g - sum_g / count - (x - mean) * dotp * invstd^2 / count) * invstd * w;
 /// eval: g * invstd * w.
 void launch_batch_norm_backward_input(int kind, const void* g, const void* x, int64_t N,
                                       int64_t C, int64_t S, const void* mean, const void* scale,
                                       bool is_var, double eps, const void* weight,
-                                      const void* sum_g, const void* dotp, bool train,
+                                      const double* sum_g, const double* dotp, bool train,
                                       void* grad_input, cudaStream_t stream);
 
 // ---- layer norm (normalization.cu); x contiguous [M, K] ----
