@@ -2,7 +2,8 @@
 #
 # Builds a stable-ABI extension: a MODULE library lib<NAME>.so that links libloom.so only
 # (Loom::sdk: hidden visibility, -fno-gnu-unique) and exports just the plugin entry point
-# `loom_plugin_manifest` (mark it `extern "C" __attribute__((visibility("default")))`).
+# `loom_plugin_manifest` (LOOM_STABLE_EXTENSION of loom/stable.hpp declares it; a linker
+# version script, LoomExtension.map, keeps every other symbol local).
 # Load it with `loom plugin check lib<NAME>.so`, api->PluginLoad(path), or by putting it
 # in a folder named by LOOM_PLUGIN_PATH.
 #
@@ -51,6 +52,10 @@ function(_loom_add_extension NAME)
   add_library(${NAME} MODULE ${E_SOURCES})
   target_link_libraries(${NAME} PRIVATE Loom::sdk)
   set_target_properties(${NAME} PROPERTIES PREFIX "lib")
+  # Only the entry point leaves the module (LoomExtension.map says why visibility is not enough).
+  set(map "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/LoomExtension.map")
+  target_link_options(${NAME} PRIVATE "LINKER:--version-script=${map}")
+  set_property(TARGET ${NAME} APPEND PROPERTY LINK_DEPENDS "${map}")
   if(E_CUDA)
     # The shared runtime, as Loom's own CUDA plugin: a statically linked one would register
     # exit handlers inside this module, which may be unmapped (unloaded) before the process exits.
