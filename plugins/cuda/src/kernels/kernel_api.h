@@ -188,14 +188,16 @@ struct ReduceLaunch {
 void launch_reduce(const ReduceLaunch& r, cudaStream_t stream);
 
 /// Random numbers into contiguous dst (Philox4x32-10, subsequence = thread, offset given).
-enum class RandOp : int32_t { Uniform, Normal, Bernoulli };
+enum class RandOp : int32_t { Uniform, Normal, Bernoulli, RandInt };
 struct RandomLaunch {
   RandOp op = RandOp::Uniform;
-  Dt dtype = Dt::Float32;
+  Dt dtype = Dt::Float32;  ///< of out (and of p_tensor)
   void* out = nullptr;
   int64_t numel = 0;
   double a = 0, b = 1;  ///< uniform [a, b); normal mean a, std b; bernoulli p = a
-  const void* p_tensor = nullptr;  ///< bernoulli with per-element probabilities (dtype dtype)
+  const void* p_tensor = nullptr;  ///< bernoulli with per-element probabilities (contiguous)
+  int64_t low = 0;                 ///< randint: low + (64 random bits % range)
+  uint64_t range = 1;
   uint64_t seed = 0, offset = 0;
 };
 /// Runs a random fill on stream.
