@@ -505,3 +505,114 @@ TEST(CApi, DevicesAndSeeds) {
 }
 
 }  // namespace
+
+namespace {
+
+// ---- lists, dtypes and strings through a C kernel ----
+// capi_test2::split_scale(Tensor x, int[] sizes, ScalarType dtype, str tag) -> Tensor[]
+thread_local std::vector<LoomTensor*> g_list;
+
+LoomStatus* split_scale(void*, const LoomValue* args, size_t nargs, LoomValue* rets, size_t) {
+  if (nargs != 4 || args[1].kind != LOOM_VALUE_INT_LIST || args[2].kind != LOOM_VALUE_DTYPE ||
+      args[3].kind != LOOM_VALUE_STRING) {
+    return api()->StatusCreate(LOOM_TYPE_ERROR, "split_scale: unexpected argument kinds");
+  }
+  if (std::strcmp(args[3].u.s, "ok") != 0) {
+    return api()->StatusCreate(LOOM_VALUE_ERROR, "split_scale: tag must be 'ok'");
+  }
+  g_list.clear();
+  for (size_t i = 0; i < args[1].u.ints.size; ++i) {
+    // Each piece: a tensor of the requested size and dtype, filled with 1 (zeros + 1).
+    LoomTensor* z = nullptr;
+    const int64_t n = args[1].u.ints.data[i];
+    LoomStatus* s = api()->TensorZeros(&n, 1, static_cast<int32_t>(args[2].u.i), "cpu", &z);
+    if (s) return s;
+    LoomTensor* one = call1("add.Scalar", {tv(z), iv(1)});
+    api()->TensorRelease(z);
+    g_list.push_back(one);
+  }
+  rets[0].kind = LOOM_VALUE_TENSOR_LIST;
+  rets[0].u.tensors.data = g_list.data();
+  rets[0].u.tensors.size = g_list.size();
+  return nullptr;
+}
+
+TEST(CApi, KernelsTakeListsDTypesStringsAndReturnTensorLists) {
+  LoomLibrary* lib = nullptr;
+  OK(api()->LibraryCreate("capi_test2", &lib));
+  OK(api()->LibraryDef(lib, "split_scale(Tensor x, int[] sizes, ScalarType dtype, str tag) -> Tensor[]"));
+  OK(api()->LibraryImpl(lib, "split_scale", "CPU", &split_scale, nullptr, nullptr));
+  LoomTensor* x = tensor({1}, {1});
+  const int64_t sizes[] = {2, 3};
+  LoomValue args[4] = {};
+  for (LoomValue& a : args) a.struct_size = sizeof(LoomValue);
+  args[0] = tv(x);
+  args[1].kind = LOOM_VALUE_INT_LIST;
+  args[1].u.ints.data = sizes;
+  args[1].u.ints.size = 2;
+  args[2].kind = LOOM_VALUE_DTYPE;
+  args[2].u.i = dtype("float64");
+  args[3].kind = LOOM_VALUE_STRING;
+  args[3].u.s = "ok";
+  const LoomOp* op = nullptr;
+  OK(api()->OpFind("capi_test2::split_scale", &op));
+  LoomValue ret{};
+  ret.struct_size = sizeof(LoomValue);
+  size_t n = 0;
+  OK(api()->OpCall(op, args, 4, &ret, 1, &n));
+  ASSERT_EQ(ret.kind, LOOM_VALUE_TENSOR_LIST);
+  ASSERT_EQ(ret.u.tensors.size, 2u);
+  int64_t numel = 0;
+  OK(api()->TensorNumel(ret.u.tensors.data[1], &numel));
+  EXPECT_EQ(numel, 3);
+  int32_t d = -1;
+  OK(api()->TensorDType(ret.u.tensors.data[0], &d));
+  EXPECT_EQ(d, dtype("float64"));
+  std::vector<double> host(3);
+  OK(api()->TensorCopyToHost(ret.u.tensors.data[1], host.data(), 3 * sizeof(double)));
+  EXPECT_EQ(host, (std::vector<double>{1, 1, 1}));
+  api()->ValuesRelease(&ret, 1);
+
+  // The kernel's own error, with its code and words.
+  args[3].u.s = "bad";
+  LoomStatus* s = api()->OpCall(op, args, 4, &ret, 1, &n);
+  EXPECT_EQ(api()->StatusCode(s), LOOM_VALUE_ERROR);
+  EXPECT_EQ(message(s), "split_scale: tag must be 'ok'");
+  api()->TensorRelease(x);
+  api()->LibraryRelease(lib);
+}
+
+TEST(CApi, FastAndBoxedPathsAgree) {
+  // The same ops through the typed fast path (exact arity) and the boxed path (a trailing
+  // default given as None is not a Scalar, so the call takes the boxed path).
+  LoomTensor* a = tensor({1, -2, 3}, {3});
+  LoomTensor* b = tensor({4, 5, -6}, {3});
+  LoomTensor* fast = call1("sub.Tensor", {tv(a), tv(b), iv(2)});
+  LoomTensor* boxed = nullptr;
+  {
+    const LoomOp* op = nullptr;
+    OK(api()->OpFind("sub.Tensor", &op));
+    // A float alpha is widened by the boxed path and by the fast path alike.
+    LoomValue args[] = {tv(a), tv(b), fv(2.0)};
+    LoomValue ret{};
+    ret.struct_size = sizeof(LoomValue);
+    size_t n = 0;
+    OK(api()->OpCall(op, args, 3, &ret, 1, &n));
+    boxed = ret.u.tensor;
+  }
+  EXPECT_EQ(values(fast), values(boxed));
+  EXPECT_EQ(values(fast), (std::vector<float>{-7, -12, 15}));
+  // An undefined tensor argument takes the checked path and gets the dispatcher's error.
+  const LoomOp* op = nullptr;
+  OK(api()->OpFind("mul.Tensor", &op));
+  LoomValue args[] = {tv(a), tv(nullptr)};
+  LoomValue ret{};
+  ret.struct_size = sizeof(LoomValue);
+  size_t n = 0;
+  LoomStatus* s = api()->OpCall(op, args, 2, &ret, 1, &n);
+  EXPECT_EQ(api()->StatusCode(s), LOOM_TYPE_ERROR);
+  EXPECT_NE(message(s).find("undefined Tensor"), std::string::npos);
+  for (LoomTensor* t : {a, b, fast, boxed}) api()->TensorRelease(t);
+}
+
+}  // namespace
