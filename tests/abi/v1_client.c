@@ -125,6 +125,11 @@ static LoomValue dtype_v(int32_t dtype) {
 
 /* ---- helpers ---- */
 
+/* Return slots: the library steps through them by struct_size, so each gets it set. */
+static void init_returns(LoomValue* ret, size_t n) {
+  for (size_t i = 0; i < n; ++i) ret[i] = value(LOOM_VALUE_NONE);
+}
+
 static const LoomOp* find(const char* name) {
   const LoomOp* op = NULL;
   OK(api->OpFind(name, &op));
@@ -138,7 +143,7 @@ static LoomTensor* call1(const char* name, const LoomValue* args, size_t n) {
   if (!op) return NULL;
   LoomValue ret[2];
   size_t nret = 0;
-  memset(ret, 0, sizeof ret);
+  init_returns(ret, sizeof ret / sizeof ret[0]);
   if (!OK(api->OpCall(op, args, n, ret, 2, &nret))) return NULL;
   LoomTensor* t = NULL;
   if (nret == 1 && ret[0].kind == LOOM_VALUE_TENSOR && ret[0].u.tensor) {
@@ -443,7 +448,7 @@ static void check_ops(void) {
     const LoomOp* unbind = find("unbind.int");
     LoomValue ret[1];
     size_t nret = 0;
-    memset(ret, 0, sizeof ret);
+    init_returns(ret, sizeof ret / sizeof ret[0]);
     const LoomValue uargs[2] = {tensor_v(x), int_v(0)};
     if (unbind && OK(api->OpCall(unbind, uargs, 2, ret, 1, &nret))) {
       EXPECT(nret == 1 && ret[0].kind == LOOM_VALUE_TENSOR_LIST && ret[0].u.tensors.size == 2);
@@ -473,7 +478,7 @@ static void check_ops(void) {
     LoomTensor* z = from_floats(zd, zs, 1);
     LoomValue ret[1];
     size_t nret = 99;
-    memset(ret, 0, sizeof ret);
+    init_returns(ret, sizeof ret / sizeof ret[0]);
     const LoomValue bad_shapes[2] = {tensor_v(x), tensor_v(z)};
     FAILS(api->OpCall(add, bad_shapes, 2, ret, 1, &nret), LOOM_OK, "add");
     EXPECT(nret == 99); /* not written on failure */
@@ -644,7 +649,7 @@ static LoomStatus* scale_backward(void* user_data, LoomBackwardContext* ctx) {
   const LoomValue args[2] = {tensor_v((LoomTensor*)grad_out), float_v(k.u.f)};
   LoomValue ret[1];
   size_t nret = 0;
-  memset(ret, 0, sizeof ret);
+  init_returns(ret, sizeof ret / sizeof ret[0]);
   if ((st = api->OpCall(mul, args, 2, ret, 1, &nret))) return st;
   st = api->BackwardSetGradInput(ctx, 0, ret[0].u.tensor);
   api->ValuesRelease(ret, nret);
@@ -716,7 +721,7 @@ static void check_registration(void) {
     /* The kernel's own error reaches the caller with its code and message. */
     LoomValue ret[1];
     size_t nret = 0;
-    memset(ret, 0, sizeof ret);
+    init_returns(ret, sizeof ret / sizeof ret[0]);
     const LoomValue bad[2] = {tensor_v(x), float_v(INFINITY)};
     FAILS(api->OpCall(scale, bad, 2, ret, 1, &nret), LOOM_VALUE_ERROR, "k must be finite");
   }
@@ -731,7 +736,7 @@ static void check_registration(void) {
     const LoomOp* combine = find("abi_v1_test::combine");
     LoomValue ret[1];
     size_t nret = 0;
-    memset(ret, 0, sizeof ret);
+    init_returns(ret, sizeof ret / sizeof ret[0]);
     const LoomValue bad[5] = {tensor_v(x), int_v(2), floats_v(w, 3), string_v("add"),
                               bool_v(true)};
     if (combine) {
