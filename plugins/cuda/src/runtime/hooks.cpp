@@ -260,8 +260,9 @@ std::vector<std::pair<std::string, std::string>> CudaHooks::info() const {
                                           cuda_version(runtime),
                                           "): update the NVIDIA driver"));
   }
+  // How many devices and why none is what device_count() and unavailable_reason() say;
+  // `loom info` prints those first. Here: one line per device.
   const int n = cuda::device_count();
-  lines.emplace_back("devices", n > 0 ? str_cat(n) : str_cat("0: ", cuda::unavailable_reason()));
   for (int d = 0; d < n; ++d) {
     cudaDeviceProp p{};
     if (cudaGetDeviceProperties(&p, d) != cudaSuccess) {
