@@ -1,0 +1,371 @@
+// CUDA kernels of nll_loss_forward / nll_loss_backward, nll_loss2d_forward /
+// nll_loss2d_backward, mse_loss and mse_loss_backward on the own kernels of libs/loss.cu, with
+// the reference CPU kernels' checks and messages (ops/nn/cpu/loss_nll.cpp,
+// loss_pointwise.cpp). The composites over them (nll_loss, nll_loss_nd, cross_entropy_loss)
+// are CompositeImplicitAutograd and need nothing here.
+//
+// An out-of-range target is found on the device: the kernel raises a flag and the op reads it
+// back (one stream synchronization per nll call) to throw the reference's IndexError.
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "libs/common.h"
+#include "libs/kernels.h"
+#include "loom/dispatcher/library.h"
+#include "loom/ops/pointwise.h"
+
+namespace loom::cuda::libs {
+namespace {
+
+constexpr int64_t kNone = 0, kMean = 1, kSum = 2;
+
+void check_reduction(std::string_view op, int64_t reduction) {
+  LOOM_CHECK(reduction == kNone || reduction == kMean || reduction == kSum, op,
+             ": reduction must be 0 (none), 1 (mean) or 2 (sum), got ", reduction);
+}
+
+// ---- nll ----
+
+/// A zeroed {flag, value} pair on the device for a kernel to report a bad target in.
+Tensor bad_flag(std::string_view op, const Tensor& like) {
+  Tensor flag = new_on(like, {2}, DType::Int64);
+  zero_fill(op, flag);
+  return flag;
+}
+
+/// Reads the flag back and throws the reference's IndexError if a target was out of range.
+void check_bad_flag(std::string_view op, const Tensor& flag, cudaStream_t stream) {
+  int64_t host[2] = {0, 0};
+  LOOM_CUDA_CHECK(cudaMemcpyAsync(host, flag.data_ptr(), sizeof host, cudaMemcpyDeviceToHost, stream),
+                  op);
+  LOOM_CUDA_CHECK(cudaStreamSynchronize(stream), op);
+  if (host[0] != 0) LOOM_THROW(IndexError, op, ": Target ", host[1], " is out of bounds.");
+}
+
+NllGeometry nll_geometry(const Tensor& input, const Tensor& target) {
+  NllGeometry g;
+  if (input.dim() == 1) {
+    g.c = input.size(0);
+    g.xc = input.stride(0);
+    return g;
+  }
+  g.n = input.size(0);
+  g.c = input.size(1);
+  g.xn = input.stride(0);
+  g.xc = input.stride(1);
+  g.tn = target.stride(0);
+  if (input.dim() == 4) {
+    g.h = input.size(2);
+    g.w = input.size(3);
+    g.xh = input.stride(2);
+    g.xw = input.stride(3);
+    g.th = target.stride(1);
+    g.tw = target.stride(2);
+  }
+  return g;
+}
+
+void check_common(std::string_view op, const Tensor& self, const Tensor& target,
+                  const Tensor& weight, int64_t reduction, bool allow_byte) {
+  if (weight.defined()) {
+    check_cuda_tensors(op, {{"self", self}, {"target", target}, {"weight", weight}});
+  } else {
+    check_cuda_tensors(op, {{"self", self}, {"target", target}});
+  }
+  check_reduction(op, reduction);
+  LOOM_CHECK_T(TypeError,
+               target.dtype() == DType::Int64 || (allow_byte && target.dtype() == DType::UInt8), op,
+               ": expected scalar type Long but found ", dtype_name(target.dtype()),
+               " for argument 'target' ", target.describe());
+  check_float_dtype(op, "self", self);
+}
+
+std::tuple<Tensor, Tensor> nll_forward(std::string_view op, const Tensor& self,
+                                       const Tensor& target, const Tensor& weight,
+                                       int64_t reduction, int64_t ignore_index, bool unreduced) {
+  OpGuard g(op, self);
+  const NllGeometry geo = nll_geometry(self, target);
+  const DType dt = self.dtype();
+  const Tensor w = weight.defined() ? contiguous_as(weight, dt) : Tensor();
+  Tensor total_weight = new_on(self, {}, dt);
+  std::vector<int64_t> sizes;
+  if (unreduced) {
+    sizes = {geo.n};
+    if (self.dim() == 4) sizes = {geo.n, geo.h, geo.w};
+  }
+  Tensor output = new_on(self, sizes, dt);
+  const Tensor flag = bad_flag(op, self);
+  launch_nll_forward(kind_of(dt), target.dtype() == DType::UInt8, ptr(self), ptr(target), geo,
+                     w.defined() ? ptr(w) : nullptr, ignore_index, reduction == kMean, unreduced,
+                     ptr(output), ptr(total_weight), static_cast<int64_t*>(ptr(flag)), g.stream());
+  check_launch(op);
+  check_bad_flag(op, flag, g.stream());
+  return {output, total_weight};
+}
+
+Tensor nll_backward(std::string_view op, const Tensor& grad_output, const Tensor& self,
+                    const Tensor& target, const Tensor& weight, int64_t reduction,
+                    int64_t ignore_index, const Tensor& total_weight, bool unreduced) {
+  OpGuard g(op, self);
+  const NllGeometry geo = nll_geometry(self, target);
+  const DType dt = self.dtype();
+  Tensor grad_input = new_on(self, self.sizes(), dt);
+  zero_fill(op, grad_input);
+  if (grad_input.numel() == 0) return grad_input;
+  const Tensor w = weight.defined() ? contiguous_as(weight, dt) : Tensor();
+  const Tensor go = contiguous_as(grad_output, dt);
+  const Tensor tw = contiguous_as(total_weight, dt);
+  const Tensor flag = bad_flag(op, self);
+  launch_nll_backward(kind_of(dt), target.dtype() == DType::UInt8, ptr(target), geo,
+                      w.defined() ? ptr(w) : nullptr, ignore_index, reduction == kMean, unreduced,
+                      ptr(go), ptr(tw), ptr(grad_input), static_cast<int64_t*>(ptr(flag)),
+                      g.stream());
+  check_launch(op);
+  check_bad_flag(op, flag, g.stream());
+  return grad_input;
+}
+
+void check_weight(std::string_view op, const Tensor& weight, int64_t n_classes) {
+  LOOM_CHECK(!weight.defined() || weight.numel() == n_classes, op,
+             ": weight tensor should be defined either for all or no classes, got weight ",
+             weight.defined() ? weight.describe() : "", " for ", n_classes, " classes");
+}
+
+void check_total_weight(std::string_view op, const Tensor& total_weight) {
+  check_defined(op, {{"total_weight", total_weight}});
+  LOOM_CHECK(total_weight.numel() == 1, op,
+             ": expected total_weight to be a single element tensor, got: ",
+             sizes_str(total_weight.sizes()), " (", total_weight.numel(), " elements)");
+}
+
+void check_scalar_grad(std::string_view op, const Tensor& grad_output) {
+  LOOM_CHECK(
+      grad_output.dim() <= 1 && grad_output.numel() == 1, op,
+      ": Expected a single element grad_output tensor, but got: ", sizes_str(grad_output.sizes()));
+}
+
+void check_nll_shapes(std::string_view op, const Tensor& self, const Tensor& target) {
+  LOOM_CHECK(self.dim() > 0 && self.dim() <= 2, op, ": input tensor should be 1D or 2D, got ",
+             self.describe());
+  LOOM_CHECK(target.dim() <= 1, op,
+             ": 0D or 1D target tensor expected, multi-target not supported, got ",
+             target.describe());
+  const bool no_batch_dim = self.dim() == 1 && target.dim() == 0;
+  LOOM_CHECK(no_batch_dim || (target.dim() == 1 && self.size(0) == target.size(0)), op,
+             ": size mismatch (got input: ", sizes_str(self.sizes()),
+             ", target: ", sizes_str(target.sizes()), ")");
+  LOOM_CHECK(!(self.dim() == 1 && target.dim() == 1), op,
+             ": Expected target to be 0D when input is 1D, but got target.dim = ", target.dim());
+}
+
+std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& target,
+                                            const std::optional<Tensor>& weight_opt,
+                                            int64_t reduction, int64_t ignore_index) {
+  constexpr std::string_view op = "nll_loss_forward";
+  const Tensor weight = weight_opt.value_or(Tensor());
+  check_common(op, self, target, weight, reduction, /*allow_byte=*/true);
+  check_nll_shapes(op, self, target);
+  const int64_t n_classes = self.size(-1);
+  LOOM_CHECK(!weight.defined() || (weight.dim() == 1 && weight.numel() == n_classes), op,
+             ": weight tensor should be defined either for all ", n_classes,
+             " classes or no classes but got weight tensor of shape: ",
+             sizes_str(weight.defined() ? weight.sizes() : IntArrayRef{}));
+  return nll_forward(op, self, target, weight, reduction, ignore_index,
+                     reduction == kNone && self.dim() == 2);
+}
+
+Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                         const std::optional<Tensor>& weight_opt, int64_t reduction,
+                         int64_t ignore_index, const Tensor& total_weight) {
+  constexpr std::string_view op = "nll_loss_backward";
+  const Tensor weight = weight_opt.value_or(Tensor());
+  check_cuda_tensors(op,
+                     {{"grad_output", grad_output}, {"self", self}, {"total_weight", total_weight}});
+  check_common(op, self, target, weight, reduction, /*allow_byte=*/true);
+  check_nll_shapes(op, self, target);
+  check_total_weight(op, total_weight);
+  check_weight(op, weight, self.size(-1));
+  const bool unreduced = reduction == kNone && self.dim() == 2;
+  if (unreduced) {
+    LOOM_CHECK(grad_output.dim() == 1 && grad_output.size(0) == self.size(0), op,
+               ": Expected a tensor of dimension 1 and tensor.size[0] == ", self.size(0),
+               " but got grad_output ", grad_output.describe());
+  } else {
+    check_scalar_grad(op, grad_output);
+  }
+  return nll_backward(op, grad_output, self, target, weight, reduction, ignore_index, total_weight,
+                      unreduced);
+}
+
+void check_nll2d_shapes(std::string_view op, const Tensor& self, const Tensor& target,
+                        const Tensor& weight) {
+  LOOM_CHECK(target.dim() == 3, op,
+             ": only batches of spatial targets supported (3D tensors) but got targets of "
+             "dimension: ",
+             target.dim());
+  LOOM_CHECK(self.dim() == 4, op,
+             ": only batches of spatial inputs supported (4D tensors), but got input of "
+             "dimension: ",
+             self.dim());
+  check_weight(op, weight, self.size(1));
+  LOOM_CHECK(self.size(0) == target.size(0) && self.size(2) == target.size(1) &&
+                 self.size(3) == target.size(2),
+             op, ": size mismatch (got input: ", sizes_str(self.sizes()),
+             ", target: ", sizes_str(target.sizes()), ")");
+}
+
+std::tuple<Tensor, Tensor> nll_loss2d_forward(const Tensor& self, const Tensor& target,
+                                              const std::optional<Tensor>& weight_opt,
+                                              int64_t reduction, int64_t ignore_index) {
+  constexpr std::string_view op = "nll_loss2d_forward";
+  const Tensor weight = weight_opt.value_or(Tensor());
+  check_common(op, self, target, weight, reduction, /*allow_byte=*/false);
+  check_nll2d_shapes(op, self, target, weight);
+  return nll_forward(op, self, target, weight, reduction, ignore_index, reduction == kNone);
+}
+
+Tensor nll_loss2d_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                           const std::optional<Tensor>& weight_opt, int64_t reduction,
+                           int64_t ignore_index, const Tensor& total_weight) {
+  constexpr std::string_view op = "nll_loss2d_backward";
+  const Tensor weight = weight_opt.value_or(Tensor());
+  check_cuda_tensors(op,
+                     {{"grad_output", grad_output}, {"self", self}, {"total_weight", total_weight}});
+  check_common(op, self, target, weight, reduction, /*allow_byte=*/false);
+  check_nll2d_shapes(op, self, target, weight);
+  check_total_weight(op, total_weight);
+  if (reduction == kNone) {
+    LOOM_CHECK(grad_output.dim() == 3, op,
+               ": grad_output must have same dimension as target (3) but got dimension: ",
+               sizes_str(grad_output.sizes()));
+    LOOM_CHECK(grad_output.sizes() == target.sizes(), op,
+               ": size mismatch (got grad_output: ", sizes_str(grad_output.sizes()),
+               " target: ", sizes_str(target.sizes()), ")");
+  } else {
+    check_scalar_grad(op, grad_output);
+  }
+  return nll_backward(op, grad_output, self, target, weight, reduction, ignore_index, total_weight,
+                      reduction == kNone);
+}
+
+// ---- mse ----
+
+/// A named operand of a pointwise loss.
+struct Operand {
+  std::string_view name;
+  const Tensor* tensor;
+};
+
+/// PyTorch's result type: dimensioned tensors decide, a 0-dim one only when it is of a
+/// higher category (floating against integral).
+DType common_dtype(std::initializer_list<Operand> ops) {
+  std::optional<DType> dim_result, zero_result;
+  for (const Operand& o : ops) {
+    auto& r = o.tensor->dim() > 0 ? dim_result : zero_result;
+    r = r ? promote_types(*r, o.tensor->dtype()) : o.tensor->dtype();
+  }
+  if (!dim_result) return *zero_result;
+  if (zero_result && is_floating_point(*zero_result) && !is_floating_point(*dim_result)) {
+    return promote_types(*dim_result, *zero_result);
+  }
+  return *dim_result;
+}
+
+/// The broadcast shape of the operands, with the reference's message.
+std::vector<int64_t> broadcast_shape(std::string_view op, std::initializer_list<Operand> ops) {
+  std::vector<int64_t> shape;
+  std::vector<std::string_view> owner;
+  for (const Operand& o : ops) {
+    const Tensor& t = *o.tensor;
+    const auto nd = static_cast<size_t>(t.dim());
+    if (nd > shape.size()) {
+      owner.insert(owner.begin(), nd - shape.size(), o.name);
+      shape.insert(shape.begin(), nd - shape.size(), 1);
+    }
+    for (size_t i = 0; i < nd; ++i) {
+      const size_t d = shape.size() - nd + i;
+      const int64_t s = t.size(static_cast<int64_t>(i));
+      if (s == shape[d] || s == 1) continue;
+      LOOM_CHECK(shape[d] == 1, op, ": The size of tensor ", owner[d], " (", shape[d],
+                 ") must match the size of tensor ", o.name, " (", s,
+                 ") at non-singleton dimension ", d);
+      shape[d] = s;
+      owner[d] = o.name;
+    }
+  }
+  return shape;
+}
+
+/// t broadcast to shape, contiguous, in dtype d.
+Tensor broadcast_dense(const Tensor& t, const std::vector<int64_t>& shape, DType d) {
+  const auto nd = static_cast<int64_t>(shape.size());
+  std::vector<int64_t> st(shape.size(), 0);
+  for (int64_t i = nd - 1, e = t.dim() - 1; e >= 0; --i, --e) {
+    st[static_cast<size_t>(i)] = t.size(e) == 1 ? 0 : t.stride(e);
+  }
+  const Tensor v = t.sizes() == IntArrayRef(shape) ? t : t.as_strided_view(shape, st, t.storage_offset());
+  return contiguous_as(v, d);
+}
+
+Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
+  constexpr std::string_view op = "mse_loss";
+  check_cuda_tensors(op, {{"self", self}, {"target", target}});
+  check_reduction(op, reduction);
+  const DType dt = common_dtype({{"self", &self}, {"target", &target}});
+  LOOM_CHECK_T(TypeError, is_supported_float(dt), op, ": \"", op, "\" not implemented for '",
+               dtype_name(dt), "' on CUDA");
+  const std::vector<int64_t> shape = broadcast_shape(op, {{"self", &self}, {"target", &target}});
+  OpGuard g(op, self);
+  const Tensor x = broadcast_dense(self, shape, dt), y = broadcast_dense(target, shape, dt);
+  const bool reduce = reduction != kNone;
+  Tensor out = reduce ? new_on(self, {}, dt) : new_on(self, shape, dt);
+  Tensor partials;
+  if (reduce) partials = new_on(self, {mse_partials(x.numel())}, DType::Float64);
+  launch_mse_forward(kind_of(dt), ptr(x), ptr(y), x.numel(), reduce, reduction == kMean, ptr(out),
+                     reduce ? static_cast<double*>(ptr(partials)) : nullptr, g.stream());
+  check_launch(op);
+  return out;
+}
+
+Tensor mse_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
+                         int64_t reduction) {
+  constexpr std::string_view op = "mse_loss_backward";
+  check_cuda_tensors(op, {{"grad_output", grad}, {"self", self}, {"target", target}});
+  check_reduction(op, reduction);
+  const std::initializer_list<Operand> ops = {
+      {"grad_output", &grad}, {"self", &self}, {"target", &target}};
+  const DType dt = common_dtype(ops);
+  LOOM_CHECK_T(TypeError, is_supported_float(dt), op, ": \"", op, "\" not implemented for '",
+               dtype_name(dt), "' on CUDA");
+  const std::vector<int64_t> shape = broadcast_shape(op, ops);
+  LOOM_CHECK(IntArrayRef(shape) == self.sizes(), op, ": the inputs broadcast to ", sizes_str(shape),
+             ", but the result must have the shape of self ", self.describe());
+  OpGuard g(op, self);
+  const Tensor x = broadcast_dense(self, shape, dt), y = broadcast_dense(target, shape, dt);
+  const bool g_scalar = grad.numel() == 1;
+  const Tensor gv = g_scalar ? contiguous_as(grad, dt) : broadcast_dense(grad, shape, dt);
+  Tensor gi = new_on(self, shape, dt);
+  const double norm = reduction == kMean ? 1.0 / static_cast<double>(self.numel()) : 1.0;
+  launch_mse_backward(kind_of(dt), ptr(gv), g_scalar, ptr(x), ptr(y), x.numel(), norm, ptr(gi),
+                      g.stream());
+  check_launch(op);
+  return gi.dtype() == self.dtype() ? gi : loom::to(gi, self.dtype());
+}
+
+}  // namespace
+
+LOOM_LIBRARY_IMPL(aten, CUDA, m) {
+  m.set_provider("cuda");
+  m.impl("nll_loss_forward", &nll_loss_forward);
+  m.impl("nll_loss_backward", &nll_loss_backward);
+  m.impl("nll_loss2d_forward", &nll_loss2d_forward);
+  m.impl("nll_loss2d_backward", &nll_loss2d_backward);
+  m.impl("mse_loss", &mse_loss);
+  m.impl("mse_loss_backward", &mse_loss_backward);
+}
+
+}  // namespace loom::cuda::libs
