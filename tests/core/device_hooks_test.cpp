@@ -18,9 +18,7 @@ class FakeHooks final : public DeviceHooks {
   FakeHooks(int n, std::string tag) : n_(n), tag_(std::move(tag)) {}
   int device_count() const override { return n_; }
   std::string unavailable_reason() const override { return n_ ? "" : "no fake hardware"; }
-  std::vector<std::pair<std::string, std::string>> info() const override {
-    return {{"tag", tag_}};
-  }
+  std::vector<std::pair<std::string, std::string>> info() const override { return {{"tag", tag_}}; }
 
  private:
   int n_;

@@ -51,11 +51,11 @@ DeviceHooks& hooks() {
   return *h;
 }
 
-#define SKIP_WITHOUT_GPU()                                                            \
-  do {                                                                                \
-    if (hooks().device_count() == 0) {                                                \
+#define SKIP_WITHOUT_GPU()                                                             \
+  do {                                                                                 \
+    if (hooks().device_count() == 0) {                                                 \
       GTEST_SKIP() << "no CUDA device is available: " << hooks().unavailable_reason(); \
-    }                                                                                 \
+    }                                                                                  \
   } while (0)
 
 TensorOptions on(Device d, DType dtype = DType::Float32) {
@@ -116,8 +116,9 @@ TEST(CudaRuntime, DeviceCountAndReasonAgree) {
 TEST(CudaRuntime, CreatingATensorWithoutADeviceIsADeviceError) {
   if (hooks().device_count() > 0) GTEST_SKIP() << "a CUDA device is available";
   const std::string reason = hooks().unavailable_reason();
-  const std::string msg =
-      message_of<DeviceError>([] { Tensor::empty({2, 3}, on(Device(cuda_type(), 0))); });
+  const std::string msg = message_of<DeviceError>([] {
+    Tensor::empty({2, 3}, on(Device(cuda_type(), 0)));
+  });
   EXPECT_THAT(msg, HasSubstr("no CUDA device is available"));
   EXPECT_THAT(msg, HasSubstr(reason));
   // Moving a CPU tensor there fails the same way, and so does a zero-size tensor.

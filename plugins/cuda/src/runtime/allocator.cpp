@@ -36,8 +36,8 @@
 namespace loom::cuda {
 namespace {
 
-constexpr size_t kMinBlockSize = 512;        // granularity of small blocks
-constexpr size_t kSmallSize = size_t{1} << 20;  // requests below 1 MiB are "small"
+constexpr size_t kMinBlockSize = 512;            // granularity of small blocks
+constexpr size_t kSmallSize = size_t{1} << 20;   // requests below 1 MiB are "small"
 constexpr size_t kLargeRound = size_t{2} << 20;  // large blocks are multiples of 2 MiB
 
 size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
@@ -50,9 +50,9 @@ struct Block {
   int device = 0;
   size_t size = 0;
   void* ptr = nullptr;
-  cudaStream_t stream = nullptr;             // the stream it was allocated on
-  std::vector<cudaStream_t> other_streams;   // record_stream, cleared when freed
-  std::vector<cudaEvent_t> pending;          // recorded at free on other_streams
+  cudaStream_t stream = nullptr;            // the stream it was allocated on
+  std::vector<cudaStream_t> other_streams;  // record_stream, cleared when freed
+  std::vector<cudaEvent_t> pending;         // recorded at free on other_streams
 };
 
 // Free blocks ordered by (stream, size, address): lower_bound gives the best fit on a stream.
@@ -68,9 +68,9 @@ struct BlockLess {
 
 struct DeviceCache {
   std::mutex mu;
-  std::set<Block*, BlockLess> free_blocks;       // idle, reusable on their stream
-  std::vector<Block*> held_back;                 // freed, waiting for other streams' events
-  std::map<uintptr_t, Block*> active;            // handed out, by address (range lookups)
+  std::set<Block*, BlockLess> free_blocks;  // idle, reusable on their stream
+  std::vector<Block*> held_back;            // freed, waiting for other streams' events
+  std::map<uintptr_t, Block*> active;       // handed out, by address (range lookups)
   AllocatorCounters counters;
 };
 
@@ -324,12 +324,14 @@ std::string CachingAllocator::device_summary(int device) const {
   std::snprintf(line, sizeof line, "  cached         %14s in %zu idle blocks\n",
                 mib(cached_bytes).c_str(), cached_blocks);
   out += line;
-  std::snprintf(line, sizeof line, "  live blocks    %14lld\n", static_cast<long long>(s.live_blocks));
+  std::snprintf(line, sizeof line, "  live blocks    %14lld\n",
+                static_cast<long long>(s.live_blocks));
   out += line;
   std::snprintf(line, sizeof line, "  allocations    %14lld (%lld from cache)\n",
                 static_cast<long long>(s.num_allocs), static_cast<long long>(s.num_cache_hits));
   out += line;
-  std::snprintf(line, sizeof line, "  frees          %14lld\n", static_cast<long long>(s.num_frees));
+  std::snprintf(line, sizeof line, "  frees          %14lld\n",
+                static_cast<long long>(s.num_frees));
   out += line;
   return out;
 }

@@ -93,8 +93,9 @@ void throw_cuda_error(cudaError_t e, std::string_view op, int device, const char
   if (e == cudaErrorNoKernelImageForDevice) {
     hint = "; the GPU's architecture is not among those Loom was compiled for (see `loom info`)";
   } else if (!launch_blocking() && e != cudaErrorMemoryAllocation) {
-    hint = "; CUDA kernel errors may be reported asynchronously at a later call, set "
-           "LOOM_CUDA_LAUNCH_BLOCKING=1 to find the op that caused it";
+    hint =
+        "; CUDA kernel errors may be reported asynchronously at a later call, set "
+        "LOOM_CUDA_LAUNCH_BLOCKING=1 to find the op that caused it";
   }
   LOOM_THROW(Error, op, ": CUDA error ", cudaGetErrorName(e), " (", cudaGetErrorString(e), ")",
              where, " in ", expr, " at ", Origin::relative_path(file), ":", line, hint);

@@ -44,18 +44,19 @@ void check_available(std::string_view op);
 /// string, and where it happened: "copy_: CUDA error cudaErrorInvalidValue (invalid argument)
 /// on cuda:0 in cudaMemcpyAsync(...) at plugins/cuda/src/runtime/copy.cpp:42". A device of
 /// -1 is left out of the message. Clears the runtime's sticky last error where it can.
-[[noreturn]] void throw_cuda_error(cudaError_t e, std::string_view op, int device,
-                                   const char* expr, const char* file, int line);
+[[noreturn]] void throw_cuda_error(cudaError_t e, std::string_view op, int device, const char* expr,
+                                   const char* file, int line);
 
 /// Evaluates expr (a cudaError_t); on failure throws through throw_cuda_error, naming op and
 /// the current device.
-#define LOOM_CUDA_CHECK(expr, op)                                                       \
-  do {                                                                                  \
-    const cudaError_t loom_cuda_err_ = (expr);                                          \
-    if (__builtin_expect(loom_cuda_err_ != cudaSuccess, 0)) {                           \
-      ::loom::cuda::throw_cuda_error(loom_cuda_err_, (op), ::loom::cuda::current_device_or_minus1(), \
-                                     #expr, __FILE__, __LINE__);                        \
-    }                                                                                   \
+#define LOOM_CUDA_CHECK(expr, op)                                                               \
+  do {                                                                                          \
+    const cudaError_t loom_cuda_err_ = (expr);                                                  \
+    if (__builtin_expect(loom_cuda_err_ != cudaSuccess, 0)) {                                   \
+      ::loom::cuda::throw_cuda_error(loom_cuda_err_, (op),                                      \
+                                     ::loom::cuda::current_device_or_minus1(), #expr, __FILE__, \
+                                     __LINE__);                                                 \
+    }                                                                                           \
   } while (0)
 
 /// Call after every <<<>>> launch: checks cudaGetLastError; in synchronous mode

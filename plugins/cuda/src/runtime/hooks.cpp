@@ -44,9 +44,9 @@ int16_t resolve(int16_t index) {
 
 void check_index(std::string_view op, int16_t index) {
   check_available(op);
-  LOOM_CHECK_T(DeviceError, index >= -1 && index < device_count(), op, ": invalid device cuda:",
-               index, " (", device_count(), " CUDA device", device_count() == 1 ? " is" : "s are",
-               " available)");
+  LOOM_CHECK_T(DeviceError, index >= -1 && index < device_count(), op,
+               ": invalid device cuda:", index, " (", device_count(), " CUDA device",
+               device_count() == 1 ? " is" : "s are", " available)");
 }
 
 }  // namespace
@@ -91,8 +91,9 @@ bool runs_on(int capability) {
   for (const CompiledArch& a : compiled_architectures()) {
     // Machine code runs on the same major version with an equal or newer minor one ("a"
     // variants only on exactly their version); PTX is JIT-compiled for any newer GPU.
-    if (a.sass && (a.specific ? a.capability == capability
-                              : a.capability / 10 == capability / 10 && a.capability <= capability)) {
+    if (a.sass &&
+        (a.specific ? a.capability == capability
+                    : a.capability / 10 == capability / 10 && a.capability <= capability)) {
       return true;
     }
     if (a.ptx && !a.specific && a.capability <= capability) return true;
@@ -105,9 +106,7 @@ int CudaHooks::device_count() const { return cuda::device_count(); }
 
 std::string CudaHooks::unavailable_reason() const { return cuda::unavailable_reason(); }
 
-int16_t CudaHooks::current_device() const {
-  return static_cast<int16_t>(cuda::current_device());
-}
+int16_t CudaHooks::current_device() const { return static_cast<int16_t>(cuda::current_device()); }
 
 void CudaHooks::set_current_device(int16_t index) const {
   check_index("set_current_device", index);
@@ -217,9 +216,9 @@ bool CudaHooks::query_event(void* event) const {
 double CudaHooks::event_elapsed_ms(void* start, void* end) const {
   check_available("Event.elapsed_time");
   float ms = 0.f;
-  LOOM_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start),
-                                       static_cast<cudaEvent_t>(end)),
-                  "Event.elapsed_time");
+  LOOM_CUDA_CHECK(
+      cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(end)),
+      "Event.elapsed_time");
   return ms;
 }
 
@@ -231,8 +230,9 @@ AllocatorStats CudaHooks::memory_stats(int16_t index) const {
 }
 
 std::string CudaHooks::memory_summary(int16_t index) const {
-  if (cuda::device_count() == 0) return str_cat("memory summary: no CUDA device is available: ",
-                                                cuda::unavailable_reason(), "\n");
+  if (cuda::device_count() == 0)
+    return str_cat("memory summary: no CUDA device is available: ", cuda::unavailable_reason(),
+                   "\n");
   return caching_allocator().device_summary(resolve(index));
 }
 
@@ -244,9 +244,9 @@ std::vector<std::pair<std::string, std::string>> CudaHooks::info() const {
   (void)cudaGetLastError();
   lines.emplace_back("CUDA runtime", str_cat(cuda_version(runtime), " (built with ",
                                              cuda_version(CUDART_VERSION), ")"));
-  lines.emplace_back("CUDA driver", driver == 0 ? std::string("none installed")
-                                                : str_cat(cuda_version(driver),
-                                                          " (the newest CUDA it supports)"));
+  lines.emplace_back("CUDA driver",
+                     driver == 0 ? std::string("none installed")
+                                 : str_cat(cuda_version(driver), " (the newest CUDA it supports)"));
   lines.emplace_back("cuBLAS", cublas_version());
   lines.emplace_back("cuDNN", str_cat(cudnn_version(cudnnGetVersion()), " (built with ",
                                       cudnn_version(CUDNN_VERSION), ")"));
@@ -257,8 +257,7 @@ std::vector<std::pair<std::string, std::string>> CudaHooks::info() const {
   if (driver != 0 && driver < runtime) {
     lines.emplace_back("WARNING", str_cat("the CUDA driver (", cuda_version(driver),
                                           ") is older than the CUDA runtime (",
-                                          cuda_version(runtime),
-                                          "): update the NVIDIA driver"));
+                                          cuda_version(runtime), "): update the NVIDIA driver"));
   }
   // How many devices and why none is what device_count() and unavailable_reason() say;
   // `loom info` prints those first. Here: one line per device.
@@ -273,16 +272,20 @@ std::vector<std::pair<std::string, std::string>> CudaHooks::info() const {
     char mem[32];
     std::snprintf(mem, sizeof mem, "%.1f GiB", static_cast<double>(p.totalGlobalMem) / (1 << 30));
     const int capability = p.major * 10 + p.minor;
-    lines.emplace_back(str_cat("cuda:", d), str_cat(p.name, ", compute capability ", p.major, ".",
-                                                    p.minor, ", ", mem, ", ",
-                                                    p.multiProcessorCount, " SMs"));
+    lines.emplace_back(str_cat("cuda:", d),
+                       str_cat(p.name, ", compute capability ", p.major, ".", p.minor, ", ", mem,
+                               ", ", p.multiProcessorCount, " SMs"));
     if (!runs_on(capability)) {
       lines.emplace_back(
           "WARNING",
-          str_cat("cuda:", d, " (sm_", capability, ") is not among the architectures Loom was "
-                  "compiled for (", compiled_architectures_text(), "): its kernels would fail "
+          str_cat("cuda:", d, " (sm_", capability,
+                  ") is not among the architectures Loom was "
+                  "compiled for (",
+                  compiled_architectures_text(),
+                  "): its kernels would fail "
                   "with \"no kernel image is available for execution on the device\"; rebuild "
-                  "with -DLOOM_CUDA_ARCHITECTURES=", capability));
+                  "with -DLOOM_CUDA_ARCHITECTURES=",
+                  capability));
     }
   }
   return lines;

@@ -76,8 +76,8 @@ class PinnedAllocator final : public Allocator {
     if (e == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
       const AllocatorStats s = counters_.snapshot();
-      LOOM_THROW(Error, "pinned host allocator: out of page-locked host memory allocating ",
-                 nbytes, " bytes (", s.allocated_bytes, " bytes allocated, ", s.reserved_bytes,
+      LOOM_THROW(Error, "pinned host allocator: out of page-locked host memory allocating ", nbytes,
+                 " bytes (", s.allocated_bytes, " bytes allocated, ", s.reserved_bytes,
                  " bytes reserved by Loom)");
     }
     if (e != cudaSuccess) {

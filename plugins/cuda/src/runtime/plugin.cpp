@@ -1,9 +1,10 @@
 // The CUDA backend plugin: its manifest and what it registers when it loads. Loading needs no
 // GPU and no driver (Note [CUDA availability] in context.h): nothing here calls the device.
+#include "loom/dispatcher/plugin.h"
+
 #include <memory>
 
 #include "loom/core/generator.h"
-#include "loom/dispatcher/plugin.h"
 #include "runtime/allocator.h"
 #include "runtime/context.h"
 #include "runtime/generator.h"
