@@ -461,6 +461,40 @@ TEST_F(StableTest, KernelsSeeEveryArgumentKindAndReturnSeveralValues) {
   EXPECT_EQ(r[2].to_int(), 42);
 }
 
+TEST_F(StableTest, TypedKernels) {
+  ls::Library lib = ls::Library::create("hastable_typed");
+  lib.def("axpb(Tensor x, float a, int b, Tensor? bias=None) -> (Tensor, int)");
+  lib.impl("axpb", "CPU", [](const ls::Tensor& x, double a, int64_t b, const ls::Tensor& bias) {
+    ls::Tensor y = x * a + b;
+    if (bias.defined()) y = y + bias;
+    return std::make_tuple(y, b * 2);
+  });
+  lib.def("norm2(Tensor x, int[] dims, bool keepdim=False) -> Tensor");
+  lib.impl("norm2", "CPU", [](ls::Tensor x, std::vector<int64_t> dims, bool keepdim) {
+    return (x * x).sum(dims, keepdim);
+  });
+  lib.def("wrong(Tensor x, str s) -> Tensor");
+  lib.impl("wrong", "CPU", [](const ls::Tensor& x, double) { return x; });
+
+  auto x = ls::Tensor::from_data({1.0, 2.0, 3.0});
+  std::vector<ls::Value> r = ls::Op::find("hastable_typed::axpb").call(x, 2.0, 1);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].to_tensor().to_vector<double>(), (std::vector<double>{3, 5, 7}));
+  EXPECT_EQ(r[1].to_int(), 2);
+  r = ls::Op::find("hastable_typed::axpb").call(x, 1.0, 0, x);
+  EXPECT_EQ(r[0].to_tensor().to_vector<double>(), (std::vector<double>{2, 4, 6}));
+  auto n = ls::Op::find("hastable_typed::norm2")
+               .call_tensor(ls::Tensor::from_data({1.0, 2.0, 3.0, 4.0}, {2, 2}),
+                            std::vector<int64_t>{1});
+  EXPECT_EQ(n.to_vector<double>(), (std::vector<double>{5, 25}));
+
+  auto [code, msg] =
+      error_of([&] { ls::Op::find("hastable_typed::wrong").call_tensor(x, "text"); });
+  EXPECT_EQ(code, LOOM_TYPE_ERROR);
+  EXPECT_NE(msg.find("wrong: argument 1: Value: expected float, got str"), std::string::npos)
+      << msg;
+}
+
 TEST_F(StableTest, KernelForAnExistingOpThroughANamespacelessLibrary) {
   // Overrides no existing kernel: a new op of our own namespace, and a library of no
   // namespace adding a second dispatch key's kernel to it by qualified name.

@@ -10,6 +10,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -103,6 +104,105 @@ template <typename F>
 struct Kernel {
   F fn;            ///< the callable
   std::string op;  ///< "myops::scale"
+};
+
+/// The parameter and result types of a function, function pointer or lambda.
+template <typename T>
+struct function_traits : function_traits<decltype(&T::operator())> {};
+/// A function type.
+template <typename R, typename... A>
+struct function_traits<R(A...)> {
+  using result = R;               ///< the result type
+  using args = std::tuple<A...>;  ///< the parameter types
+};
+/// A function pointer.
+template <typename R, typename... A>
+struct function_traits<R (*)(A...)> : function_traits<R(A...)> {};
+/// A const call operator (a lambda).
+template <typename C, typename R, typename... A>
+struct function_traits<R (C::*)(A...) const> : function_traits<R(A...)> {};
+/// A mutable call operator.
+template <typename C, typename R, typename... A>
+struct function_traits<R (C::*)(A...)> : function_traits<R(A...)> {};
+
+template <typename T>
+struct is_tuple : std::false_type {};
+template <typename... T>
+struct is_tuple<std::tuple<T...>> : std::true_type {};
+
+/// Argument i of a typed kernel as T; a TypeError naming op and i for another kind.
+template <typename T>
+T unbox(const Value& v, const std::string& op, size_t i) {
+  try {
+    if constexpr (std::is_same_v<T, Value>) {
+      return v;
+    } else if constexpr (std::is_same_v<T, Tensor>) {
+      return v.is_none() ? Tensor() : v.to_tensor();  // Tensor? arguments: None is undefined
+    } else if constexpr (std::is_same_v<T, bool>) {
+      return v.to_bool();
+    } else if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(v.to_int());
+    } else if constexpr (std::is_floating_point_v<T>) {
+      return static_cast<T>(v.to_double());
+    } else if constexpr (std::is_same_v<T, Scalar>) {
+      return v.to_scalar();
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      return v.to_string();
+    } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+      return v.to_int_list();
+    } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+      return v.to_double_list();
+    } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
+      return v.to_tensor_list();
+    } else if constexpr (std::is_same_v<T, DType>) {
+      return v.to_dtype();
+    } else if constexpr (is_optional<T>::value) {
+      if (v.is_none()) return T();
+      return T(unbox<typename T::value_type>(v, op, i));
+    } else {
+      static_assert(dependent_false<T>,
+                    "a typed kernel's parameters must be Tensor, bool, integers, floating-point, "
+                    "Scalar, std::string, std::vector<int64_t>/<double>/<Tensor>, DType, "
+                    "std::optional of those, or Value");
+    }
+  } catch (const TypeError& e) {
+    throw TypeError(op + ": argument " + std::to_string(i) + ": " + e.what());
+  }
+}
+
+/// A kernel whose parameters are C++ types (`Tensor f(const Tensor& x, double k)`): unboxes
+/// the arguments by position and boxes the result (Tensor, Value, std::vector<Value> or a
+/// std::tuple of those, one per return).
+template <typename F>
+struct TypedKernel {
+  F fn;            ///< the callable
+  std::string op;  ///< the op, for messages
+  /// Calls fn with the unboxed arguments.
+  auto operator()(const std::vector<Value>& args) {
+    using Args = typename function_traits<F>::args;
+    constexpr size_t n = std::tuple_size_v<Args>;
+    if (args.size() != n) {
+      throw TypeError(op + ": the kernel takes " + std::to_string(n) + " arguments but the op " +
+                      "passed " + std::to_string(args.size()));
+    }
+    return call(args, std::make_index_sequence<n>{});
+  }
+
+ private:
+  /// The call with the arguments unboxed.
+  template <size_t... I>
+  auto call(const std::vector<Value>& args, std::index_sequence<I...>) {
+    using Args = typename function_traits<F>::args;
+    using R = std::decay_t<typename function_traits<F>::result>;
+    if constexpr (is_tuple<R>::value) {
+      R r = fn(unbox<std::decay_t<std::tuple_element_t<I, Args>>>(args[I], op, I)...);
+      return std::apply([](auto&&... v) { return std::vector<Value>{Value(std::move(v))...}; },
+                        std::move(r));
+    } else {
+      (void)args;
+      return fn(unbox<std::decay_t<std::tuple_element_t<I, Args>>>(args[I], op, I)...);
+    }
+  }
 };
 
 /// The values a kernel returned whose arrays or strings the library reads after the kernel
@@ -264,11 +364,25 @@ class Library {
   /// def for a std::string.
   Library& def(const std::string& schema) { return def(schema.c_str()); }
 
-  /// Registers a kernel of op for dispatch_key ("CPU", "CUDA"): f(const std::vector<Value>&
-  /// args) returning a Tensor or Value (one return) or std::vector<Value> (one per return).
-  /// Its exceptions become statuses with their code (Error) and message.
+  /// Registers a kernel of op for dispatch_key ("CPU", "CUDA"). f is either
+  ///  - boxed: f(const std::vector<Value>& args), or
+  ///  - typed: f's parameters are the schema's arguments as C++ types, in order
+  ///    (`[](const Tensor& x, double k) { return x * k; }`; Tensor, bool, integers, floats,
+  ///    Scalar, std::string, int/float/Tensor vectors, DType, std::optional of those, Value),
+  /// returning a Tensor or Value (one return), std::vector<Value> or a std::tuple (one per
+  /// return). Its exceptions become statuses with their code (Error) and message.
   template <typename F>
   Library& impl(const char* op, const char* dispatch_key, F f) {
+    using Fn = std::decay_t<F>;
+    if constexpr (std::is_invocable_v<Fn&, const std::vector<Value>&>) {
+      return impl_values(op, dispatch_key, std::move(f));
+    } else {
+      return impl_values(op, dispatch_key, detail::TypedKernel<Fn>{std::move(f), op});
+    }
+  }
+  /// impl for a boxed f(const std::vector<Value>&) (what impl does for such an f).
+  template <typename F>
+  Library& impl_values(const char* op, const char* dispatch_key, F f) {
     using Fn = std::decay_t<F>;
     using Holder = detail::Kernel<Fn>;
     auto* holder = new Holder{std::move(f), op};
@@ -277,7 +391,7 @@ class Library {
     if (st != nullptr) throw_status(st);  // Note [Registration owns user_data]
     return *this;
   }
-  /// impl with the typed convenience signature: f returns the op's single tensor.
+  /// impl with a std::function returning the op's single tensor.
   Library& impl_tensor_fn(const char* op, const char* dispatch_key,
                           std::function<Tensor(const std::vector<Value>&)> f) {
     return impl(op, dispatch_key, std::move(f));
