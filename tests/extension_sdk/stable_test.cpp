@@ -110,6 +110,9 @@ TEST_F(StableTest, TensorRoundTrip) {
   EXPECT_EQ(i.to_vector<int64_t>(), iv);
   EXPECT_EQ(ls::Tensor::scalar(2.5).item(), 2.5);
   EXPECT_EQ(ls::Tensor::scalar(int64_t{3}).item<int64_t>(), 3);
+  const int64_t big = (int64_t{1} << 60) + 1;  // not a double
+  EXPECT_EQ(ls::Tensor::scalar(big).item<int64_t>(), big);
+  EXPECT_THROW(x.item(), ls::Error);  // six elements
 
   auto z = ls::Tensor::zeros({2, 2}, ls::dtype::float64());
   EXPECT_EQ(z.to_vector<double>(), (std::vector<double>(4, 0.0)));

@@ -246,11 +246,19 @@ class Tensor {
       return out;
     }
   }
-  /// The value of a one-element tensor, converted from double to T.
+  /// The value of a one-element tensor converted to T (any device). An integer T of an int64
+  /// tensor is read exactly (not through double, which holds integers up to 2^53 only).
   template <typename T = double>
   T item() const {
     double v = 0;
-    check(api()->TensorItem(ptr_, &v));
+    check(api()->TensorItem(ptr_, &v));  // checks the element count, with Loom's message
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      if (dtype() == dtype::int64()) {
+        int64_t exact = 0;
+        check(api()->TensorCopyToHost(ptr_, &exact, sizeof(exact)));
+        return static_cast<T>(exact);
+      }
+    }
     return static_cast<T>(v);
   }
   /// "[2, 3] cpu float32": Loom's description, as error messages show tensors.
