@@ -535,6 +535,29 @@ TEST_F(StableTest, PluginsAndSeeds) {
   EXPECT_GE(ls::device::count("cpu"), 1);
 }
 
+TEST_F(StableTest, CudaTensorsWhenADeviceIsThere) {
+  if (!ls::device::is_available("cuda")) {
+    GTEST_SKIP() << "no usable CUDA device: " << ls::device::unavailable_reason("cuda");
+  }
+  auto a = ls::Tensor::from_data({1.f, 2.f, 3.f, 4.f}, {2, 2});
+  auto g = a.to("cuda:0");
+  EXPECT_EQ(g.device(), "cuda:0");
+  EXPECT_TRUE(g.is_cuda());
+  EXPECT_NE(ls::device::current_stream("cuda:0"), nullptr);
+  auto h = ls::Tensor::from_data({1.f, 2.f, 3.f, 4.f}, {2, 2}, "cuda:0");
+  auto y = (g.matmul(h) + 1).relu();
+  ls::device::synchronize("cuda:0");
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{8, 11, 16, 23}));  // copies to the host
+  EXPECT_EQ(y.cpu().device(), "cpu");
+  EXPECT_THROW((void)(a + g), ls::DeviceError);
+
+  // Gradients flow back across the copy to the device.
+  auto x = ls::Tensor::from_data({0.5, -1.0, 2.0}).set_requires_grad();
+  (x.to("cuda:0") * x.to("cuda:0")).sum().backward();
+  EXPECT_EQ(x.grad().device(), "cpu");
+  EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{1.0, -2.0, 4.0}));
+}
+
 // The manifest LOOM_STABLE_EXTENSION writes, and its register function's error path: the
 // loader gives it a context; without one PluginLibrary fails, and the exception must come
 // back as text in the error buffer, not cross the C boundary.
