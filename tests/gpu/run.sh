@@ -28,7 +28,7 @@ set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DEB_PACKAGES=(libboost1.74-dev libabsl-dev libabsl20220623 nlohmann-json3-dev libgtest-dev
-              libgmock-dev zlib1g-dev)
+              libgmock-dev zlib1g-dev zlib1g)
 
 if [ "${1:-}" = "--fetch-deps" ]; then
   deps="${LOOM_GPU_DEPS:-$ROOT/.gpu-deps}"
@@ -89,8 +89,13 @@ if compgen -G "$deps/*.deb" >/dev/null; then
   sysroot="$B/deps-sysroot"
   mkdir -p "$sysroot"
   for f in "$deps"/*.deb; do dpkg -x "$f" "$sysroot" || { echo "run.sh: cannot unpack $f"; exit 1; }; done
+  # Links to absolute paths (libz.so -> /lib/...) point into the unpacked tree instead.
+  while read -r link; do
+    target="$(readlink "$link")"
+    [ -e "$sysroot$target" ] && ln -sfn "$sysroot$target" "$link"
+  done < <(find "$sysroot" -type l -lname '/*')
   CMAKE_ARGS+=("-DCMAKE_PREFIX_PATH=$sysroot/usr")
-  EXTRA_LD="$sysroot/usr/lib/x86_64-linux-gnu"
+  EXTRA_LD="$sysroot/usr/lib/x86_64-linux-gnu:$sysroot/lib/x86_64-linux-gnu"
   echo "run.sh: build dependencies from $(ls "$deps"/*.deb | wc -l) carried packages"
 fi
 cudnn_found() {
