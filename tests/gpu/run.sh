@@ -85,7 +85,9 @@ export LOOM_PLUGIN_PATH=
 EXTRA_LD=""
 CMAKE_ARGS=()
 deps="${LOOM_GPU_DEPS:-$ROOT/.gpu-deps}"
-if compgen -G "$deps/*.deb" >/dev/null; then
+# Only for a fresh folder or one configured with them (a reused CPU build has its own).
+if compgen -G "$deps/*.deb" >/dev/null &&
+   { [ ! -f "$B/CMakeCache.txt" ] || grep -q 'deps-sysroot' "$B/CMakeCache.txt"; }; then
   sysroot="$B/deps-sysroot"
   mkdir -p "$sysroot"
   for f in "$deps"/*.deb; do dpkg -x "$f" "$sysroot" || { echo "run.sh: cannot unpack $f"; exit 1; }; done
