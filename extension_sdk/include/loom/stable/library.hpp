@@ -93,10 +93,30 @@ inline LoomStatus* status_from_current_exception() noexcept {
   }
 }
 
+/// The last user_data a release function of this header freed on this thread
+/// (Note [Who frees user_data on a failed registration]).
+inline void*& last_released() {
+  thread_local void* p = nullptr;  // trivially destructible: no thread-exit hook in a plugin
+  return p;
+}
+
 /// Deletes a heap-allocated F (the release function of a registration).
 template <typename F>
 void delete_callable(void* p) {
+  last_released() = p;
   delete static_cast<F*>(p);
+}
+
+/// Registers holder through reg(holder, release) (a LibraryImpl-like call); on failure frees
+/// holder unless the library already did, and throws the status.
+template <typename H, typename Reg>
+void register_callable(H* holder, Reg&& reg) {
+  last_released() = nullptr;
+  LoomStatus* st = reg(static_cast<void*>(holder), &delete_callable<H>);
+  if (st != nullptr) {
+    if (last_released() != holder) delete holder;
+    throw_status(st);
+  }
 }
 
 /// A kernel callable with the name of the op it serves (for messages).
@@ -308,9 +328,12 @@ LoomStatus* backward_trampoline(void* user_data, LoomBackwardContext* ctx) noexc
 }  // namespace detail
 /// @endcond
 
-// Note [Registration owns user_data]: from the LibraryImpl / LibraryImplBackward call on, the
-// library owns the callable's heap copy and frees it through the release function, also when
-// the registration fails; so the wrapper never deletes it itself (a double free otherwise).
+// Note [Who frees user_data on a failed registration]: a registration hands the library a heap
+// copy of the callable and a release function that deletes it when the registration is undone.
+// When LibraryImpl / LibraryImplBackward fail, capi.h v1 does not say whether release runs, so
+// the release functions record what they freed (detail::last_released, per thread: the
+// library calls release synchronously inside the failing call, if at all) and the wrapper
+// deletes the copy only if the library did not. Neither a leak nor a double free either way.
 
 /// A set of registrations (op definitions, kernels, derivatives) for one namespace.
 ///
@@ -385,10 +408,10 @@ class Library {
   Library& impl_values(const char* op, const char* dispatch_key, F f) {
     using Fn = std::decay_t<F>;
     using Holder = detail::Kernel<Fn>;
-    auto* holder = new Holder{std::move(f), op};
-    LoomStatus* st = api()->LibraryImpl(lib_, op, dispatch_key, &detail::kernel_trampoline<Fn>,
-                                        holder, &detail::delete_callable<Holder>);
-    if (st != nullptr) throw_status(st);  // Note [Registration owns user_data]
+    // Note [Who frees user_data on a failed registration].
+    detail::register_callable(new Holder{std::move(f), op}, [&](void* ud, LoomReleaseFn rel) {
+      return api()->LibraryImpl(lib_, op, dispatch_key, &detail::kernel_trampoline<Fn>, ud, rel);
+    });
     return *this;
   }
   /// impl with a std::function returning the op's single tensor.
@@ -402,10 +425,9 @@ class Library {
   template <typename F>
   Library& impl_boxed(const char* op, const char* dispatch_key, F f) {
     using Fn = std::decay_t<F>;
-    auto* holder = new Fn(std::move(f));
-    LoomStatus* st = api()->LibraryImpl(lib_, op, dispatch_key, &detail::boxed_trampoline<Fn>,
-                                        holder, &detail::delete_callable<Fn>);
-    if (st != nullptr) throw_status(st);  // Note [Registration owns user_data]
+    detail::register_callable(new Fn(std::move(f)), [&](void* ud, LoomReleaseFn rel) {
+      return api()->LibraryImpl(lib_, op, dispatch_key, &detail::boxed_trampoline<Fn>, ud, rel);
+    });
     return *this;
   }
   /// Gives op a derivative f(BackwardContext&), which sets a gradient for each tensor input
@@ -413,10 +435,9 @@ class Library {
   template <typename F>
   Library& impl_backward(const char* op, F f) {
     using Fn = std::decay_t<F>;
-    auto* holder = new Fn(std::move(f));
-    LoomStatus* st = api()->LibraryImplBackward(lib_, op, &detail::backward_trampoline<Fn>, holder,
-                                                &detail::delete_callable<Fn>);
-    if (st != nullptr) throw_status(st);  // Note [Registration owns user_data]
+    detail::register_callable(new Fn(std::move(f)), [&](void* ud, LoomReleaseFn rel) {
+      return api()->LibraryImplBackward(lib_, op, &detail::backward_trampoline<Fn>, ud, rel);
+    });
     return *this;
   }
 
