@@ -170,21 +170,28 @@ void launch_fill(void* dst, int element_size, uint64_t bits, const Geometry& g, 
 void launch_arange(void* dst, Dt dtype, int64_t n, bool exact, int64_t start_i, int64_t step_i,
                    double start_d, double step_d, cudaStream_t stream);
 
-/// Reductions over the last axis of a contiguous [outer, inner] input (the host permutes and
-/// copies so the reduced dims come last).
-enum class RedOp : int32_t { Sum, Prod, Mean, Max, Min, All, Any, ArgMax, ArgMin, Var };
+/// Reductions of a contiguous input viewed as [outer, red, inner] over its middle axis (the
+/// host permutes or copies so the reduced dims form that middle block).
+enum class RedOp : int32_t { Sum, Prod, Mean, Max, Min, ArgMax, ArgMin, All, Any, Var };
 struct ReduceLaunch {
   RedOp op = RedOp::Sum;
   Dt in_dtype = Dt::Float32;
-  Dt out_dtype = Dt::Float32;  ///< values' dtype (sum's int64 for integers, bool for all/any)
+  Dt out_dtype = Dt::Float32;   ///< of out (and mean_out)
   const void* in = nullptr;
-  void* out = nullptr;        ///< values (may be null for argmax/argmin)
-  int64_t* indices = nullptr; ///< ArgMax/ArgMin/Max/Min with indices
-  int64_t outer = 0, inner = 0;
-  double correction = 0;      ///< Var: divisor is inner - correction
-  bool take_sqrt = false;     ///< Var: std
+  void* out = nullptr;          ///< outer * inner values (null for ArgMax/ArgMin)
+  int64_t* indices = nullptr;   ///< Max/Min/ArgMax/ArgMin: index along red (may be null)
+  void* mean_out = nullptr;     ///< Var: the mean too (var_mean), or null
+  int64_t outer = 1, red = 1, inner = 1;
+  double correction = 1;        ///< Var: divisor max(0, red - correction)
+  bool take_sqrt = false;       ///< Var: std
+  void* workspace = nullptr;    ///< reduce_workspace_bytes(*this) bytes (when nonzero)
 };
-/// Runs a row reduction on stream.
+/// Device scratch a reduction needs (partial results of split rows); 0 for most shapes.
+size_t reduce_workspace_bytes(const ReduceLaunch& r);
+/// Whether launch_reduce takes r with its inner > 1 as it is (a column reduction); if not, the
+/// host copies the input so that the reduced axis is innermost (inner = 1).
+bool reduce_takes_columns(const ReduceLaunch& r);
+/// Runs a reduction on stream.
 void launch_reduce(const ReduceLaunch& r, cudaStream_t stream);
 
 /// Random numbers into contiguous dst (Philox4x32-10, subsequence = thread, offset given).
