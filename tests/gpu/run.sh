@@ -162,6 +162,10 @@ if ! locked cmake --build "$B" -j "$JOBS" --target "${targets[@]}" > "$LOG/build
 fi
 row "build" "ok" "$(( SECONDS - t0 )) s, ${#targets[@]} targets, -j $JOBS"
 
+# What `loom info` says about CUDA (runtime, driver, libraries, architectures, devices).
+"$B/bin/loom" info > "$LOG/info.log" 2>&1
+grep -iE 'driver|runtime|cudnn|cublas|architecture|sm_|H200|no CUDA' "$LOG/info.log" | head -8 | sed 's/^/  loom info: /'
+
 # ---- the CUDA test suites --------------------------------------------------------------------
 # gtest's summary lines: "[  PASSED  ] 3 tests.", "[  SKIPPED ] 2 tests, listed below:",
 # "[  FAILED  ] 1 test, listed below:"; the first skip's reason is the line after "Skipped".
@@ -305,7 +309,7 @@ model = torch.nn.Sequential(
     torch.nn.Conv2d(1, 32, 3), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
     torch.nn.Conv2d(32, 64, 3), torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(),
     torch.nn.Linear(1600, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).to(dev)
-opt = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=False)
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)  # PyTorch's default (foreach) on CUDA
 x, y = torch.randn(64, 1, 28, 28, device=dev), torch.randint(0, 10, (64,), device=dev)
 def step():
     opt.zero_grad(set_to_none=True)
