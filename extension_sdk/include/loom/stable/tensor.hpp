@@ -22,8 +22,9 @@ namespace loom::stable {
 /// kept as the kind it was given in (so that int tensor + 1 stays int).
 class Scalar {
  public:
-  /// A bool.
-  Scalar(bool b) noexcept {  // NOLINT(google-explicit-constructor)
+  /// A bool (exactly: a pointer does not convert).
+  template <typename T, std::enable_if_t<std::is_same_v<T, bool>, int> = 0>
+  Scalar(T b) noexcept {  // NOLINT(google-explicit-constructor)
     v_.kind = LOOM_VALUE_BOOL;
     v_.u.b = b;
   }

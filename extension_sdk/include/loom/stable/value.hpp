@@ -67,8 +67,11 @@ class Value {
   Value(std::nullopt_t) noexcept {}  // NOLINT(google-explicit-constructor)
   /// A tensor (an undefined one boxes as a NULL tensor).
   Value(Tensor t) : kind_(ValueKind::Tensor), tensor_(std::move(t)) {}  // NOLINT
-  /// A bool.
-  Value(bool b) noexcept : kind_(ValueKind::Bool) { b_ = b; }  // NOLINT
+  /// A bool (exactly: a pointer does not convert).
+  template <typename T, std::enable_if_t<std::is_same_v<T, bool>, int> = 0>
+  Value(T b) noexcept : kind_(ValueKind::Bool) {  // NOLINT(google-explicit-constructor)
+    b_ = b;
+  }
   /// An integer.
   template <typename T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>,
                                          int> = 0>
