@@ -156,7 +156,7 @@ Device select_device(const std::string& spec) {
 }
 
 /// t on device. A batch in pinned memory is copied asynchronously (non_blocking); see Note
-/// [Pinned batches] in loom/data/dataloader.h for why the host batch must outlive the step.
+/// [Pinned batches] in loom/data/dataloader.h.
 Tensor to_device(const Tensor& t, Device device) {
   if (device.is_cpu() || t.device() == device) return t;
   Tensor out = Tensor::empty(t.sizes(), TensorOptions{}.with(t.dtype()).with(device));
@@ -505,7 +505,7 @@ int run(Options o) {
       opt->step();
       if (schedule.per_step) schedule.per_step->step();
       const int64_t n = b[0].size(0);
-      // Copying the loss back waits for the step; only then may b (pinned) be released.
+      // Copying the loss back waits for the step (one synchronization per step).
       pos.loss_sum += to_cpu(loss).item<double>() * static_cast<double>(n);
       pos.correct += to_cpu(logits.argmax(1).eq(labels).sum()).item<int64_t>();
       pos.seen += n;

@@ -98,9 +98,10 @@ struct DataLoaderOptions {
 // batch into pinned memory right after collating it, so pinning runs in parallel with the
 // training step like fetching does (PyTorch uses one extra pinning thread instead). The pinned
 // allocator is looked up once per epoch through loom::find_device_hooks: the core knows no
-// CUDA, and the data library must not link the CUDA plugin. A pinned block must outlive any
-// asynchronous copy reading it: keep the batch alive until the stream has passed the copy
-// (loom train does: the step's loss.item() synchronizes before the batch is released).
+// CUDA, and the data library must not link the CUDA plugin. A pinned block released while an
+// asynchronous copy still reads it is not reused before the copy is done: the cuda plugin's
+// allocator records an event per copy (Note [Pinned blocks and asynchronous copies] in
+// plugins/cuda/src/runtime/pinned.cpp).
 
 /// The pinned host allocator of the "cuda" device plugin, or nullptr when the plugin is not
 /// loaded, provides none, or has no usable device (the DataLoader's pin_memory fallback).
