@@ -1,0 +1,26 @@
+# Run by tests/extension_sdk/examples_test.sh after the README's commands, in this folder:
+# the extension exports only its entry point, links libloom.so (not Loom's internal libraries)
+# and the shared CUDA runtime, and holds sm_90 code.
+set -euo pipefail
+so=build/libcustom_cuda_op.so
+
+exported="$(nm -D --defined-only "$so" | awk '{print $3}' | grep -v '^_init$\|^_fini$' | sort)"
+if [ "$exported" != "loom_plugin_manifest" ]; then
+  echo "FAIL: $so exports more than loom_plugin_manifest:"; echo "$exported"; exit 1
+fi
+needed="$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')"
+for lib in libloom.so.1 'libcudart.so.*'; do
+  echo "$needed" | grep -qx "$lib" || { echo "FAIL: $so does not link $lib: $needed"; exit 1; }
+done
+if echo "$needed" | grep -q 'libloom_'; then
+  echo "FAIL: $so links a Loom-internal library: $needed"; exit 1
+fi
+# cuobjdump sits beside nvcc.
+nvcc="$(command -v nvcc || echo "${CUDACXX:-}")"
+cuobjdump="${nvcc%/nvcc}/cuobjdump"
+if [ -n "$nvcc" ] && [ -x "$cuobjdump" ]; then
+  "$cuobjdump" --list-elf "$so" | grep -q sm_90 || { echo "FAIL: $so holds no sm_90 code"; exit 1; }
+else
+  echo "SKIP: no cuobjdump beside nvcc: the sm_90 check"
+fi
+echo "ok: $so exports only loom_plugin_manifest, needs libloom.so.1 and libcudart"
