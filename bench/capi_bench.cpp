@@ -14,6 +14,7 @@
 
 #ifndef LOOM_CAPI_BENCH_LIBTORCH_SIDE
 
+#include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -94,6 +95,9 @@ LOOM_BENCH("capi.add.1elem", unit::ns) {
   size_t n = 0;
   check(api, api.OpCall(s->add, s->args, 2, ret, 1, &n), "OpCall(add.Tensor)");
   api.ValuesRelease(ret, n);
+  std::printf(
+      "  capi.add.1elem: loom = the C ABI (OpCall), raw = the C++ API (loom::add); targets: "
+      "ratio_raw (C ABI / C++) <= 1.5, ratio (C ABI / libtorch) <= 1\n");
   return ns_per_call([s] {
     LoomValue out[1] = {return_slot()};
     size_t count = 0;
