@@ -251,8 +251,9 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::opti
     CpuKernelGuard cpu;
     host = op(start, end, steps, dtype, layout, Device(), pin);
   }
+  LOOM_TYPED_OP(copy_op, "aten::copy_", Tensor(const Tensor&, const Tensor&, bool));
   Tensor out = Tensor::empty(host.sizes(), TensorOptions{}.with(host.dtype()).with(target));
-  out.copy_(host);
+  copy_op(out, host, false);  // host to device (runtime/copy.cpp)
   return out;
 }
 
