@@ -101,7 +101,9 @@ Side gpu_ns_per_call(F body) {
 /// Device memory for a raw side, freed with it.
 struct DeviceBuffer {
   void* ptr = nullptr;
-  explicit DeviceBuffer(size_t nbytes) { check(cudaMalloc(&ptr, nbytes ? nbytes : 1), "cudaMalloc"); }
+  explicit DeviceBuffer(size_t nbytes) {
+    check(cudaMalloc(&ptr, nbytes ? nbytes : 1), "cudaMalloc");
+  }
   ~DeviceBuffer() { cudaFree(ptr); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;

@@ -29,10 +29,14 @@ Tensor parameter(IntArrayRef sizes, int64_t fan_in, Device device) {
 
 struct Cnn {
   explicit Cnn(Device d)
-      : w1(parameter({32, 1, 3, 3}, 9, d)), b1(parameter({32}, 9, d)),
-        w2(parameter({64, 32, 3, 3}, 288, d)), b2(parameter({64}, 288, d)),
-        w3(parameter({128, 1600}, 1600, d)), b3(parameter({128}, 1600, d)),
-        w4(parameter({10, 128}, 128, d)), b4(parameter({10}, 128, d)) {}
+      : w1(parameter({32, 1, 3, 3}, 9, d)),
+        b1(parameter({32}, 9, d)),
+        w2(parameter({64, 32, 3, 3}, 288, d)),
+        b2(parameter({64}, 288, d)),
+        w3(parameter({128, 1600}, 1600, d)),
+        b3(parameter({128}, 1600, d)),
+        w4(parameter({10, 128}, 128, d)),
+        b4(parameter({10}, 128, d)) {}
   Tensor w1, b1, w2, b2, w3, b3, w4, b4;
   std::vector<Tensor> params() const { return {w1, b1, w2, b2, w3, b3, w4, b4}; }
   Tensor forward(const Tensor& x) const {

@@ -37,8 +37,8 @@ void check_cudnn(cudnnStatus_t s, const char* what) {
 
 Side loom_side(const char* name, bool benchmark_mode) {
   if (!cuda::unavailable_reason().empty()) return cuda::skipped(name);
-  const Tensor x = Tensor::from_vector(pattern(kN * kC * kHW * kHW), {kN, kC, kHW, kHW})
-                       .to(cuda::device());
+  const Tensor x =
+      Tensor::from_vector(pattern(kN * kC * kHW * kHW), {kN, kC, kHW, kHW}).to(cuda::device());
   const Tensor w = Tensor::from_vector(pattern(kC * kC * 9), {kC, kC, 3, 3}).to(cuda::device());
   auto run = [=] { do_not_optimize(conv2d(x, w, std::nullopt, 1, 1)); };
   // Each sample runs with the mode it measures and restores the previous one.
@@ -120,8 +120,8 @@ Side raw_side() {
   s->algo = perf[best].algo;
   check_cudnn(cudnnSetConvolutionMathType(s->conv, perf[best].mathType),
               "cudnnSetConvolutionMathType");
-  check_cudnn(cudnnGetConvolutionForwardWorkspaceSize(s->handle, s->x, s->w, s->conv, s->y,
-                                                      s->algo, &s->workspace_bytes),
+  check_cudnn(cudnnGetConvolutionForwardWorkspaceSize(s->handle, s->x, s->w, s->conv, s->y, s->algo,
+                                                      &s->workspace_bytes),
               "cudnnGetConvolutionForwardWorkspaceSize");
   s->workspace = std::make_unique<cuda::DeviceBuffer>(s->workspace_bytes);
   std::printf("  raw side of cuda.conv3x3.fwd: cuDNN algorithm %d (%.3f ms measured by cuDNN)\n",

@@ -62,8 +62,8 @@ Side raw_side(int64_t n, bool half) {
   auto s = std::make_shared<State>();
   check_cublas(cublasCreate(&s->handle), "cublasCreate");
   const bool tf32 = backends::allow_tf32();
-  check_cublas(cublasSetMathMode(s->handle, !half && tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                          : CUBLAS_DEFAULT_MATH),
+  check_cublas(cublasSetMathMode(s->handle,
+                                 !half && tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
                "cublasSetMathMode");
   const size_t count = static_cast<size_t>(n * n);
   const size_t bytes = count * (half ? sizeof(__half) : sizeof(float));
@@ -87,10 +87,9 @@ Side raw_side(int64_t n, bool half) {
   auto side = cuda::gpu_ns_per_call([s, in, half] {
     const float alpha = 1, beta = 0;
     if (half) {
-      check_cublas(cublasGemmEx(s->handle, CUBLAS_OP_N, CUBLAS_OP_N, in, in, in, &alpha,
-                                s->b->ptr, CUDA_R_16F, in, s->a->ptr, CUDA_R_16F, in, &beta,
-                                s->c->ptr, CUDA_R_16F, in, CUBLAS_COMPUTE_32F,
-                                CUBLAS_GEMM_DEFAULT),
+      check_cublas(cublasGemmEx(s->handle, CUBLAS_OP_N, CUBLAS_OP_N, in, in, in, &alpha, s->b->ptr,
+                                CUDA_R_16F, in, s->a->ptr, CUDA_R_16F, in, &beta, s->c->ptr,
+                                CUDA_R_16F, in, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                    "cublasGemmEx");
     } else {
       check_cublas(cublasSgemm(s->handle, CUBLAS_OP_N, CUBLAS_OP_N, in, in, in, &alpha,

@@ -33,8 +33,9 @@ TORCH_MODULE(CudaCnn);
 
 LOOM_BENCH_PEER(libtorch, "cuda.cnn.step") {
   if (!torch::cuda::is_available()) {
-    std::printf("  cuda.cnn.step: libtorch has no CUDA here (a CPU-only build or no device); "
-                "its column is null\n");
+    std::printf(
+        "  cuda.cnn.step: libtorch has no CUDA here (a CPU-only build or no device); "
+        "its column is null\n");
     std::fflush(stdout);
     return {};
   }

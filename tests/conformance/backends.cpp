@@ -98,7 +98,10 @@ LOOM_CONFORMANCE_BACKEND({.name = "onednn", .plugin = "cpu_onednn", .provider = 
 // does not load and provides nothing; where it loads without a GPU it is skipped (resolve()
 // says why). Its key, CUDA, is the one the plugin's device type gets when it registers. Float32
 // products run without TF32 (the plugin's default), so the dtype tolerances hold.
-LOOM_CONFORMANCE_BACKEND(
-    {.name = "cuda", .plugin = "cuda", .provider = "cuda", .key = DispatchKey::CPU, .device = "cuda:0"});
+LOOM_CONFORMANCE_BACKEND({.name = "cuda",
+                          .plugin = "cuda",
+                          .provider = "cuda",
+                          .key = DispatchKey::CPU,
+                          .device = "cuda:0"});
 
 }  // namespace loom::conformance

@@ -34,9 +34,9 @@ Tensor pin_memory(const Tensor& t, Allocator* allocator) {
                allocator->name(), "' returned memory on ", storage.device().str(),
                ", expected host memory (cpu)");
   const DimVector strides = contiguous_strides(src.sizes());
-  Tensor out(boost::intrusive_ptr<TensorImpl>(new TensorImpl(
-      std::move(storage), src.dtype(), src.sizes(), IntArrayRef(strides.data(), strides.size()),
-      0)));
+  Tensor out(boost::intrusive_ptr<TensorImpl>(
+      new TensorImpl(std::move(storage), src.dtype(), src.sizes(),
+                     IntArrayRef(strides.data(), strides.size()), 0)));
   if (nbytes > 0) std::memcpy(out.data_ptr(), src.data_ptr(), nbytes);
   return out;
 }

@@ -65,11 +65,11 @@ const std::string& cuda_unavailable() {
   return why;
 }
 
-#define LOOM_REQUIRE_CUDA()                                         \
-  do {                                                              \
-    if (!cuda_unavailable().empty()) {                              \
-      GTEST_SKIP() << "no CUDA device: " << cuda_unavailable();     \
-    }                                                               \
+#define LOOM_REQUIRE_CUDA()                                     \
+  do {                                                          \
+    if (!cuda_unavailable().empty()) {                          \
+      GTEST_SKIP() << "no CUDA device: " << cuda_unavailable(); \
+    }                                                           \
   } while (0)
 
 Device gpu() { return Device(DeviceType::from_name("cuda"), 0); }
@@ -155,45 +155,50 @@ namespace step {
 void sgd(const Tensor& p, const Tensor& g, const std::optional<Tensor>& buf, double lr,
          double momentum = 0, double dampening = 0, double weight_decay = 0, bool nesterov = false,
          bool maximize = false, bool first = false) {
-  static const auto op = Dispatcher::instance().find_op_or_throw("optim::sgd_step_").typed<
-      void(const Tensor&, const Tensor&, const std::optional<Tensor>&, double, double, double,
-           double, bool, bool, bool)>();
+  static const auto op = Dispatcher::instance()
+                             .find_op_or_throw("optim::sgd_step_")
+                             .typed<void(const Tensor&, const Tensor&, const std::optional<Tensor>&,
+                                         double, double, double, double, bool, bool, bool)>();
   op(p, g, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, first);
 }
 void adam(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v,
           const std::optional<Tensor>& vmax, int64_t t, double lr, double beta1 = 0.9,
           double beta2 = 0.999, double eps = 1e-8, double weight_decay = 0, bool amsgrad = false,
           bool maximize = false, bool decoupled = false) {
-  static const auto op = Dispatcher::instance().find_op_or_throw("optim::adam_step_").typed<
-      void(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&,
-           int64_t, double, double, double, double, double, bool, bool, bool)>();
+  static const auto op = Dispatcher::instance()
+                             .find_op_or_throw("optim::adam_step_")
+                             .typed<void(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                         const std::optional<Tensor>&, int64_t, double, double,
+                                         double, double, double, bool, bool, bool)>();
   op(p, g, m, v, vmax, t, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled);
 }
 void rmsprop(const Tensor& p, const Tensor& g, const Tensor& sq, const std::optional<Tensor>& ga,
              const std::optional<Tensor>& buf, double lr, double alpha = 0.99, double eps = 1e-8,
              double weight_decay = 0, double momentum = 0, bool centered = false,
              bool maximize = false) {
-  static const auto op = Dispatcher::instance().find_op_or_throw("optim::rmsprop_step_").typed<
-      void(const Tensor&, const Tensor&, const Tensor&, const std::optional<Tensor>&,
-           const std::optional<Tensor>&, double, double, double, double, double, bool, bool)>();
+  static const auto op = Dispatcher::instance()
+                             .find_op_or_throw("optim::rmsprop_step_")
+                             .typed<void(const Tensor&, const Tensor&, const Tensor&,
+                                         const std::optional<Tensor>&, const std::optional<Tensor>&,
+                                         double, double, double, double, double, bool, bool)>();
   op(p, g, sq, ga, buf, lr, alpha, eps, weight_decay, momentum, centered, maximize);
 }
 void adagrad(const Tensor& p, const Tensor& g, const Tensor& sum, int64_t t, double lr,
              double lr_decay = 0, double weight_decay = 0, double eps = 1e-10,
              bool maximize = false) {
-  static const auto op = Dispatcher::instance().find_op_or_throw("optim::adagrad_step_").typed<
-      void(const Tensor&, const Tensor&, const Tensor&, int64_t, double, double, double, double,
-           bool)>();
+  static const auto op = Dispatcher::instance()
+                             .find_op_or_throw("optim::adagrad_step_")
+                             .typed<void(const Tensor&, const Tensor&, const Tensor&, int64_t,
+                                         double, double, double, double, bool)>();
   op(p, g, sum, t, lr, lr_decay, weight_decay, eps, maximize);
 }
 }  // namespace step
 
-#define LOOM_REQUIRE_OPTIM()                                         \
-  do {                                                               \
-    (void)cuda_unavailable(); /* opens libloom_optim */              \
-    if (!optim_missing().empty()) GTEST_SKIP() << optim_missing();   \
+#define LOOM_REQUIRE_OPTIM()                                       \
+  do {                                                             \
+    (void)cuda_unavailable(); /* opens libloom_optim */            \
+    if (!optim_missing().empty()) GTEST_SKIP() << optim_missing(); \
   } while (0)
-
 
 // Runs without a GPU: the plugin registers CUDA kernels for the optim:: ops this process
 // defines (Note [CUDA optimizer steps] in plugins/cuda/src/kernels/optim_steps.cpp).
@@ -255,8 +260,8 @@ std::vector<StepCase> step_cases() {
        }},
       {"adamw maximize", 2,
        [](T t, int64_t s) {
-         step::adam(t[0], t[1], t[2], t[3], std::nullopt, s, 1e-2, 0.8, 0.99, 1e-8, 0.1,
-                           false, true, true);
+         step::adam(t[0], t[1], t[2], t[3], std::nullopt, s, 1e-2, 0.8, 0.99, 1e-8, 0.1, false,
+                    true, true);
        }},
       {"rmsprop", 1,
        [](T t, int64_t) { step::rmsprop(t[0], t[1], t[2], std::nullopt, std::nullopt, 1e-2); }},
@@ -266,9 +271,7 @@ std::vector<StepCase> step_cases() {
        }},
       {"adagrad", 1, [](T t, int64_t s) { step::adagrad(t[0], t[1], t[2], s, 0.1); }},
       {"adagrad decay wd maximize", 1,
-       [](T t, int64_t s) {
-         step::adagrad(t[0], t[1], t[2], s, 0.1, 0.01, 0.01, 1e-10, true);
-       }},
+       [](T t, int64_t s) { step::adagrad(t[0], t[1], t[2], s, 0.1, 0.01, 0.01, 1e-10, true); }},
   };
 }
 

@@ -15,12 +15,13 @@
 // dispatcher's "no kernel for CUDA" error, which names the op. (The alternative, optimizers
 // built from aten ops on CUDA, would cost 5 to 10 kernel launches and as many temporaries per
 // parameter per step, where this costs one launch.)
+#include "kernels/optim_steps.cuh"
+
 #include <cmath>
 #include <optional>
 #include <string_view>
 #include <vector>
 
-#include "kernels/optim_steps.cuh"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/core.h"
 #include "loom/ops/tensor_methods.h"
@@ -53,9 +54,9 @@ void check_step_args(std::string_view op, const std::vector<StepArg>& args) {
   for (const StepArg& a : args) {
     if (!a.tensor.defined()) continue;
     LOOM_CHECK_T(DeviceError,
-                 a.tensor.device().type() == device_type() && device_index(a.tensor) == device,
-                 op, ": expected all tensors on param's device cuda:", device, ", got ", a.name,
-                 " ", a.tensor.describe());
+                 a.tensor.device().type() == device_type() && device_index(a.tensor) == device, op,
+                 ": expected all tensors on param's device cuda:", device, ", got ", a.name, " ",
+                 a.tensor.describe());
     LOOM_CHECK_T(TypeError, a.tensor.dtype() == param.dtype(), op, ": expected ", a.name,
                  " to have param's dtype ", dtype_name(param.dtype()), ", got ", a.name, " ",
                  a.tensor.describe(), " and param ", param.describe());

@@ -22,7 +22,8 @@ unsigned blocks_for(int64_t n) {
 /// PyTorch's lerp (as cpu_steps.cpp): self + weight * (end - self), from the nearer end.
 template <typename T>
 __device__ __forceinline__ T lerp(T self, T end, T weight) {
-  return fabs(weight) < T(0.5) ? self + weight * (end - self) : end - (end - self) * (T(1) - weight);
+  return fabs(weight) < T(0.5) ? self + weight * (end - self)
+                               : end - (end - self) * (T(1) - weight);
 }
 
 template <typename T>
@@ -78,9 +79,9 @@ __global__ void adam_kernel(T* __restrict__ x, const T* __restrict__ gr, T* __re
 
 template <typename T>
 __global__ void rmsprop_kernel(T* __restrict__ x, const T* __restrict__ gr, T* __restrict__ sq,
-                               T* __restrict__ ga, T* __restrict__ b, int64_t n, T lr, T alpha,
-                               T w, T eps, T wd, T mom, bool has_wd, bool centered,
-                               bool has_momentum, T sign) {
+                               T* __restrict__ ga, T* __restrict__ b, int64_t n, T lr, T alpha, T w,
+                               T eps, T wd, T mom, bool has_wd, bool centered, bool has_momentum,
+                               T sign) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(blockDim.x) * gridDim.x) {
     T g = sign * gr[i];
@@ -125,9 +126,8 @@ template <typename T>
 void sgd(const SgdStepLaunch& a, cudaStream_t stream) {
   sgd_kernel<T><<<blocks_for(a.numel), kThreads, 0, stream>>>(
       static_cast<T*>(a.param), static_cast<const T*>(a.grad), static_cast<T*>(a.momentum_buffer),
-      a.numel, T(a.lr), T(a.momentum), T(1 - a.dampening), T(a.weight_decay),
-      a.weight_decay != 0, a.momentum != 0, a.nesterov, a.is_first_step,
-      a.maximize ? T(-1) : T(1));
+      a.numel, T(a.lr), T(a.momentum), T(1 - a.dampening), T(a.weight_decay), a.weight_decay != 0,
+      a.momentum != 0, a.nesterov, a.is_first_step, a.maximize ? T(-1) : T(1));
 }
 
 template <typename T>
@@ -143,9 +143,9 @@ template <typename T>
 void rmsprop(const RmspropStepLaunch& a, cudaStream_t stream) {
   rmsprop_kernel<T><<<blocks_for(a.numel), kThreads, 0, stream>>>(
       static_cast<T*>(a.param), static_cast<const T*>(a.grad), static_cast<T*>(a.square_avg),
-      static_cast<T*>(a.grad_avg), static_cast<T*>(a.momentum_buffer), a.numel, T(a.lr),
-      T(a.alpha), T(1 - a.alpha), T(a.eps), T(a.weight_decay), T(a.momentum),
-      a.weight_decay != 0, a.centered, a.momentum > 0, a.maximize ? T(-1) : T(1));
+      static_cast<T*>(a.grad_avg), static_cast<T*>(a.momentum_buffer), a.numel, T(a.lr), T(a.alpha),
+      T(1 - a.alpha), T(a.eps), T(a.weight_decay), T(a.momentum), a.weight_decay != 0, a.centered,
+      a.momentum > 0, a.maximize ? T(-1) : T(1));
 }
 
 template <typename T>

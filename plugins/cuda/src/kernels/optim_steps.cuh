@@ -34,9 +34,9 @@ struct AdamStepLaunch {
   void* exp_avg_sq = nullptr;
   void* max_exp_avg_sq = nullptr;  ///< needed when amsgrad
   int64_t numel = 0;
-  double step_size = 0;   ///< lr / (1 - beta1^step)
-  double bc2_sqrt = 1;    ///< sqrt(1 - beta2^step)
-  double decay = 1;       ///< 1 - lr * weight_decay (decoupled)
+  double step_size = 0;  ///< lr / (1 - beta1^step)
+  double bc2_sqrt = 1;   ///< sqrt(1 - beta2^step)
+  double decay = 1;      ///< 1 - lr * weight_decay (decoupled)
   double weight_decay = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   bool amsgrad = false, maximize = false, decoupled = false;
 };
