@@ -5,9 +5,8 @@
  * changed its name or vanished, or a frozen number that changed, fails it (an appended entry
  * does not: the list names the v1 entries only).
  */
-#include <stdio.h>
-
 #include <loom/capi.h>
+#include <stdio.h>
 
 #include "v1_layout.h"
 

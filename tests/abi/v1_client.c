@@ -10,13 +10,12 @@
  * header too). Every check prints a line when it fails; the exit status is the number of
  * failed checks (capped at 100), 0 when all pass.
  */
+#include <loom/capi.h> /* the frozen v1 copy: see tests/abi/CMakeLists.txt */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <loom/capi.h> /* the frozen v1 copy: see tests/abi/CMakeLists.txt */
 
 #include "v1_layout.h" /* the v1 slot offsets, asserted at compile time */
 
@@ -26,12 +25,12 @@ static int32_t f32, f64, i64, b8;
 
 /* ---- checks ---- */
 
-#define EXPECT(cond)                                                    \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
+#define EXPECT(cond)                                                      \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
       fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                       \
-    }                                                                   \
+      ++failures;                                                         \
+    }                                                                     \
   } while (0)
 
 /* The call succeeds (a NULL status). Evaluates to 1 on success. */
@@ -424,9 +423,9 @@ static void check_ops(void) {
     api->TensorRelease(r);
 
     const int64_t full_sizes[1] = {3};
-    const LoomValue full_args[6] = {ints_v(full_sizes, 1), float_v(2.5), dtype_v(f64),
-                                    value(LOOM_VALUE_NONE), string_v("cpu"),
-                                    value(LOOM_VALUE_NONE)};
+    const LoomValue full_args[6] = {ints_v(full_sizes, 1), float_v(2.5),
+                                    dtype_v(f64),          value(LOOM_VALUE_NONE),
+                                    string_v("cpu"),       value(LOOM_VALUE_NONE)};
     r = call1("full", full_args, 6);
     double d[3] = {0, 0, 0};
     int32_t dtype = -1;
@@ -737,8 +736,7 @@ static void check_registration(void) {
     LoomValue ret[1];
     size_t nret = 0;
     init_returns(ret, sizeof ret / sizeof ret[0]);
-    const LoomValue bad[5] = {tensor_v(x), int_v(2), floats_v(w, 3), string_v("add"),
-                              bool_v(true)};
+    const LoomValue bad[5] = {tensor_v(x), int_v(2), floats_v(w, 3), string_v("add"), bool_v(true)};
     if (combine) {
       FAILS(api->OpCall(combine, bad, 5, ret, 1, &nret), LOOM_VALUE_ERROR, "mode must be 'mul'");
     }

@@ -73,6 +73,7 @@
 /* end of LOOM_V1_ENTRIES */
 /* clang-format on */
 
+/* clang-format off */
 /** The index of each v1 entry in the table. */
 enum LoomV1EntryIndex {
 #define LOOM_V1_INDEX(name) loom_v1_index_##name,
@@ -80,10 +81,11 @@ enum LoomV1EntryIndex {
 #undef LOOM_V1_INDEX
   loom_v1_entry_count
 };
+/* clang-format on */
 
 /* Every v1 slot where version 1 put it, and nothing between them. */
-#define LOOM_V1_ASSERT_OFFSET(name)                                                         \
-  _Static_assert(offsetof(LoomApi, name) == 8 + loom_v1_index_##name * sizeof(void*),       \
+#define LOOM_V1_ASSERT_OFFSET(name)                                                   \
+  _Static_assert(offsetof(LoomApi, name) == 8 + loom_v1_index_##name * sizeof(void*), \
                  "LoomApi." #name " moved: the table is append-only (Note [Stable ABI rules])");
 LOOM_V1_ENTRIES(LOOM_V1_ASSERT_OFFSET)
 #undef LOOM_V1_ASSERT_OFFSET

@@ -3,10 +3,9 @@
  * (x * 2, by calling mul.Scalar) in a library owned by the plugin (PluginLibrary), which the
  * loader undoes when the client unloads it. It links libloom.so only.
  */
+#include <loom/capi.h> /* the frozen v1 copy */
 #include <stdio.h>
 #include <string.h>
-
-#include <loom/capi.h> /* the frozen v1 copy */
 
 #if defined(__GNUC__)
 #define ABI_V1_PLUGIN_EXPORT __attribute__((visibility("default")))

@@ -17,13 +17,12 @@
  * paths (TensorRelease(NULL) is a no-op), so an error anywhere leaks nothing.
  */
 #include <errno.h>
+#include <loom/capi.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <loom/capi.h>
 
 /** The test accuracy below which the run counts as failed (the model reaches ~0.95). */
 #define ACCURACY_FLOOR 0.90
@@ -40,13 +39,13 @@ static void report(LoomStatus* status, const char* call, int line) {
 }
 
 /* See Note [Statuses in a C client]. */
-#define CHECK(call)                     \
-  do {                                  \
-    LoomStatus* check_status_ = (call); \
-    if (check_status_) {                \
+#define CHECK(call)                           \
+  do {                                        \
+    LoomStatus* check_status_ = (call);       \
+    if (check_status_) {                      \
       report(check_status_, #call, __LINE__); \
-      goto cleanup;                     \
-    }                                   \
+      goto cleanup;                           \
+    }                                         \
   } while (0)
 
 /* ---- boxed arguments ---- */
@@ -82,13 +81,13 @@ static LoomValue ints_arg(const int64_t* data, size_t size) {
 
 /* The ops this program calls, found once by schema name. */
 static struct {
-  const LoomOp* addmm;     /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, beta, alpha) */
-  const LoomOp* bce;       /* binary_cross_entropy_with_logits(self, target, ...) */
-  const LoomOp* mean_dim;  /* mean.dim(self, int[1]? dim, bool keepdim) */
-  const LoomOp* std_dim;   /* std.dim(self, int[1]? dim, bool unbiased, bool keepdim) */
-  const LoomOp* sub;       /* sub.Tensor(self, other) */
-  const LoomOp* div;       /* div.Tensor(self, other) */
-  const LoomOp* sub_;      /* sub_.Tensor(self, other, *, alpha): the in-place update */
+  const LoomOp* addmm;    /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, beta, alpha) */
+  const LoomOp* bce;      /* binary_cross_entropy_with_logits(self, target, ...) */
+  const LoomOp* mean_dim; /* mean.dim(self, int[1]? dim, bool keepdim) */
+  const LoomOp* std_dim;  /* std.dim(self, int[1]? dim, bool unbiased, bool keepdim) */
+  const LoomOp* sub;      /* sub.Tensor(self, other) */
+  const LoomOp* div;      /* div.Tensor(self, other) */
+  const LoomOp* sub_;     /* sub_.Tensor(self, other, *, alpha): the in-place update */
 } ops;
 
 static LoomStatus* find_ops(void) {
@@ -103,8 +102,10 @@ static LoomStatus* find_ops(void) {
 }
 
 /* Calls op and hands back its one tensor return as a new reference in *out. */
-static LoomStatus* call(const LoomOp* op, const LoomValue* args, size_t num_args, LoomTensor** out) {
-  LoomValue ret[1] = {value_of_kind(LOOM_VALUE_NONE)}; /* struct_size set: the library steps by it */
+static LoomStatus* call(const LoomOp* op, const LoomValue* args, size_t num_args,
+                        LoomTensor** out) {
+  LoomValue ret[1] = {
+      value_of_kind(LOOM_VALUE_NONE)}; /* struct_size set: the library steps by it */
   size_t num_returns = 0;
   LoomStatus* st = api->OpCall(op, args, num_args, ret, 1, &num_returns);
   if (st) return st;
@@ -120,9 +121,9 @@ static LoomStatus* call(const LoomOp* op, const LoomValue* args, size_t num_args
 /* ---- the data ---- */
 
 typedef struct {
-  int64_t n, d;  /* samples, features */
-  float* x;      /* [n, d] row-major */
-  float* y;      /* [n] labels, 0 (malignant) or 1 (benign) */
+  int64_t n, d; /* samples, features */
+  float* x;     /* [n, d] row-major */
+  float* y;     /* [n] labels, 0 (malignant) or 1 (benign) */
 } Dataset;
 
 /* Reads scikit-learn's breast_cancer.csv: a line "569,30,malignant,benign", then one line per
@@ -166,8 +167,8 @@ static int read_csv(const char* path, Dataset* data) {
       if (j < d) {
         data->x[i * d + j] = (float)v;
       } else if (v != 0.0 && v != 1.0) {
-        fprintf(stderr, "logreg_c: '%s' line %ld: the label is %g, expected 0 or 1\n", path,
-                i + 2, v);
+        fprintf(stderr, "logreg_c: '%s' line %ld: the label is %g, expected 0 or 1\n", path, i + 2,
+                v);
         goto cleanup;
       } else {
         data->y[i] = (float)v;
@@ -272,7 +273,7 @@ static int train_step(LoomTensor* x, LoomTensor* y, LoomTensor* w, LoomTensor* b
   int rc = 1;
   LoomTensor *logits = NULL, *loss = NULL;
   CHECK(forward(x, w, b, &logits));
-  const LoomValue args[2] = {tensor_arg(logits), tensor_arg(y)};  /* reduction = mean */
+  const LoomValue args[2] = {tensor_arg(logits), tensor_arg(y)}; /* reduction = mean */
   CHECK(call(ops.bce, args, 2, &loss));
   CHECK(api->TensorItem(loss, loss_value));
   CHECK(api->Backward(loss, NULL, false));
@@ -384,7 +385,8 @@ int main(int argc, char** argv) {
   for (long epoch = 0; epoch < epochs; ++epoch) {
     double loss = 0.0;
     if (train_step(x_train, y_train, w, b, lr, &loss)) goto cleanup;
-    if (epoch % PRINT_EVERY == 0 || epoch == epochs - 1) printf("epoch %4ld  loss %.4f\n", epoch, loss);
+    if (epoch % PRINT_EVERY == 0 || epoch == epochs - 1)
+      printf("epoch %4ld  loss %.4f\n", epoch, loss);
   }
 
   double train_acc = 0.0, test_acc = 0.0;

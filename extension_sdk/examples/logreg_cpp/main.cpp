@@ -15,14 +15,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <loom/stable.hpp>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <loom/stable.hpp>
 
 namespace ls = loom::stable;
 
