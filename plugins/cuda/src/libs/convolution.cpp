@@ -23,6 +23,9 @@
 //  - otherwise: the heuristics' first working algorithm.
 // float32 without backends::allow_tf32() runs CUDNN_FMA_MATH and skips tensor-op algorithms;
 // float16 and bfloat16 compute in float on tensor cores; float64 in double.
+//
+// The bias is added, and its gradient summed, by the own kernels of libs/channel.cu (any
+// dtype, a fixed summation order) rather than by cudnnAddTensor / cudnnConvolutionBackwardBias.
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -36,6 +39,7 @@
 
 #include "libs/common.h"
 #include "libs/handles.h"
+#include "libs/kernels.h"
 #include "loom/core/backend_flags.h"
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/library.h"
@@ -498,11 +502,6 @@ void run_backward_filter(std::string_view op, int device, const Conv& c, const D
       op);
 }
 
-/// The 4-d descriptor of the op's output (N, Cout, oH, oW).
-TensorDesc output_desc(std::string_view op, const Conv& c) {
-  return TensorDesc(op, c.dtype, c.N, c.Cout, c.oH, c.oW);
-}
-
 /// The forward of a checked batched convolution (input, weight, bias as given).
 Tensor forward(std::string_view op, const Conv& c, const Tensor& input, const Tensor& weight,
                const Tensor& bias) {
@@ -523,12 +522,9 @@ Tensor forward(std::string_view op, const Conv& c, const Tensor& input, const Te
   }
   if (bias.defined()) {
     const Tensor b = dense(bias);
-    const TensorDesc bd(op, c.dtype, 1, c.Cout, 1, 1);
-    const TensorDesc od = output_desc(op, c);
-    const Scale s;
-    LOOM_CUDNN_CHECK(cudnnAddTensor(cudnn_handle(op, g.device()), s.one(c.dtype), bd.d, ptr(b),
-                                    s.one(c.dtype), od.d, ptr(out)),
-                     op);
+    launch_add_channel_bias(kind_of(c.dtype), ptr(out), ptr(b), c.N, c.Cout, c.oH * c.oW,
+                            g.stream());
+    check_launch(op);
   }
   return c.one_d ? squeeze_view(out, 2) : out;
 }
@@ -731,16 +727,8 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
   }
   if (output_mask[2]) {
     gb = new_on(input, {c.Cout}, c.dtype);
-    if (go.numel() == 0) {
-      zero_fill(op, gb);
-    } else {
-      const TensorDesc od = output_desc(op, c);
-      const TensorDesc bd(op, c.dtype, 1, c.Cout, 1, 1);
-      const Scale s;
-      LOOM_CUDNN_CHECK(cudnnConvolutionBackwardBias(cudnn_handle(op, g.device()), s.one(c.dtype),
-                                                    od.d, ptr(go), s.zero(c.dtype), bd.d, ptr(gb)),
-                       op);
-    }
+    launch_channel_sum(kind_of(c.dtype), ptr(go), c.N, c.Cout, c.oH * c.oW, ptr(gb), g.stream());
+    check_launch(op);
   }
   return {gi, gw, gb};
 }

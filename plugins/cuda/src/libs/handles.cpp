@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <utility>
 
@@ -64,8 +65,12 @@ void throw_cublas_error(cublasStatus_t s, std::string_view op, const char* expr,
 
 void throw_cudnn_error(cudnnStatus_t s, std::string_view op, const char* expr, const char* file,
                        int line) {
+  // cuDNN 9 keeps a message on why the last call failed (which parameter, which limit).
+  char detail[512] = {0};
+  cudnnGetLastErrorString(detail, sizeof detail);
   LOOM_THROW(Error, op, ": cuDNN error ", cudnnGetErrorString(s), " (status ",
-             static_cast<int>(s), ")", on_device(), " in ", expr, " at ", file, ":", line);
+             static_cast<int>(s), ")", on_device(), " in ", expr, " at ", file, ":", line,
+             detail[0] != 0 ? str_cat(": ", detail) : std::string());
 }
 
 cublasHandle_t cublas_handle(std::string_view op, int device) {

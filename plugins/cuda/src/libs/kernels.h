@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Launchers of the own kernels under plugins/cuda/src/libs (pooling.cu, softmax.cu,
+/// Launchers of the own kernels under plugins/cuda/src/libs (pooling.cu, softmax.cu, channel.cu,
 /// normalization.cu, loss.cu, embedding.cu): POD arguments only, so this header is shared by
 /// the .cu files (nvcc) and the .cpp files (g++) without Loom headers in device code.
 ///
@@ -56,6 +56,15 @@ void launch_softmax(int in_kind, int out_kind, bool log, const void* in, void* o
 void launch_softmax_backward(int kind, bool log, const void* grad, const void* output,
                              void* grad_input, int64_t outer, int64_t len, int64_t inner,
                              cudaStream_t stream);
+
+// ---- per-channel helpers of the convolutions (channel.cu); tensors contiguous [N, C, S] ----
+
+/// y[n, c, s] += bias[c].
+void launch_add_channel_bias(int kind, void* y, const void* bias, int64_t N, int64_t C, int64_t S,
+                             cudaStream_t stream);
+/// out[c] = the sum over n and s of g[n, c, s] (in double, one block per channel).
+void launch_channel_sum(int kind, const void* g, int64_t N, int64_t C, int64_t S, void* out,
+                        cudaStream_t stream);
 
 // ---- batch norm (normalization.cu); x contiguous [N, C, S] ----
 
