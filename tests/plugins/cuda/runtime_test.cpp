@@ -21,6 +21,7 @@
 #include "loom/dispatcher/plugin_loader.h"
 #include "loom/loom.h"
 #include "ops_test_util.h"
+#include "runtime/diagnosis.h"  // header-only, no CUDA calls
 #include "test_util.h"
 
 namespace loom::testing {
@@ -203,6 +204,46 @@ TEST(CudaRuntime, GeneratorKeepsPhiloxSeedAndOffset) {
   EXPECT_THAT(message_of<ValueError>([&] { g.set_state("mt 1 2"); }), HasSubstr("malformed"));
   manual_seed(7);
   EXPECT_EQ(g.get_state(), "philox 7 0");
+}
+
+TEST(CudaDiagnosis, ReasonsSayWhatToDo) {
+  EXPECT_EQ(cuda::unavailable_text("cudaErrorInsufficientDriver",
+                                   "CUDA driver version is "
+                                   "insufficient for CUDA runtime version",
+                                   0, 13000, nullptr),
+            "no CUDA driver is installed (cudaErrorInsufficientDriver: CUDA driver version is "
+            "insufficient for CUDA runtime version)");
+  EXPECT_THAT(cuda::unavailable_text("cudaErrorInsufficientDriver", "...", 12020, 13000, nullptr),
+              HasSubstr("the CUDA driver (12.2) is older than the CUDA runtime Loom was built "
+                        "with (13.0); update the NVIDIA driver"));
+  EXPECT_EQ(cuda::unavailable_text("cudaErrorNoDevice", "no CUDA-capable device is detected", 13000,
+                                   13000, ""),
+            "no CUDA-capable GPU was found (CUDA_VISIBLE_DEVICES='') (cudaErrorNoDevice: no "
+            "CUDA-capable device is detected)");
+  EXPECT_EQ(cuda::unavailable_text("", "", 13000, 13000, nullptr), "no CUDA-capable GPU was found");
+  EXPECT_THAT(cuda::unavailable_text("cudaErrorUnknown", "unknown error", 13000, 13000, nullptr),
+              HasSubstr("cudaGetDeviceCount failed (cudaErrorUnknown: unknown error)"));
+}
+
+TEST(CudaDiagnosis, CompiledArchitecturesAgainstTheGpu) {
+  const auto sm90_ptx = cuda::parse_architectures("90-real,90-virtual");
+  EXPECT_EQ(cuda::architectures_text(sm90_ptx), "sm_90 (SASS), compute_90 (PTX)");
+  EXPECT_TRUE(cuda::runs_on(sm90_ptx, 90));   // H100 / H200
+  EXPECT_TRUE(cuda::runs_on(sm90_ptx, 100));  // newer: the PTX is JIT-compiled
+  EXPECT_FALSE(cuda::runs_on(sm90_ptx, 80));  // A100: "no kernel image is available"
+  EXPECT_FALSE(cuda::runs_on(sm90_ptx, 89));
+  const auto sm80 = cuda::parse_architectures("80-real");
+  EXPECT_TRUE(cuda::runs_on(sm80, 86));  // same major version, newer minor
+  EXPECT_FALSE(cuda::runs_on(sm80, 90));
+  const auto both = cuda::parse_architectures("80;90");  // no suffix: SASS and PTX
+  EXPECT_EQ(cuda::architectures_text(both),
+            "sm_80 (SASS), compute_80 (PTX), sm_90 (SASS), compute_90 (PTX)");
+  EXPECT_TRUE(cuda::runs_on(both, 120));
+  const auto sm90a = cuda::parse_architectures("90a-real");
+  EXPECT_EQ(cuda::architectures_text(sm90a), "sm_90a (SASS)");
+  EXPECT_TRUE(cuda::runs_on(sm90a, 90));
+  EXPECT_FALSE(cuda::runs_on(sm90a, 100));
+  EXPECT_EQ(cuda::architectures_text(cuda::parse_architectures("")), "(none)");
 }
 
 // ---- on a GPU ----

@@ -8,6 +8,7 @@
 
 #include "loom/core/error.h"
 #include "loom/core/str_cat.h"
+#include "runtime/diagnosis.h"
 
 namespace loom::cuda {
 namespace {
@@ -17,11 +18,6 @@ struct Availability {
   int count = 0;
   std::string reason;
 };
-
-std::string version_string(int v) {
-  // CUDA encodes versions as 1000 * major + 10 * minor.
-  return str_cat(v / 1000, ".", (v % 1000) / 10);
-}
 
 Availability probe() {
   Availability a;
@@ -35,22 +31,10 @@ Availability probe() {
   int driver = 0, runtime = 0;
   (void)cudaDriverGetVersion(&driver);
   (void)cudaRuntimeGetVersion(&runtime);
-  const std::string code =
-      e == cudaSuccess ? std::string() : str_cat(cudaGetErrorName(e), ": ", cudaGetErrorString(e));
-  if (e == cudaErrorInsufficientDriver && driver == 0) {
-    a.reason = str_cat("no CUDA driver is installed (", code, ")");
-  } else if (e == cudaErrorInsufficientDriver) {
-    a.reason = str_cat("the CUDA driver (", version_string(driver),
-                       ") is older than the CUDA runtime Loom was built with (",
-                       version_string(runtime), "); update the driver (", code, ")");
-  } else if (e == cudaErrorNoDevice || e == cudaSuccess) {
-    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-    a.reason = str_cat("no CUDA-capable GPU was found",
-                       visible ? str_cat(" (CUDA_VISIBLE_DEVICES='", visible, "')") : "",
-                       code.empty() ? "" : str_cat(" (", code, ")"));
-  } else {
-    a.reason = str_cat("cudaGetDeviceCount failed (", code, ")");
-  }
+  a.reason = e == cudaSuccess
+                 ? unavailable_text("", "", driver, runtime, std::getenv("CUDA_VISIBLE_DEVICES"))
+                 : unavailable_text(cudaGetErrorName(e), cudaGetErrorString(e), driver, runtime,
+                                    std::getenv("CUDA_VISIBLE_DEVICES"));
   return a;
 }
 

@@ -21,8 +21,6 @@
 namespace loom::cuda {
 namespace {
 
-std::string cuda_version(int v) { return str_cat(v / 1000, ".", (v % 1000) / 10); }
-
 std::string cudnn_version(size_t v) {
   // cuDNN 9 encodes major * 10000 + minor * 100 + patch.
   return str_cat(v / 10000, ".", (v % 10000) / 100, ".", v % 100);
@@ -52,54 +50,7 @@ void check_index(std::string_view op, int16_t index) {
 }  // namespace
 
 std::vector<CompiledArch> compiled_architectures() {
-  // CMake's CUDA_ARCHITECTURES syntax, comma-separated: "90-real,90-virtual", "80", "90a-real".
-  std::vector<CompiledArch> out;
-  const std::string list = LOOM_CUDA_ARCHITECTURES_STRING;
-  size_t start = 0;
-  while (start < list.size()) {
-    size_t end = list.find(',', start);
-    if (end == std::string::npos) end = list.size();
-    const std::string item = list.substr(start, end - start);
-    start = end + 1;
-    size_t digits = 0;
-    while (digits < item.size() && item[digits] >= '0' && item[digits] <= '9') ++digits;
-    if (digits == 0) continue;
-    CompiledArch a;
-    a.capability = std::stoi(item.substr(0, digits));
-    const std::string rest = item.substr(digits);
-    a.specific = !rest.empty() && rest[0] != '-';  // "90a": only exactly 9.0
-    a.sass = rest.find("-virtual") == std::string::npos;
-    a.ptx = rest.find("-real") == std::string::npos;
-    out.push_back(a);
-  }
-  return out;
-}
-
-std::string compiled_architectures_text() {
-  std::string out;
-  for (const CompiledArch& a : compiled_architectures()) {
-    const std::string suffix = a.specific ? "a" : "";
-    if (a.sass) str_append(&out, out.empty() ? "" : ", ", "sm_", a.capability, suffix, " (SASS)");
-    if (a.ptx) {
-      str_append(&out, out.empty() ? "" : ", ", "compute_", a.capability, suffix, " (PTX)");
-    }
-  }
-  return out.empty() ? "(none)" : out;
-}
-
-bool runs_on(int capability) {
-  for (const CompiledArch& a : compiled_architectures()) {
-    // Machine code runs on the same major version with an equal or newer minor one ("a"
-    // variants only on exactly their version); PTX is JIT-compiled for any newer GPU.
-    if (a.sass &&
-        (a.specific ? a.capability == capability
-                    : a.capability / 10 == capability / 10 && a.capability <= capability)) {
-      return true;
-    }
-    if (a.ptx && !a.specific && a.capability <= capability) return true;
-    if (a.ptx && a.specific && a.capability == capability) return true;
-  }
-  return false;
+  return parse_architectures(LOOM_CUDA_ARCHITECTURES_STRING);
 }
 
 int CudaHooks::device_count() const { return cuda::device_count(); }
@@ -242,22 +193,23 @@ std::vector<std::pair<std::string, std::string>> CudaHooks::info() const {
   (void)cudaRuntimeGetVersion(&runtime);
   (void)cudaDriverGetVersion(&driver);  // 0 without a driver; works without a GPU
   (void)cudaGetLastError();
-  lines.emplace_back("CUDA runtime", str_cat(cuda_version(runtime), " (built with ",
-                                             cuda_version(CUDART_VERSION), ")"));
-  lines.emplace_back("CUDA driver",
-                     driver == 0 ? std::string("none installed")
-                                 : str_cat(cuda_version(driver), " (the newest CUDA it supports)"));
+  lines.emplace_back("CUDA runtime", str_cat(cuda_version_text(runtime), " (built with ",
+                                             cuda_version_text(CUDART_VERSION), ")"));
+  lines.emplace_back("CUDA driver", driver == 0 ? std::string("none installed")
+                                                : str_cat(cuda_version_text(driver),
+                                                          " (the newest CUDA it supports)"));
   lines.emplace_back("cuBLAS", cublas_version());
   lines.emplace_back("cuDNN", str_cat(cudnn_version(cudnnGetVersion()), " (built with ",
                                       cudnn_version(CUDNN_VERSION), ")"));
-  lines.emplace_back("compiled architectures", compiled_architectures_text());
+  lines.emplace_back("compiled architectures", architectures_text(compiled_architectures()));
   lines.emplace_back("launch blocking",
                      launch_blocking() ? "on (LOOM_CUDA_LAUNCH_BLOCKING / CUDA_LAUNCH_BLOCKING)"
                                        : "off (set LOOM_CUDA_LAUNCH_BLOCKING=1 to debug)");
   if (driver != 0 && driver < runtime) {
-    lines.emplace_back("WARNING", str_cat("the CUDA driver (", cuda_version(driver),
-                                          ") is older than the CUDA runtime (",
-                                          cuda_version(runtime), "): update the NVIDIA driver"));
+    lines.emplace_back("WARNING",
+                       str_cat("the CUDA driver (", cuda_version_text(driver),
+                               ") is older than the CUDA runtime (", cuda_version_text(runtime),
+                               "): update the NVIDIA driver"));
   }
   // How many devices and why none is what device_count() and unavailable_reason() say;
   // `loom info` prints those first. Here: one line per device.
@@ -275,13 +227,13 @@ std::vector<std::pair<std::string, std::string>> CudaHooks::info() const {
     lines.emplace_back(str_cat("cuda:", d),
                        str_cat(p.name, ", compute capability ", p.major, ".", p.minor, ", ", mem,
                                ", ", p.multiProcessorCount, " SMs"));
-    if (!runs_on(capability)) {
+    if (!runs_on(compiled_architectures(), capability)) {
       lines.emplace_back(
           "WARNING",
           str_cat("cuda:", d, " (sm_", capability,
                   ") is not among the architectures Loom was "
                   "compiled for (",
-                  compiled_architectures_text(),
+                  architectures_text(compiled_architectures()),
                   "): its kernels would fail "
                   "with \"no kernel image is available for execution on the device\"; rebuild "
                   "with -DLOOM_CUDA_ARCHITECTURES=",

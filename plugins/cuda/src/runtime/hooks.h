@@ -7,23 +7,12 @@
 #include <vector>
 
 #include "loom/core/device_hooks.h"
+#include "runtime/diagnosis.h"
 
 namespace loom::cuda {
 
-/// One entry of the architectures the plugin was compiled for (LOOM_CUDA_ARCHITECTURES).
-struct CompiledArch {
-  int capability = 0;     ///< 90 for sm_90
-  bool sass = false;      ///< machine code is embedded ("-real")
-  bool ptx = false;       ///< PTX is embedded ("-virtual"), JIT-compiled for newer GPUs
-  bool specific = false;  ///< an "a" variant (sm_90a): runs only on exactly that version
-};
-
-/// The parsed LOOM_CUDA_ARCHITECTURES list.
+/// The parsed LOOM_CUDA_ARCHITECTURES list the plugin was compiled with.
 std::vector<CompiledArch> compiled_architectures();
-/// "sm_90 (SASS), compute_90 (PTX)".
-std::string compiled_architectures_text();
-/// True if a GPU of this compute capability (major * 10 + minor) can run the plugin's kernels.
-bool runs_on(int capability);
 
 /// DeviceHooks of the "cuda" device type.
 class CudaHooks final : public DeviceHooks {
