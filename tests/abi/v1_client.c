@@ -743,6 +743,8 @@ static void check_registration(void) {
   }
   api->TensorRelease(x);
 
+  /* The user data lives as long as the registrations (a library must not free it early). */
+  EXPECT(counters.released == 0);
   /* Releasing the libraries undoes their registrations and frees the user data. */
   api->LibraryRelease(impls);
   api->LibraryRelease(lib);
