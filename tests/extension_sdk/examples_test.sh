@@ -17,6 +17,9 @@ shift 2
 only=("$@")
 
 root="$build/extension_sdk_examples"
+# One run at a time per build tree (a second one would empty the first's folder).
+exec 9> "$root.lock"
+flock 9
 rm -rf "$root"
 mkdir -p "$root/work" "$root/logs"
 
