@@ -24,6 +24,8 @@
 #   LOOM_GPU_CMAKE_ARGS extra arguments for the fresh configure
 #   LOOM_GPU_LOG_DIR    where the logs, bench.json and the training run go (default
 #                       <build folder>/gpu-run)
+#   LOOM_GPU_FASHION_MNIST  the Fashion-MNIST folder for loom train (default Debian's; when it
+#                       is missing, a synthetic set of the same size and format is written)
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -186,6 +188,8 @@ run_suite() {  # label log timeout command...
     local why="exit $code"; [ "$code" = 124 ] && why="timed out after $limit s"
     fail_row "$label" "$p passed, $f failed, $s skipped ($why; $log)"
     grep -E '^\[  FAILED  \] [A-Za-z]' "$log" | head -5 | sed 's/^/    /'
+  elif [ -z "$GPU_REASON" ] && grep -q 'no CUDA device' "$log"; then
+    fail_row "$label" "nvidia-smi lists a GPU but Loom sees none: $(first_skip_reason "$log")"
   elif [ "$p" = 0 ] && [ "$s" != 0 ]; then
     row "$label" "skipped" "$s tests: $(first_skip_reason "$log")"
   else
@@ -203,7 +207,11 @@ run_suite "op_conformance (cuda backend)" "$conf_log" 300 "$B/bin/op_conformance
   --gtest_brief=1 '--gtest_filter=Backends/OpConformance.*/cuda_*'
 if skip="$(grep -m1 '^conformance: backend cuda skipped' "$conf_log")"; then
   unset 'ROWS[${#ROWS[@]}-1]'
-  row "op_conformance (cuda backend)" "skipped" "${skip#conformance: backend cuda skipped: }"
+  if [ -n "$GPU_REASON" ]; then
+    row "op_conformance (cuda backend)" "skipped" "${skip#conformance: backend cuda skipped: }"
+  else
+    fail_row "op_conformance (cuda backend)" "nvidia-smi lists a GPU but Loom sees none: ${skip#conformance: backend cuda skipped: }"
+  fi
 elif [ -z "$GPU_REASON" ] && ! grep -qE '^\[==========\] [1-9][0-9]* tests? from' "$conf_log"; then
   fail_row "op_conformance (cuda backend)" "no cuda case ran: the plugin provides no op? ($conf_log)"
 fi
@@ -219,7 +227,7 @@ if [ -n "$GPU_REASON" ]; then
     fail_row "loom train --device cuda" "exit $code without a GPU (want 2 and the reason): $train_log"
   fi
 else
-  data=/usr/share/datasets/fashion-mnist
+  data="${LOOM_GPU_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}"
   if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
     # No dataset here: a synthetic one in the same format (60000 + 10000 28x28 images whose
     # class is a bright 8x8 block's position), so the run is an epoch of the real size that a
@@ -276,6 +284,8 @@ if [ -s "$bench_json" ]; then
     err="$(json_field "$line" error)"
     if [ "$err" != null ]; then
       fail_row "$name" "the Loom side failed: $err"
+    elif [ "$loom" = null ] && [ -z "$GPU_REASON" ]; then
+      fail_row "$name" "nvidia-smi lists a GPU but the benchmark was skipped: $LOG/bench.log"
     elif [ "$loom" = null ]; then
       row "$name" "skipped" "$(grep -m1 "  $name: skipped" "$LOG/bench.log" | sed 's/^ *[^:]*: skipped: //' | cut -c1-100)"
     else
