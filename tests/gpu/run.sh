@@ -137,7 +137,10 @@ if [ ! -f "$B/CMakeCache.txt" ]; then
       -DLOOM_BUILD_TESTS=ON -DLOOM_BUILD_BENCH=ON -DLOOM_WITH_LIBTORCH=OFF \
       -DLOOM_WITH_DOXYGEN=OFF "${CMAKE_ARGS[@]}" "${extra[@]}" > "$LOG/configure.log" 2>&1; then
     tail -30 "$LOG/configure.log"
-    fail_row "configure" "see $LOG/configure.log"
+    hint=""
+    compgen -G "$deps/*.deb" >/dev/null ||
+      hint=" (missing Boost/Abseil/GoogleTest? run.sh --fetch-deps on a Debian 12 machine, carry .gpu-deps)"
+    fail_row "configure" "see $LOG/configure.log$hint"
     print_table
     exit 1
   fi
