@@ -206,6 +206,18 @@ TEST(CudaRuntime, GeneratorKeepsPhiloxSeedAndOffset) {
   EXPECT_EQ(g.get_state(), "philox 7 0");
 }
 
+TEST(CudaRuntime, UnloadsAndLoadsAgain) {
+  load_cuda_seconds();
+  PluginLoader::instance().unload("cuda");
+  EXPECT_EQ(find_device_hooks(DeviceType::from_name("cuda")), nullptr);
+  EXPECT_EQ(find_allocator(DeviceType::from_name("cuda")), nullptr);
+  EXPECT_EQ(cuda::unavailable_reason(), "the CUDA plugin is not loaded");
+  PluginLoader::instance().load("cuda");
+  ASSERT_NE(find_device_hooks(cuda_type()), nullptr);
+  EXPECT_EQ(hooks().device_count(), cuda::device_count());
+  EXPECT_NE(find_allocator(cuda_type()), nullptr);
+}
+
 TEST(CudaDiagnosis, ReasonsSayWhatToDo) {
   EXPECT_EQ(cuda::unavailable_text("cudaErrorInsufficientDriver",
                                    "CUDA driver version is "
