@@ -148,7 +148,8 @@ __global__ void __launch_bounds__(kBlockThreads)
         dst[k] = static_cast<T>(v);
       }
     } else {
-      const double v = start_d + static_cast<double>(k) * step_d;
+      // No fused multiply-add: the CPU kernel rounds the product, then the sum.
+      const double v = __dadd_rn(start_d, __dmul_rn(static_cast<double>(k), step_d));
       if constexpr (std::is_same_v<T, bool>) {
         dst[k] = v != 0;
       } else if constexpr (is_float_v<T>) {
