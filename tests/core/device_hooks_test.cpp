@@ -84,6 +84,7 @@ TEST(DeviceHooks, DefaultsAreHarmless) {
   EXPECT_FALSE(d.is_pinned(&h));
   EXPECT_EQ(d.memory_stats(0).allocated_bytes, 0);
   EXPECT_EQ(d.memory_summary(0), "");
+  EXPECT_NO_THROW(d.record_stream(&h, nullptr));
 }
 
 }  // namespace

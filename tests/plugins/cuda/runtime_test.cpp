@@ -385,6 +385,17 @@ TEST(CudaRuntimeGpu, StreamsEventsAndGuards) {
   }
   EXPECT_EQ(cuda::current_stream().handle(), nullptr);
   {
+    // A block used on a second stream is held back after its free until that stream's work
+    // is done; it then serves the next request of its own stream again.
+    Tensor t = Tensor::empty({4096}, on(gpu));
+    cuda::record_stream(t, s);
+    t = Tensor();
+    s.synchronize();
+    const int64_t hits = get_allocator(cuda_type()).stats().num_cache_hits;
+    Tensor u = Tensor::empty({4096}, on(gpu));
+    EXPECT_EQ(get_allocator(cuda_type()).stats().num_cache_hits, hits + 1);
+  }
+  {
     cuda::DeviceGuard guard(hooks().device_count() - 1);
     EXPECT_EQ(cuda::current_device(), hooks().device_count() - 1);
   }

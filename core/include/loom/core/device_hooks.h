@@ -82,6 +82,11 @@ class DeviceHooks {
   virtual AllocatorStats memory_stats(int16_t index) const { return {}; }
   /// memory_stats as a table (PyTorch's torch.cuda.memory_summary(device)).
   virtual std::string memory_summary(int16_t index) const { return {}; }
+  /// Marks the device block holding ptr as used by stream too: once freed it is not handed out
+  /// again before the work queued on stream so far has finished (PyTorch's
+  /// Tensor.record_stream). Needed only for memory used on a stream other than the one it
+  /// was allocated on.
+  virtual void record_stream(const void* ptr, void* stream) const {}
 };
 
 /// Registers the hooks of a device type (the newest registration wins; destroying the handle

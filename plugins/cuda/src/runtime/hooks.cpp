@@ -187,6 +187,10 @@ std::string CudaHooks::memory_summary(int16_t index) const {
   return caching_allocator().device_summary(resolve(index));
 }
 
+void CudaHooks::record_stream(const void* ptr, void* stream) const {
+  caching_allocator().record_stream(ptr, static_cast<cudaStream_t>(stream));
+}
+
 std::vector<std::pair<std::string, std::string>> CudaHooks::info() const {
   std::vector<std::pair<std::string, std::string>> lines;
   int runtime = 0, driver = 0;

@@ -40,6 +40,7 @@ class CudaHooks final : public DeviceHooks {
   bool is_pinned(const void* ptr) const override;
   AllocatorStats memory_stats(int16_t index) const override;
   std::string memory_summary(int16_t index) const override;
+  void record_stream(const void* ptr, void* stream) const override;
 };
 
 /// The plugin's hooks object (a static of the plugin).

@@ -24,6 +24,7 @@
 #include "loom/core/device.h"
 #include "loom/core/device_hooks.h"
 #include "loom/core/error.h"
+#include "loom/core/tensor.h"
 
 namespace loom::cuda {
 
@@ -228,6 +229,15 @@ inline void empty_cache() {
 inline void reset_peak_memory_stats() {
   checked_hooks("reset_peak_memory_stats");
   get_allocator(DeviceType::from_name("cuda")).reset_peak_stats();
+}
+
+/// Marks t's memory as used by s (PyTorch's Tensor.record_stream): when t's storage is freed,
+/// its block is not reused before the work queued on s so far has finished. Needed when a
+/// tensor allocated on one stream is used by kernels queued on another.
+inline void record_stream(const Tensor& t, const Stream& s) {
+  if (t.defined() && t.numel() > 0) {
+    checked_hooks("record_stream").record_stream(t.data_ptr(), s.handle());
+  }
 }
 
 /// The device "cuda:index" (the CUDA plugin must be loaded).
