@@ -82,7 +82,12 @@ if [ -n "$GPU_REASON" ] && [ -z "${LOOM_GPU_BUILD_DIR:-}" ]; then
   exit 0
 fi
 
-# ---- dependencies the GPU image lacks, and cuDNN ---------------------------------------------
+# ---- the toolkit, dependencies the GPU image lacks, and cuDNN --------------------------------
+if ! command -v nvcc >/dev/null; then
+  for d in "${CUDA_HOME:-}" /usr/local/cuda; do
+    [ -n "$d" ] && [ -x "$d/bin/nvcc" ] && export PATH="$d/bin:$PATH" && break
+  done
+fi
 export LOOM_PLUGIN_PATH=
 EXTRA_LD=""
 CMAKE_ARGS=()
