@@ -162,7 +162,13 @@ suites=()
 for src in "$ROOT"/tests/plugins/cuda/*_test.cpp; do
   [ -e "$src" ] && suites+=("cuda_$(basename "$src" .cpp)")
 done
-targets=(cuda ops_core ops_nn loom loom-train op_conformance_test loom-bench "${suites[@]}")
+# The SDK suites with CUDA tests (through the stable ABI), run with a CUDA filter below.
+sdk_suites=()
+for src in "$ROOT"/tests/extension_sdk/*_test.cpp; do
+  [ -e "$src" ] && grep -qE 'TEST.*(Cuda|CUDA)' "$src" && sdk_suites+=("$(basename "$src" .cpp)")
+done
+targets=(cuda ops_core ops_nn loom loom-train op_conformance_test loom-bench "${suites[@]}"
+         "${sdk_suites[@]}")
 t0=$SECONDS
 if ! locked cmake --build "$B" -j "$JOBS" --target "${targets[@]}" > "$LOG/build.log" 2>&1; then
   grep -E "error|Error" "$LOG/build.log" | head -20
@@ -196,7 +202,7 @@ run_suite() {  # label log timeout command...
     local why="exit $code"; [ "$code" = 124 ] && why="timed out after $limit s"
     fail_row "$label" "$p passed, $f failed, $s skipped ($why; $log)"
     grep -E '^\[  FAILED  \] [A-Za-z]' "$log" | head -5 | sed 's/^/    /'
-  elif [ -z "$GPU_REASON" ] && grep -q 'no CUDA device' "$log"; then
+  elif [ -z "$GPU_REASON" ] && grep -qE 'no (usable )?CUDA device' "$log"; then
     fail_row "$label" "nvidia-smi lists a GPU but Loom sees none: $(first_skip_reason "$log")"
   elif [ "$p" = 0 ] && [ "$s" != 0 ]; then
     row "$label" "skipped" "$s tests: $(first_skip_reason "$log")"
@@ -206,6 +212,11 @@ run_suite() {  # label log timeout command...
 }
 for suite in "${suites[@]}"; do
   run_suite "$suite" "$LOG/$suite.log" 240 "$B/bin/$suite" --gtest_brief=0
+done
+
+for suite in "${sdk_suites[@]}"; do
+  run_suite "$suite (CUDA tests)" "$LOG/$suite.log" 120 "$B/bin/$suite" \
+    '--gtest_filter=*Cuda*:*CUDA*'
 done
 
 # The conformance harness on its cuda backend (tests/conformance/backends.cpp): every op the
