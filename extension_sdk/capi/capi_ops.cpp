@@ -407,8 +407,11 @@ LoomStatus* op_call(const LoomOp* op, const LoomValue* args, size_t num_args, Lo
   LOOM_CHECK_T(TypeError, num_args <= params.size(), schema.name(), "() takes at most ",
                params.size(), " arguments but ", num_args, " were given");
   const size_t nret = schema.returns().size();
-  LOOM_CHECK_T(ValueError, capacity >= nret, "OpCall: ", schema.name(), " returns ", nret,
-               " values but the returns array holds ", capacity);
+  if (capacity < nret) {
+    return make_status(LOOM_INVALID_ARGUMENT,
+                       str_cat("OpCall: ", schema.name(), " returns ", nret,
+                               " values but the returns array holds ", capacity));
+  }
   detail::PooledStack pooled;
   Stack& stack = pooled.stack;
   stack.reserve(params.size());

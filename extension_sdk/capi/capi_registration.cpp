@@ -15,10 +15,43 @@
 #include "loom/dispatcher/library.h"
 #include "loom/dispatcher/plugin.h"
 
+namespace loom::capi {
+/// user_data plus its release function, called when the registration is undone (never for a
+/// registration that failed: the caller still owns user_data then).
+struct UserData {
+  /// Calls release now (once): the registration was undone.
+  void release_now() {
+    LoomReleaseFn r = release;
+    release = nullptr;
+    if (r) r(data);
+  }
+  UserData(void* d, LoomReleaseFn r) : data(d), release(r) {}
+  UserData(const UserData&) = delete;
+  UserData& operator=(const UserData&) = delete;
+  ~UserData() {
+    if (release) release(data);
+  }
+  void* data;
+  LoomReleaseFn release;
+};
+
+}  // namespace loom::capi
+
 /// A set of registrations (the opaque LoomLibrary of capi.h).
+///
+/// The dispatcher keeps an unregistered kernel (and so its user data) alive until its plugin
+/// unloads, or forever for registrations made by a program, because another thread may still
+/// be running it. The C ABI promises release "when the registration is undone", so the library
+/// calls each release itself right after undoing its registrations.
 struct LoomLibrary {
+  LoomLibrary(loom::Library lib, bool owned) : library(std::move(lib)), plugin_owned(owned) {}
+  ~LoomLibrary() {
+    library = loom::Library(loom::Library::Kind::Fragment, "", std::nullopt);  // undo first
+    for (auto& ud : user_data) ud->release_now();
+  }
   loom::Library library;  ///< owns the registrations
   bool plugin_owned;      ///< true: the plugin context frees it at unload
+  std::vector<std::shared_ptr<loom::capi::UserData>> user_data;  ///< of its kernels
 };
 
 /// What a C backward function sees (the opaque LoomBackwardContext of capi.h).
@@ -52,15 +85,6 @@ namespace {
     default: throw Error(msg);
   }
 }
-
-/// user_data plus its release function, freed when the kernel is unregistered.
-struct UserData {
-  void* data;
-  LoomReleaseFn release;
-  ~UserData() {
-    if (release) release(data);
-  }
-};
 
 constexpr size_t kInlineValues = 12;
 
@@ -136,8 +160,8 @@ KernelFunction c_kernel(LoomKernelFn fn, std::shared_ptr<UserData> ud) {
 LoomStatus* library_create(const char* ns, LoomLibrary** out) {
   LOOM_CAPI_NOT_NULL("LibraryCreate", out);
   LOOM_CAPI_TRY
-  *out = ns ? new LoomLibrary{Library(Library::Kind::Def, ns, std::nullopt), false}
-            : new LoomLibrary{Library(Library::Kind::Fragment, "", std::nullopt), false};
+  *out = ns ? new LoomLibrary(Library(Library::Kind::Def, ns, std::nullopt), false)
+            : new LoomLibrary(Library(Library::Kind::Fragment, "", std::nullopt), false);
   LOOM_CAPI_CATCH
 }
 
@@ -146,8 +170,8 @@ LoomStatus* plugin_library(LoomPluginContext* ctx, const char* ns, LoomLibrary**
   LOOM_CAPI_NOT_NULL("PluginLibrary", out);
   LOOM_CAPI_TRY
   auto& context = *reinterpret_cast<PluginContext*>(ctx);
-  auto* lib = ns ? new LoomLibrary{Library(Library::Kind::Def, ns, std::nullopt), true}
-                 : new LoomLibrary{Library(Library::Kind::Fragment, "", std::nullopt), true};
+  auto* lib = ns ? new LoomLibrary(Library(Library::Kind::Def, ns, std::nullopt), true)
+                 : new LoomLibrary(Library(Library::Kind::Fragment, "", std::nullopt), true);
   context.keep(RegistrationHandle([lib] { delete lib; }),
                str_cat("stable-ABI library '", ns ? ns : "", "'"));
   *out = lib;
@@ -172,10 +196,15 @@ LoomStatus* library_impl(LoomLibrary* lib, const char* op, const char* key, Loom
   LOOM_CAPI_NOT_NULL("LibraryImpl", op);
   LOOM_CAPI_NOT_NULL("LibraryImpl", key);
   LOOM_CAPI_NOT_NULL("LibraryImpl", fn);
-  auto ud = std::make_shared<UserData>(UserData{user_data, release});
-  LOOM_CAPI_TRY
-  lib->library.impl_kernel(op, parse_dispatch_key(key), c_kernel(fn, ud));
-  LOOM_CAPI_CATCH
+  auto ud = std::make_shared<UserData>(user_data, release);
+  try {
+    lib->library.impl_kernel(op, parse_dispatch_key(key), c_kernel(fn, ud));
+    lib->user_data.push_back(ud);
+  } catch (...) {
+    ud->release = nullptr;  // refused: user_data stays the caller's
+    return status_from_current_exception();
+  }
+  return nullptr;
 }
 
 LoomStatus* library_impl_backward(LoomLibrary* lib, const char* op, LoomBackwardFn fn,
@@ -183,8 +212,8 @@ LoomStatus* library_impl_backward(LoomLibrary* lib, const char* op, LoomBackward
   LOOM_CAPI_NOT_NULL("LibraryImplBackward", lib);
   LOOM_CAPI_NOT_NULL("LibraryImplBackward", op);
   LOOM_CAPI_NOT_NULL("LibraryImplBackward", fn);
-  auto ud = std::make_shared<UserData>(UserData{user_data, release});
-  LOOM_CAPI_TRY
+  auto ud = std::make_shared<UserData>(user_data, release);
+  try {
   const std::string name = std::string(op).find("::") == std::string::npos
                                ? str_cat(lib->library.ns(), "::", op)
                                : std::string(op);
@@ -220,7 +249,12 @@ LoomStatus* library_impl_backward(LoomLibrary* lib, const char* op, LoomBackward
   };
   lib->library.impl_kernel(name, DispatchKey::Autograd,
                            autograd::derivative_kernel(std::move(saves), std::move(formula)));
-  LOOM_CAPI_CATCH
+  lib->user_data.push_back(ud);
+  } catch (...) {
+    ud->release = nullptr;  // refused: user_data stays the caller's
+    return status_from_current_exception();
+  }
+  return nullptr;
 }
 
 // ---- inside a backward function ----

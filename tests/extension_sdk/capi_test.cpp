@@ -247,7 +247,7 @@ TEST(CApi, ErrorsReadAsTheCppApisDo) {
 
   // Too small a returns array.
   s = api()->OpCall(op, args, 2, nullptr, 0, &n);
-  EXPECT_EQ(api()->StatusCode(s), LOOM_VALUE_ERROR);
+  EXPECT_EQ(api()->StatusCode(s), LOOM_INVALID_ARGUMENT);
   api()->StatusRelease(s);
   api()->TensorRelease(a);
   api()->TensorRelease(b);
@@ -377,6 +377,14 @@ TEST(CApi, RegistersAnOpWithForwardAndBackward) {
   OK(api()->LibraryDef(lib, "scale(Tensor x, float k) -> Tensor"));
   OK(api()->LibraryImpl(lib, "scale", "CPU", &scale_cpu, &ud, [](void*) { ++g_released; }));
   OK(api()->LibraryImplBackward(lib, "scale", &scale_backward, nullptr, nullptr));
+  EXPECT_EQ(g_released, 0) << "user data lives as long as its registration";
+  // A refused registration never releases the caller's user data.
+  int refused_released = 0;
+  LoomStatus* refused = api()->LibraryImpl(lib, "scale", "NoSuchKey", &scale_cpu,
+                                           &refused_released, [](void* p) { ++*static_cast<int*>(p); });
+  EXPECT_NE(api()->StatusCode(refused), LOOM_OK);
+  api()->StatusRelease(refused);
+  EXPECT_EQ(refused_released, 0);
 
   LoomTensor* x = tensor({1, -2, 3}, {3});
   OK(api()->TensorSetRequiresGrad(x, true));
