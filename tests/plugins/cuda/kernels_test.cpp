@@ -90,7 +90,8 @@ double tol(DType d) {
 
 /// Expects the CUDA result got to equal the CPU result want: same dtype, sizes and values
 /// (within the dtype's tolerance, scaled by k for reductions).
-void expect_same(const Tensor& got, const Tensor& want, double k = 1, const std::string& what = "") {
+void expect_same(const Tensor& got, const Tensor& want, double k = 1,
+                 const std::string& what = "") {
   ASSERT_TRUE(got.defined()) << what;
   EXPECT_EQ(got.device().type(), gpu().type()) << what;
   EXPECT_EQ(dtype_name(got.dtype()), dtype_name(want.dtype())) << what;
@@ -124,35 +125,37 @@ TEST(CudaKernels, RegistersACudaKernelForEachOwnOp) {
       "div.Tensor", "div_.Tensor", "div.Tensor_mode", "div.Scalar", "div.Scalar_mode",
       "remainder.Tensor", "remainder.Scalar", "fmod.Tensor", "pow.Tensor_Tensor",
       "pow.Tensor_Scalar", "pow.Scalar", "pow_.Scalar", "maximum", "minimum", "atan2", "eq.Tensor",
-      "eq.Scalar", "ne.Tensor", "lt.Tensor", "le.Scalar", "gt.Tensor", "ge.Scalar",
-      "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and.Tensor",
-      "bitwise_or.Scalar", "bitwise_xor.Tensor", "bitwise_not", "neg", "neg_", "abs", "sign",
-      "exp", "exp_", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal",
-      "sin", "cos", "tan", "tanh", "tanh_", "sigmoid", "sigmoid_", "erf", "floor", "ceil", "round",
-      "trunc", "round.decimals", "clamp", "clamp_", "clamp.Tensor", "nan_to_num", "relu", "relu_",
-      "relu6", "selu", "silu", "silu_", "mish", "hardsigmoid", "hardswish", "hardtanh",
-      "hardtanh_", "leaky_relu", "leaky_relu_", "elu", "gelu", "gelu_", "softplus",
-      "threshold_backward", "where.self", "lerp.Scalar", "lerp_.Scalar", "lerp.Tensor",
-      "addcmul", "addcmul_", "addcdiv", "addcdiv_",
+      "eq.Scalar", "ne.Tensor", "lt.Tensor", "le.Scalar", "gt.Tensor", "ge.Scalar", "logical_and",
+      "logical_or", "logical_xor", "logical_not", "bitwise_and.Tensor", "bitwise_or.Scalar",
+      "bitwise_xor.Tensor", "bitwise_not", "neg", "neg_", "abs", "sign", "exp", "exp_", "exp2",
+      "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "tanh",
+      "tanh_", "sigmoid", "sigmoid_", "erf", "floor", "ceil", "round", "trunc", "round.decimals",
+      "clamp", "clamp_", "clamp.Tensor", "nan_to_num", "relu", "relu_", "relu6", "selu", "silu",
+      "silu_", "mish", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "leaky_relu",
+      "leaky_relu_", "elu", "gelu", "gelu_", "softplus", "threshold_backward", "where.self",
+      "lerp.Scalar", "lerp_.Scalar", "lerp.Tensor", "addcmul", "addcmul_", "addcdiv", "addcdiv_",
       // copies, fills, factories
       "clone", "contiguous", "to.dtype", "fill_.Scalar", "fill_.Tensor", "zero_",
-      "empty.memory_format", "zeros", "ones", "full", "arange", "arange.start",
-      "arange.start_step", "linspace", "eye", "eye.m", "rand", "rand.generator", "randn",
-      "randn.generator", "randint", "randint.low", "bernoulli", "bernoulli.p", "empty_like",
-      "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "randint_like",
+      "empty.memory_format", "zeros", "ones", "full", "arange", "arange.start", "arange.start_step",
+      "linspace", "eye", "eye.m", "rand", "rand.generator", "randn", "randn.generator", "randint",
+      "randint.low", "bernoulli", "bernoulli.p", "empty_like", "zeros_like", "ones_like",
+      "full_like", "rand_like", "randn_like", "randint_like",
       // reductions
-      "sum", "sum.dim_IntList", "mean", "mean.dim", "prod", "prod.dim_int", "all", "all.dim",
-      "any", "any.dims", "max", "min", "max.dim", "min.dim", "amax", "amin", "argmax", "argmin",
-      "var", "var.dim", "var.correction", "std", "std.correction", "var_mean.correction",
+      "sum", "sum.dim_IntList", "mean", "mean.dim", "prod", "prod.dim_int", "all", "all.dim", "any",
+      "any.dims", "max", "min", "max.dim", "min.dim", "amax", "amin", "argmax", "argmin", "var",
+      "var.dim", "var.correction", "std", "std.correction", "var_mean.correction",
       "std_mean.correction",
       // dropout
       "native_dropout", "native_dropout_backward",
       // views and shape copies
       "view", "reshape", "reshape_as", "flatten.using_ints", "unflatten.int", "squeeze",
-      "squeeze.dim", "unsqueeze", "transpose.int", "permute", "t", "expand", "expand_as",
-      "narrow", "slice.Tensor", "select.int", "as_strided", "split.Tensor", "chunk",
-      "unbind.int", "view_as", "movedim.int", "unsqueeze_", "transpose_", "cat", "stack",
-      "concat", "repeat", "tile", "roll"};
+      "squeeze.dim", "unsqueeze", "transpose.int", "permute", "t", "expand", "expand_as", "narrow",
+      "slice.Tensor", "select.int", "as_strided", "split.Tensor", "chunk", "unbind.int", "view_as",
+      "movedim.int", "unsqueeze_", "transpose_", "cat", "stack", "concat", "repeat", "tile",
+      "roll",
+      // indexing
+      "index_select", "index_select.out", "gather", "masked_fill.Scalar", "masked_fill.Tensor",
+      "masked_fill_.Scalar", "masked_fill_.Tensor", "tril", "triu", "tril_", "triu_"};
   for (const std::string& name : ops) {
     const auto op = Dispatcher::instance().find_op("aten::" + name);
     ASSERT_TRUE(op.has_value()) << name;
@@ -233,7 +236,8 @@ TEST_P(CudaPointwise, UnaryOpsMatchTheReference) {
   for (const auto& [name, f] : ops) {
     for (const Tensor& x : {contiguous, strided, transposed}) {
       // Transcendentals differ by an ulp or so between the device's and the host's libm.
-      check_op(name, [&](const std::vector<Tensor>& in) { return f(in[0]); }, {x}, 8);
+      check_op(
+          name, [&](const std::vector<Tensor>& in) { return f(in[0]); }, {x}, 8);
     }
   }
 }
@@ -244,11 +248,13 @@ TEST_P(CudaPointwise, BinaryOpsBroadcastAndPromote) {
   const Tensor a = rnd({4, 1, 33}, 1, d), b = rnd({3, 33}, 2, d), s = rnd({}, 3, d);
   const Tensor bt = rnd({33, 3}, 4, d).t();
   auto both = [&](const std::string& name, auto f) {
-    check_op(name, [&](const std::vector<Tensor>& in) { return f(in[0], in[1]); }, {a, b}, 4);
-    check_op(name + " transposed", [&](const std::vector<Tensor>& in) { return f(in[0], in[1]); },
-             {a, bt}, 4);
-    check_op(name + " 0-d", [&](const std::vector<Tensor>& in) { return f(in[0], in[1]); }, {a, s},
-             4);
+    check_op(
+        name, [&](const std::vector<Tensor>& in) { return f(in[0], in[1]); }, {a, b}, 4);
+    check_op(
+        name + " transposed", [&](const std::vector<Tensor>& in) { return f(in[0], in[1]); },
+        {a, bt}, 4);
+    check_op(
+        name + " 0-d", [&](const std::vector<Tensor>& in) { return f(in[0], in[1]); }, {a, s}, 4);
   };
   both("add", [](const Tensor& x, const Tensor& y) { return add(x, y, 0.5); });
   both("sub", [](const Tensor& x, const Tensor& y) { return sub(x, y); });
@@ -264,13 +270,17 @@ TEST_P(CudaPointwise, BinaryOpsBroadcastAndPromote) {
   both("threshold_backward",
        [](const Tensor& x, const Tensor& y) { return threshold_backward(x, y, 0.1); });
   // Scalars (wrapped numbers) and a mixed-dtype pair.
-  check_op("add scalar", [](const std::vector<Tensor>& in) { return add(in[0], 2.5, 2); }, {a}, 4);
-  check_op("mul scalar", [](const std::vector<Tensor>& in) { return mul(in[0], 3); }, {a}, 4);
-  check_op("pow 2", [](const std::vector<Tensor>& in) { return pow(in[0], 2); }, {a}, 4);
-  check_op("rpow", [](const std::vector<Tensor>& in) { return pow(2.0, in[0]); }, {a}, 4);
+  check_op(
+      "add scalar", [](const std::vector<Tensor>& in) { return add(in[0], 2.5, 2); }, {a}, 4);
+  check_op(
+      "mul scalar", [](const std::vector<Tensor>& in) { return mul(in[0], 3); }, {a}, 4);
+  check_op(
+      "pow 2", [](const std::vector<Tensor>& in) { return pow(in[0], 2); }, {a}, 4);
+  check_op(
+      "rpow", [](const std::vector<Tensor>& in) { return pow(2.0, in[0]); }, {a}, 4);
   const Tensor i = rnd_int({3, 33}, 5, DType::Int32, -5, 5);
-  check_op("float + int", [](const std::vector<Tensor>& in) { return add(in[0], in[1]); }, {a, i},
-           4);
+  check_op(
+      "float + int", [](const std::vector<Tensor>& in) { return add(in[0], in[1]); }, {a, i}, 4);
 }
 
 TEST_P(CudaPointwise, TernaryAndInPlaceOps) {
@@ -280,30 +290,33 @@ TEST_P(CudaPointwise, TernaryAndInPlaceOps) {
   const Tensor c = gt(rnd({6, 40}, 4), 0);
   check_op("where", [](const std::vector<Tensor>& in) { return where(in[0], in[1], in[2]); },
            {c, x, y});
-  check_op("lerp", [](const std::vector<Tensor>& in) { return lerp(in[0], in[1], 0.3); },
-           {x, rnd({6, 40}, 5, d)}, 4);
-  check_op("addcmul",
-           [](const std::vector<Tensor>& in) { return addcmul(in[0], in[1], in[2], 0.5); },
-           {x, y, z}, 4);
-  check_op("addcdiv",
-           [](const std::vector<Tensor>& in) { return addcdiv(in[0], in[1], in[2], 0.5); },
-           {x, y, z}, 4);
+  check_op(
+      "lerp", [](const std::vector<Tensor>& in) { return lerp(in[0], in[1], 0.3); },
+      {x, rnd({6, 40}, 5, d)}, 4);
+  check_op(
+      "addcmul", [](const std::vector<Tensor>& in) { return addcmul(in[0], in[1], in[2], 0.5); },
+      {x, y, z}, 4);
+  check_op(
+      "addcdiv", [](const std::vector<Tensor>& in) { return addcdiv(in[0], in[1], in[2], 0.5); },
+      {x, y, z}, 4);
   // In place on a non-contiguous view: only the view's elements change.
-  check_op("add_ on a strided view",
-           [](const std::vector<Tensor>& in) {
-             Tensor base = clone(in[0]);
-             Tensor v = base.t();
-             add_(v, in[1].t(), 2);
-             return base;
-           },
-           {x, rnd({6, 40}, 6, d)}, 4);
-  check_op("mul_ with broadcast",
-           [](const std::vector<Tensor>& in) {
-             Tensor base = clone(in[0]);
-             mul_(base, in[1]);
-             return base;
-           },
-           {x, y}, 4);
+  check_op(
+      "add_ on a strided view",
+      [](const std::vector<Tensor>& in) {
+        Tensor base = clone(in[0]);
+        Tensor v = base.t();
+        add_(v, in[1].t(), 2);
+        return base;
+      },
+      {x, rnd({6, 40}, 6, d)}, 4);
+  check_op(
+      "mul_ with broadcast",
+      [](const std::vector<Tensor>& in) {
+        Tensor base = clone(in[0]);
+        mul_(base, in[1]);
+        return base;
+      },
+      {x, y}, 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaPointwise, ::testing::ValuesIn(kFloatTypes));
@@ -343,8 +356,8 @@ TEST(CudaKernels, IntegerAndBoolOpsMatchTheReference) {
 
 TEST(CudaKernels, CopiesConvertEveryDtypePair) {
   SKIP_WITHOUT_GPU();
-  const std::vector<DType> all = {DType::Bool,    DType::UInt8,    DType::Int8,   DType::Int16,
-                                  DType::Int32,   DType::Int64,    DType::Float16, DType::BFloat16,
+  const std::vector<DType> all = {DType::Bool,    DType::UInt8,  DType::Int8,    DType::Int16,
+                                  DType::Int32,   DType::Int64,  DType::Float16, DType::BFloat16,
                                   DType::Float32, DType::Float64};
   const Tensor v = mul(rnd({4, 6}, 1, DType::Float64), 50);
   for (DType from : all) {
@@ -407,18 +420,21 @@ TEST_P(CudaReductions, MatchTheReference) {
   const Tensor x = rnd({6, 7, 45}, 1, d);
   const Tensor xt = rnd({45, 7, 6}, 2, d).permute({2, 1, 0});
   for (const Tensor& t : {x, xt}) {
-    check_op("sum all", [](const std::vector<Tensor>& in) { return sum(in[0]); }, {t}, 64);
+    check_op(
+        "sum all", [](const std::vector<Tensor>& in) { return sum(in[0]); }, {t}, 64);
     for (std::vector<int64_t> dims : std::vector<std::vector<int64_t>>{{0}, {1}, {2}, {0, 2}}) {
       for (bool keep : {false, true}) {
-        check_op("sum dims",
-                 [&](const std::vector<Tensor>& in) { return sum(in[0], dims, keep); }, {t}, 64);
-        check_op("mean dims",
-                 [&](const std::vector<Tensor>& in) { return mean(in[0], dims, keep); }, {t}, 64);
+        check_op(
+            "sum dims", [&](const std::vector<Tensor>& in) { return sum(in[0], dims, keep); }, {t},
+            64);
+        check_op(
+            "mean dims", [&](const std::vector<Tensor>& in) { return mean(in[0], dims, keep); },
+            {t}, 64);
         check_op("amax dims",
                  [&](const std::vector<Tensor>& in) { return amax(in[0], dims, keep); }, {t});
-        check_op("var dims",
-                 [&](const std::vector<Tensor>& in) { return var(in[0], dims, 1, keep); }, {t},
-                 64);
+        check_op(
+            "var dims", [&](const std::vector<Tensor>& in) { return var(in[0], dims, 1, keep); },
+            {t}, 64);
       }
     }
     for (int64_t dim : {0, 1, 2}) {
@@ -433,7 +449,8 @@ TEST_P(CudaReductions, MatchTheReference) {
   }
   // A long row splits over blocks (Note [CUDA reduction plan]).
   const Tensor big = rnd({1 << 20}, 3, d, false, 0, 1);
-  check_op("sum long", [](const std::vector<Tensor>& in) { return sum(in[0]); }, {big}, 4096);
+  check_op(
+      "sum long", [](const std::vector<Tensor>& in) { return sum(in[0]); }, {big}, 4096);
   check_op("argmax long", [](const std::vector<Tensor>& in) { return argmax(in[0]); }, {big});
 }
 
@@ -483,7 +500,8 @@ TEST(CudaKernels, RandomNumbersHaveTheRightMomentsAndRepeatWithTheSeed) {
   double ones_frac = 0;
   for (double x : bv) ones_frac += x / static_cast<double>(bv.size());
   EXPECT_NEAR(ones_frac, 0.3, 0.01);
-  const std::vector<double> iv = to_doubles(cpu(randint(3, 9, {4096}, nullptr, DType::Int64, gpu())));
+  const std::vector<double> iv =
+      to_doubles(cpu(randint(3, 9, {4096}, nullptr, DType::Int64, gpu())));
   EXPECT_EQ(*std::min_element(iv.begin(), iv.end()), 3);
   EXPECT_EQ(*std::max_element(iv.begin(), iv.end()), 8);
 }
@@ -511,29 +529,81 @@ TEST(CudaKernels, ViewsAndShapeCopies) {
   SKIP_WITHOUT_GPU();
   const Tensor x = rnd({4, 6, 5}, 1);
   check_op("transpose+reshape (copy)",
-           [](const std::vector<Tensor>& in) { return reshape(transpose(in[0], 0, 2), {30, 4}); },
+           [](const std::vector<Tensor>& in) {
+             return reshape(transpose(in[0], 0, 2), {30, 4});
+           },
            {x});
   check_op("flatten of a permute",
-           [](const std::vector<Tensor>& in) { return flatten(permute(in[0], {1, 0, 2}), 0, 1); },
+           [](const std::vector<Tensor>& in) {
+             return flatten(permute(in[0], {1, 0, 2}), 0, 1);
+           },
            {x});
   check_op("narrow + expand",
            [](const std::vector<Tensor>& in) {
              return contiguous(expand(narrow(in[0], 1, 2, 1), {4, 3, 5}));
            },
            {x});
-  check_op("cat", [](const std::vector<Tensor>& in) { return cat({in[0], in[1].t()}, 0); },
+  check_op("cat",
+           [](const std::vector<Tensor>& in) {
+             return cat({in[0], in[1].t()}, 0);
+           },
            {rnd({2, 3}, 2), rnd({3, 4}, 3, DType::Float64)});
-  check_op("stack", [](const std::vector<Tensor>& in) { return stack({in[0], in[1]}, 1); },
+  check_op("stack",
+           [](const std::vector<Tensor>& in) {
+             return stack({in[0], in[1]}, 1);
+           },
            {rnd({2, 3}, 4), rnd({2, 3}, 5)});
-  check_op("repeat", [](const std::vector<Tensor>& in) { return repeat(in[0], {2, 1, 3}); },
+  check_op("repeat",
+           [](const std::vector<Tensor>& in) {
+             return repeat(in[0], {2, 1, 3});
+           },
            {rnd({2, 3}, 6, DType::Float32, true)});
-  check_op("roll", [](const std::vector<Tensor>& in) { return roll(in[0], {2, -1}, {0, 1}); },
+  check_op("roll",
+           [](const std::vector<Tensor>& in) {
+             return roll(in[0], {2, -1}, {0, 1});
+           },
            {rnd({4, 5}, 7)});
   // A view shares the CUDA storage.
   const Tensor g = cuda(x);
   const Tensor v = transpose(g, 0, 1);
   EXPECT_EQ(v.data_ptr(), g.data_ptr());
   EXPECT_EQ(v.device().type(), gpu().type());
+}
+
+TEST(CudaKernels, IndexingOps) {
+  SKIP_WITHOUT_GPU();
+  const Tensor x = rnd({5, 7, 3}, 1);
+  for (int64_t dim : {0, 2}) {
+    const Tensor i = dim == 0 ? tensor(std::vector<int64_t>{4, 0, 2, 2}, {4})
+                              : tensor(std::vector<int64_t>{2, 0}, {2});
+    check_op("index_select",
+             [&](const std::vector<Tensor>& in) { return index_select(in[0], dim, in[1]); },
+             {x, i});
+    check_op("index_select int32 strided",
+             [&](const std::vector<Tensor>& in) {
+               return index_select(transpose(in[0], 0, 1), dim == 0 ? 1 : 2, in[1]);
+             },
+             {x, to(i, DType::Int32)});
+  }
+  const Tensor gi = rnd_int({5, 4, 3}, 2, DType::Int64, 0, 7);
+  check_op("gather", [](const std::vector<Tensor>& in) { return gather(in[0], 1, in[1]); },
+           {x, gi});
+  const Tensor bad = cuda(tensor(std::vector<int64_t>{0, 9}, {2}));
+  const std::string msg = message_of<IndexError>([&] { index_select(cuda(x), 0, bad); });
+  EXPECT_TRUE(contains(msg, "index out of range in self")) << msg;
+  const Tensor mask = gt(rnd({7, 3}, 3), 0);
+  check_op("masked_fill",
+           [](const std::vector<Tensor>& in) { return masked_fill(in[0], in[1], -1.5); },
+           {x, mask});
+  check_op("tril", [](const std::vector<Tensor>& in) { return tril(in[0], 1); }, {x});
+  check_op("triu_ strided",
+           [](const std::vector<Tensor>& in) {
+             Tensor c = clone(in[0]);
+             Tensor v = transpose(c, 1, 2);
+             triu_(v, -1);
+             return c;
+           },
+           {x});
 }
 
 TEST(CudaKernels, CopyTakesThe64BitIndexPath) {

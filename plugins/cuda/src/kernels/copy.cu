@@ -136,8 +136,7 @@ __global__ void __launch_bounds__(kBlockThreads)
     arange_kernel(T* dst, int64_t n, bool exact, int64_t start_i, int64_t step_i, double start_d,
                   double step_d) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n;
-       k += step) {
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += step) {
     if (exact) {
       const int64_t v = start_i + k * step_i;
       if constexpr (std::is_same_v<T, bool>) {

@@ -46,9 +46,7 @@ Tensor cast_copy(const Tensor& t, DType dtype) {
   return out;
 }
 
-Tensor contiguous_cuda(const Tensor& t) {
-  return t.is_contiguous() ? t : cast_copy(t, t.dtype());
-}
+Tensor contiguous_cuda(const Tensor& t) { return t.is_contiguous() ? t : cast_copy(t, t.dtype()); }
 
 namespace {
 

@@ -33,8 +33,9 @@ using Dims = std::vector<int64_t>;
 // with via_double the creation ops' store_scalar (an integer reaches a float through double).
 uint64_t element_bits(DType t, const Scalar& v, bool via_double) {
   auto as_float = [&]() -> float {
-    return via_double && !v.is_floating_point() ? static_cast<float>(static_cast<double>(v.to_int()))
-                                                : v.to<float>();
+    return via_double && !v.is_floating_point()
+               ? static_cast<float>(static_cast<double>(v.to_int()))
+               : v.to<float>();
   };
   auto as_double = [&]() -> double {
     return via_double && !v.is_floating_point() ? static_cast<double>(v.to_int()) : v.to<double>();
@@ -84,9 +85,9 @@ void fill_cuda(std::string_view op, const Tensor& t, const Scalar& value, bool v
   DeviceGuard guard(device);
   const cudaStream_t stream = current_stream(device);
   if (bits == 0 && t.is_contiguous()) {
-    LOOM_CUDA_CHECK(cudaMemsetAsync(t.data_ptr(), 0,
-                                    static_cast<size_t>(t.numel()) * t.element_size(), stream),
-                    op);
+    LOOM_CUDA_CHECK(
+        cudaMemsetAsync(t.data_ptr(), 0, static_cast<size_t>(t.numel()) * t.element_size(), stream),
+        op);
     return;
   }
   const kernels::Geometry g = make_geometry(op, t.sizes(), {&t});
@@ -428,9 +429,8 @@ Tensor full_like(const Tensor& self, const Scalar& value, std::optional<DType> d
                  std::optional<bool> pin, std::optional<int64_t> memory_format) {
   if (like_device(self, device).is_cpu()) {
     LOOM_TYPED_OP(op, "aten::full_like",
-                  Tensor(const Tensor&, const Scalar&, std::optional<DType>,
-                         std::optional<int64_t>, std::optional<Device>, std::optional<bool>,
-                         std::optional<int64_t>));
+                  Tensor(const Tensor&, const Scalar&, std::optional<DType>, std::optional<int64_t>,
+                         std::optional<Device>, std::optional<bool>, std::optional<int64_t>));
     CpuKernelGuard cpu;
     return op(self, value, dtype, layout, device, pin, memory_format);
   }
@@ -483,10 +483,10 @@ Tensor randint_like_low(const Tensor& self, int64_t low, int64_t high, std::opti
                         std::optional<int64_t> layout, std::optional<Device> device,
                         std::optional<bool> pin, std::optional<int64_t> memory_format) {
   if (like_device(self, device).is_cpu()) {
-    LOOM_TYPED_OP(op, "aten::randint_like.low_dtype",
-                  Tensor(const Tensor&, int64_t, int64_t, std::optional<DType>,
-                         std::optional<int64_t>, std::optional<Device>, std::optional<bool>,
-                         std::optional<int64_t>));
+    LOOM_TYPED_OP(
+        op, "aten::randint_like.low_dtype",
+        Tensor(const Tensor&, int64_t, int64_t, std::optional<DType>, std::optional<int64_t>,
+               std::optional<Device>, std::optional<bool>, std::optional<int64_t>));
     CpuKernelGuard cpu;
     return op(self, low, high, dtype, layout, device, pin, memory_format);
   }

@@ -212,8 +212,8 @@ void CudaIterator::build() {
   for (int64_t s : shape_) numel_ *= s;
 
   // Dtypes.
-  common_ = combine(dim_result_, combine(zero_result_, wrapped_result_))
-                .value_or(default_float_dtype());
+  common_ =
+      combine(dim_result_, combine(zero_result_, wrapped_result_)).value_or(default_float_dtype());
   if (rule_ == ResultRule::IntToFloat && !is_floating_point(common_))
     common_ = default_float_dtype();
   result_ = rule_ == ResultRule::Bool ? DType::Bool : common_;
@@ -321,9 +321,9 @@ void run_checking_zero_division(CudaIterator& it, kernels::PointwiseLaunch p) {
   {
     DeviceGuard guard(it.device());
     const cudaStream_t stream = current_stream(it.device());
-    LOOM_CUDA_CHECK(cudaMemcpyAsync(&host, flag.data_ptr(), sizeof(int), cudaMemcpyDeviceToHost,
-                                    stream),
-                    it.op());
+    LOOM_CUDA_CHECK(
+        cudaMemcpyAsync(&host, flag.data_ptr(), sizeof(int), cudaMemcpyDeviceToHost, stream),
+        it.op());
     LOOM_CUDA_CHECK(cudaStreamSynchronize(stream), it.op());
   }
   LOOM_CHECK_T(ValueError, host == 0, it.op(), ": ZeroDivisionError (integer division by zero)");

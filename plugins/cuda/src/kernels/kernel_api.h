@@ -108,6 +108,7 @@ enum class PwOp : int32_t {
   ClampMin,           ///< clamp(x, min = y)
   ClampMax,           ///< clamp(x, max = y)
   MaskScale,          ///< x * y * p0 (native_dropout_backward: grad * mask * scale)
+  MaskedFill,         ///< y != 0 ? z : x (masked_fill: self, mask, value)
   // ternary: f(x, y, z)
   Where,    ///< x != 0 ? y : z
   Addcmul,  ///< x + p0 * y * z
@@ -141,10 +142,10 @@ struct ScalarSlots {
 /// One pointwise launch (kernels/pointwise.cuh).
 struct PointwiseLaunch {
   PwOp op = PwOp::Identity;
-  Dt dtype = Dt::Float32;  ///< storage dtype of every memory input (and of the output unless
-                           ///< bool_out)
-  bool bool_out = false;   ///< the output is bool (predicates)
-  int nin = 0;             ///< number of inputs (1..3), memory or scalar
+  Dt dtype = Dt::Float32;      ///< storage dtype of every memory input (and of the output unless
+                               ///< bool_out)
+  bool bool_out = false;       ///< the output is bool (predicates)
+  int nin = 0;                 ///< number of inputs (1..3), memory or scalar
   unsigned scalar_inputs = 0;  ///< bit k: input k is scalar slot 3 + k, not memory
   void* out = nullptr;
   const void* in[3] = {nullptr, nullptr, nullptr};
@@ -176,15 +177,15 @@ enum class RedOp : int32_t { Sum, Prod, Mean, Max, Min, ArgMax, ArgMin, All, Any
 struct ReduceLaunch {
   RedOp op = RedOp::Sum;
   Dt in_dtype = Dt::Float32;
-  Dt out_dtype = Dt::Float32;   ///< of out (and mean_out)
+  Dt out_dtype = Dt::Float32;  ///< of out (and mean_out)
   const void* in = nullptr;
-  void* out = nullptr;          ///< outer * inner values (null for ArgMax/ArgMin)
-  int64_t* indices = nullptr;   ///< Max/Min/ArgMax/ArgMin: index along red (may be null)
-  void* mean_out = nullptr;     ///< Var: the mean too (var_mean), or null
+  void* out = nullptr;         ///< outer * inner values (null for ArgMax/ArgMin)
+  int64_t* indices = nullptr;  ///< Max/Min/ArgMax/ArgMin: index along red (may be null)
+  void* mean_out = nullptr;    ///< Var: the mean too (var_mean), or null
   int64_t outer = 1, red = 1, inner = 1;
-  double correction = 1;        ///< Var: divisor max(0, red - correction)
-  bool take_sqrt = false;       ///< Var: std
-  void* workspace = nullptr;    ///< reduce_workspace_bytes(*this) bytes (when nonzero)
+  double correction = 1;      ///< Var: divisor max(0, red - correction)
+  bool take_sqrt = false;     ///< Var: std
+  void* workspace = nullptr;  ///< reduce_workspace_bytes(*this) bytes (when nonzero)
 };
 /// Device scratch a reduction needs (partial results of split rows); 0 for most shapes.
 size_t reduce_workspace_bytes(const ReduceLaunch& r);
@@ -201,7 +202,7 @@ struct RandomLaunch {
   Dt dtype = Dt::Float32;  ///< of out (and of p_tensor)
   void* out = nullptr;
   int64_t numel = 0;
-  double a = 0, b = 1;  ///< uniform [a, b); normal mean a, std b; bernoulli p = a
+  double a = 0, b = 1;             ///< uniform [a, b); normal mean a, std b; bernoulli p = a
   const void* p_tensor = nullptr;  ///< bernoulli with per-element probabilities (contiguous)
   int64_t low = 0;                 ///< randint: low + (64 random bits % range)
   uint64_t range = 1;
@@ -216,10 +217,17 @@ uint64_t random_increment(int64_t numel);
 void launch_dropout(Dt dtype, const void* x, void* out, bool* mask, int64_t numel, double p,
                     double scale, uint64_t seed, uint64_t offset, cudaStream_t stream);
 
-/// index_select on a contiguous [outer, dim_size, inner] input: out[o, k, i] =
-/// in[o, index[k], i]; index is int64 or int32 (index_is_int32). Bad indices set *bad_index.
-void launch_index_select(const void* in, void* out, int element_size, const void* index,
-                         bool index_is_int32, int64_t outer, int64_t dim_size, int64_t inner,
-                         int64_t num_index, int* bad_index, cudaStream_t stream);
+/// Gather along one dim over geometry g (operands: 0 = out, 1 = index, 2 = self with the
+/// gathered dim's stride 0): out[o] = self[s + index[i] * self_dim_stride]. element_size is
+/// 1, 2, 4 or 8; index is int64 or int32. An index outside [0, bound) is not read; it sets
+/// bad[0] = 1 and bad[1] = its value (bad: two int64 on the device).
+void launch_gather(void* out, const void* self, const void* index, bool index_is_int32,
+                   int element_size, int64_t self_dim_stride, int64_t bound, const Geometry& g,
+                   int64_t numel, int64_t* bad, cudaStream_t stream);
+
+/// tril (upper = false) / triu (upper = true) in place on a contiguous [batch, rows, cols]
+/// tensor: zeroes the elements outside the triangle of the diagonal-th diagonal.
+void launch_triangle(void* data, int element_size, int64_t batch, int64_t rows, int64_t cols,
+                     int64_t diagonal, bool upper, cudaStream_t stream);
 
 }  // namespace loom::cuda::kernels

@@ -20,7 +20,8 @@ struct OffsetCalculator {
   explicit OffsetCalculator(const Geometry& g) : ndim(g.ndim) {
     for (int d = 0; d < kMaxDims; ++d) {
       sizes[d] = d < g.ndim ? static_cast<Index>(g.sizes[d]) : Index(1);
-      for (int k = 0; k < N; ++k) strides[k][d] = d < g.ndim ? static_cast<Offset>(g.strides[k][d]) : 0;
+      for (int k = 0; k < N; ++k)
+        strides[k][d] = d < g.ndim ? static_cast<Offset>(g.strides[k][d]) : 0;
     }
   }
 

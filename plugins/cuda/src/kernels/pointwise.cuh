@@ -238,6 +238,8 @@ __device__ C apply(const PointwiseLaunch& p, C x, C y, C z) {
       return static_cast<C>(x * y * slot<C>(s, 0));
     case PwOp::Where:
       return x != C(0) ? y : z;
+    case PwOp::MaskedFill:
+      return y != C(0) ? z : x;
     case PwOp::Addcmul:
       return static_cast<C>(x + slot<C>(s, 0) * y * z);
     case PwOp::Clamp:

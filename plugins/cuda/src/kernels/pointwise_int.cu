@@ -5,15 +5,14 @@
 namespace loom::cuda::kernels {
 
 // Instantiated in pointwise_float.cu.
-extern template void launch_pointwise_typed<float>(const PointwiseLaunch&, const Geometry&,
-                                                   int64_t, cudaStream_t);
+extern template void launch_pointwise_typed<float>(const PointwiseLaunch&, const Geometry&, int64_t,
+                                                   cudaStream_t);
 extern template void launch_pointwise_typed<double>(const PointwiseLaunch&, const Geometry&,
                                                     int64_t, cudaStream_t);
 extern template void launch_pointwise_typed<__half>(const PointwiseLaunch&, const Geometry&,
                                                     int64_t, cudaStream_t);
-extern template void launch_pointwise_typed<__nv_bfloat16>(const PointwiseLaunch&,
-                                                           const Geometry&, int64_t,
-                                                           cudaStream_t);
+extern template void launch_pointwise_typed<__nv_bfloat16>(const PointwiseLaunch&, const Geometry&,
+                                                           int64_t, cudaStream_t);
 
 void launch_pointwise(const PointwiseLaunch& p, const Geometry& g, int64_t numel,
                       cudaStream_t stream) {

@@ -28,9 +28,8 @@ PointwiseLaunch launch_of(PwOp op) {
 
 // ---- the few-lines-per-op layer (the CPU's unary_run / binary_run) --------------------------
 
-Tensor unary_run(std::string_view name, PwOp op, unsigned cats, ResultRule rule,
-                 const Tensor& self, const Tensor* out, bool inplace,
-                 PointwiseLaunch p = PointwiseLaunch{}) {
+Tensor unary_run(std::string_view name, PwOp op, unsigned cats, ResultRule rule, const Tensor& self,
+                 const Tensor* out, bool inplace, PointwiseLaunch p = PointwiseLaunch{}) {
   CudaIterator it(name);
   it.add_input("self", self).set_rule(rule).set_variant_output(out, inplace);
   it.build();
@@ -52,8 +51,7 @@ Tensor binary_run(std::string_view name, PwOp op, unsigned cats, ResultRule rule
 }
 
 Tensor binary_scalar_run(std::string_view name, PwOp op, unsigned cats, ResultRule rule,
-                         const Tensor& self, const Scalar& other, const Tensor* out,
-                         bool inplace) {
+                         const Tensor& self, const Scalar& other, const Tensor* out, bool inplace) {
   CudaIterator it(name);
   it.add_input("self", self).add_scalar(other).set_rule(rule);
   it.set_variant_output(inplace ? &self : out, inplace);
@@ -107,8 +105,7 @@ Tensor binary_scalar_fn(const Tensor& self, const Scalar& other) {
 }
 template <typename Op>
 Tensor& binary_scalar_inplace(Tensor& self, const Scalar& other) {
-  binary_scalar_run(variant_name<Op>("_"), Op::kOp, Op::kCats, Op::kRule, self, other, &self,
-                    true);
+  binary_scalar_run(variant_name<Op>("_"), Op::kOp, Op::kCats, Op::kRule, self, other, &self, true);
   return self;
 }
 template <typename Op>
@@ -390,8 +387,8 @@ struct ModKernels {
   static Tensor run(std::string_view op, const Tensor* self, const Scalar* scalar_self,
                     const Tensor* other, const Scalar* scalar_other, const Tensor* out,
                     bool inplace) {
-    return dividing_impl(op, kCode, ResultRule::Common, self, scalar_self, other, scalar_other,
-                         out, inplace);
+    return dividing_impl(op, kCode, ResultRule::Common, self, scalar_self, other, scalar_other, out,
+                         inplace);
   }
   static Tensor tensor(const Tensor& self, const Tensor& other) {
     return run(kPython ? "remainder.Tensor" : "fmod.Tensor", &self, nullptr, &other, nullptr,
@@ -403,8 +400,8 @@ struct ModKernels {
     return self;
   }
   static Tensor& tensor_out(const Tensor& self, const Tensor& other, Tensor& out) {
-    run(kPython ? "remainder.Tensor_out" : "fmod.Tensor_out", &self, nullptr, &other, nullptr,
-        &out, false);
+    run(kPython ? "remainder.Tensor_out" : "fmod.Tensor_out", &self, nullptr, &other, nullptr, &out,
+        false);
     return out;
   }
   static Tensor scalar(const Tensor& self, const Scalar& other) {
@@ -417,15 +414,15 @@ struct ModKernels {
     return self;
   }
   static Tensor& scalar_out(const Tensor& self, const Scalar& other, Tensor& out) {
-    run(kPython ? "remainder.Scalar_out" : "fmod.Scalar_out", &self, nullptr, nullptr, &other,
-        &out, false);
+    run(kPython ? "remainder.Scalar_out" : "fmod.Scalar_out", &self, nullptr, nullptr, &other, &out,
+        false);
     return out;
   }
 };
 
 Tensor remainder_scalar_tensor(const Scalar& self, const Tensor& other) {
-  return ModKernels<true>::run("remainder.Scalar_Tensor", nullptr, &self, &other, nullptr,
-                               nullptr, false);
+  return ModKernels<true>::run("remainder.Scalar_Tensor", nullptr, &self, &other, nullptr, nullptr,
+                               false);
 }
 
 // ---- pow ---------------------------------------------------------------------------------------
@@ -496,8 +493,8 @@ Tensor round_decimals(const Tensor& self, int64_t decimals) {
                    nullptr, false, round_decimals_launch(decimals));
 }
 Tensor& round_decimals_(Tensor& self, int64_t decimals) {
-  unary_run("round_.decimals", PwOp::RoundDecimals, kFloats, ResultRule::Common, self, &self,
-            true, round_decimals_launch(decimals));
+  unary_run("round_.decimals", PwOp::RoundDecimals, kFloats, ResultRule::Common, self, &self, true,
+            round_decimals_launch(decimals));
   return self;
 }
 Tensor& round_decimals_out(const Tensor& self, int64_t decimals, Tensor& out) {
@@ -540,9 +537,7 @@ Tensor clamp_tensor_impl(std::string_view op, const Tensor& self, const std::opt
   it.set_variant_output(inplace ? &self : out, inplace);
   it.build();
   check_dtype_category(op, it.common_dtype(), kInts | kFloats);
-  it.run(launch_of(has_min && has_max ? PwOp::Clamp
-                   : has_min          ? PwOp::ClampMin
-                                      : PwOp::ClampMax));
+  it.run(launch_of(has_min && has_max ? PwOp::Clamp : has_min ? PwOp::ClampMin : PwOp::ClampMax));
   return it.finish();
 }
 
@@ -658,8 +653,8 @@ Tensor& relu6_(Tensor& self) {
 }
 
 Tensor leaky_relu(const Tensor& self, const Scalar& slope) {
-  return unary_run("leaky_relu", PwOp::LeakyRelu, kFloats, ResultRule::Common, self, nullptr,
-                   false, params(slope.to_double()));
+  return unary_run("leaky_relu", PwOp::LeakyRelu, kFloats, ResultRule::Common, self, nullptr, false,
+                   params(slope.to_double()));
 }
 Tensor& leaky_relu_(Tensor& self, const Scalar& slope) {
   unary_run("leaky_relu_", PwOp::LeakyRelu, kFloats, ResultRule::Common, self, &self, true,

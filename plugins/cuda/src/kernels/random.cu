@@ -93,7 +93,8 @@ __global__ void __launch_bounds__(kBlockThreads) random_kernel(RandomLaunch r) {
         case RandOp::Bernoulli: {
           double p = r.a;
           if (r.p_tensor != nullptr) {
-            if constexpr (is_float_v<T>) p = static_cast<double>(convert<float>(static_cast<const T*>(r.p_tensor)[i]));
+            if constexpr (is_float_v<T>)
+              p = static_cast<double>(convert<float>(static_cast<const T*>(r.p_tensor)[i]));
             if constexpr (std::is_same_v<T, double>) p = static_cast<const double*>(r.p_tensor)[i];
           }
           store_double(out + i, uniform_bits(lo[j], hi[j], 53) < p ? 1.0 : 0.0);
@@ -157,9 +158,8 @@ uint64_t random_increment(int64_t numel) {
 void launch_random(const RandomLaunch& r, cudaStream_t stream) {
   if (r.numel <= 0) return;
   const auto blocks = static_cast<unsigned>(random_blocks(r.numel));
-  dispatch_dt(r.dtype, [&]<typename T>(T*) {
-    random_kernel<T><<<blocks, kBlockThreads, 0, stream>>>(r);
-  });
+  dispatch_dt(r.dtype,
+              [&]<typename T>(T*) { random_kernel<T><<<blocks, kBlockThreads, 0, stream>>>(r); });
 }
 
 void launch_dropout(Dt dtype, const void* x, void* out, bool* mask, int64_t numel, double p,

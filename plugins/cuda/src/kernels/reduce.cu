@@ -216,8 +216,8 @@ __device__ void finalize(const ReduceLaunch& r, const Acc<compute_t<T>>& a, int6
 constexpr int kReduceThreads = 256;
 
 struct RowPlan {
-  int tpr = 32;     // threads per row
-  int rpb = 8;      // rows per block
+  int tpr = 32;  // threads per row
+  int rpb = 8;   // rows per block
   int64_t blocks_x = 1;
   int64_t chunks = 1;
   int64_t chunk_len = 1;
@@ -285,8 +285,8 @@ __global__ void __launch_bounds__(kReduceThreads)
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kReduceThreads) reduce_partials_kernel(ReduceLaunch r,
-                                                                         int64_t chunks) {
+__global__ void __launch_bounds__(kReduceThreads)
+    reduce_partials_kernel(ReduceLaunch r, int64_t chunks) {
   using C = compute_t<T>;
   const Acc<C>* partial = static_cast<const Acc<C>*>(r.workspace);
   const int64_t step_rows = static_cast<int64_t>(gridDim.x) * blockDim.x;

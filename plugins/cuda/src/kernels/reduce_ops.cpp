@@ -46,8 +46,7 @@ std::vector<bool> reduce_mask_one(const Tensor& self, int64_t dim) {
   return mask;
 }
 
-void check_nonzero_reduced(std::string_view op, const Tensor& self,
-                           const std::vector<bool>& mask) {
+void check_nonzero_reduced(std::string_view op, const Tensor& self, const std::vector<bool>& mask) {
   for (int64_t d = 0; d < self.dim(); ++d) {
     LOOM_CHECK_T(IndexError, !mask[d] || self.size(d) != 0, op, "(): Expected reduction dim ", d,
                  " to have non-zero size.");
@@ -139,8 +138,8 @@ Tensor new_output(const Tensor& like, const Plan& p, DType dtype) {
 }
 
 // Values of op over mask, written as out_dtype.
-Tensor reduce_values(const char* op, const Tensor& src, const std::vector<bool>& mask,
-                     bool keepdim, RedOp code, DType out_dtype) {
+Tensor reduce_values(const char* op, const Tensor& src, const std::vector<bool>& mask, bool keepdim,
+                     RedOp code, DType out_dtype) {
   const Plan p = make_plan(src, mask, keepdim);
   Tensor out = new_output(src, p, out_dtype);
   kernels::ReduceLaunch r;
@@ -176,8 +175,7 @@ Tensor sum(const Tensor& self, std::optional<DType> dtype) {
 
 Tensor prod(const Tensor& self, std::optional<DType> dtype) {
   check_cuda_tensors("prod", {{"self", self}});
-  return sum_like("prod", RedOp::Prod, self, reduce_mask("prod", self, std::nullopt), false,
-                  dtype);
+  return sum_like("prod", RedOp::Prod, self, reduce_mask("prod", self, std::nullopt), false, dtype);
 }
 Tensor prod_dim(const Tensor& self, int64_t dim, bool keepdim, std::optional<DType> dtype) {
   check_cuda_tensors("prod", {{"self", self}});
@@ -224,7 +222,8 @@ Tensor any_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim
   return logical_impl<false>(self, reduce_mask("any", self, dim), keepdim);
 }
 
-// ---- max / min / amax / amin / argmax / argmin ---------------------------------------------------
+// ---- max / min / amax / amin / argmax / argmin
+// ---------------------------------------------------
 
 const char* name_of(bool is_max) { return is_max ? "max" : "min"; }
 
@@ -236,7 +235,8 @@ std::tuple<Tensor, Tensor> arg_extreme(const char* op, bool is_max, const Tensor
   Tensor values = want_values ? new_output(self, p, self.dtype()) : Tensor();
   Tensor indices = new_output(self, p, DType::Int64);
   kernels::ReduceLaunch r;
-  r.op = want_values ? (is_max ? RedOp::Max : RedOp::Min) : (is_max ? RedOp::ArgMax : RedOp::ArgMin);
+  r.op =
+      want_values ? (is_max ? RedOp::Max : RedOp::Min) : (is_max ? RedOp::ArgMax : RedOp::ArgMin);
   r.out_dtype = to_dt(self.dtype());
   r.out = want_values ? values.data_ptr() : nullptr;
   r.indices = static_cast<int64_t*>(indices.data_ptr());

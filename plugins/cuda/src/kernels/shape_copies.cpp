@@ -97,9 +97,9 @@ Tensor stack(TensorList tensors, int64_t dim) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
     if (t.numel() == 0) continue;
-    copy_kernel("stack",
-                out.as_strided_view(t.sizes(), out_strides, static_cast<int64_t>(i) * out.stride(dim)),
-                t);
+    copy_kernel(
+        "stack",
+        out.as_strided_view(t.sizes(), out_strides, static_cast<int64_t>(i) * out.stride(dim)), t);
   }
   return out;
 }

@@ -25,12 +25,36 @@ using Dims = std::vector<int64_t>;
 /// The view ops whose CPU kernels serve CUDA tensors unchanged (shape_views.cpp's list, less
 /// reshape, reshape_as and flatten.using_ints).
 constexpr std::string_view kMetadataViews[] = {
-    "view",          "unflatten.int",   "squeeze",         "squeeze.dim",   "squeeze.dims",
-    "unsqueeze",     "transpose.int",   "permute",         "t",             "expand",
-    "expand_as",     "narrow",          "slice.Tensor",    "select.int",    "as_strided",
-    "split.Tensor",  "split_with_sizes", "chunk",          "unbind.int",    "view_as",
-    "movedim.intlist", "movedim.int",   "swapaxes",        "swapdims",      "split.sizes",
-    "unsqueeze_",    "squeeze_",        "squeeze_.dim",    "squeeze_.dims", "transpose_",
+    "view",
+    "unflatten.int",
+    "squeeze",
+    "squeeze.dim",
+    "squeeze.dims",
+    "unsqueeze",
+    "transpose.int",
+    "permute",
+    "t",
+    "expand",
+    "expand_as",
+    "narrow",
+    "slice.Tensor",
+    "select.int",
+    "as_strided",
+    "split.Tensor",
+    "split_with_sizes",
+    "chunk",
+    "unbind.int",
+    "view_as",
+    "movedim.intlist",
+    "movedim.int",
+    "swapaxes",
+    "swapdims",
+    "split.sizes",
+    "unsqueeze_",
+    "squeeze_",
+    "squeeze_.dim",
+    "squeeze_.dims",
+    "transpose_",
     "t_",
 };
 
@@ -108,9 +132,7 @@ Tensor reshape(const Tensor& self, IntArrayRef shape) {
   return op(src, shape);
 }
 
-Tensor reshape_as(const Tensor& self, const Tensor& other) {
-  return reshape(self, other.sizes());
-}
+Tensor reshape_as(const Tensor& self, const Tensor& other) { return reshape(self, other.sizes()); }
 
 Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   LOOM_TYPED_OP(op, "aten::flatten.using_ints", Tensor(const Tensor&, int64_t, int64_t));
