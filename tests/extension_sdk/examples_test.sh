@@ -120,7 +120,9 @@ for dir in "$src"/extension_sdk/examples/*/; do
   for req in $(sed -n 's/.*<!-- examples_test: requires \([A-Za-z0-9_ -]*\) -->.*/\1/p' "$dir/README.md"); do
     case "$req" in
       nvcc) [ -n "$nvcc" ] || reason="no nvcc (not on PATH, CUDACXX or /usr/local/cuda/bin)" ;;
-      *) fail "$name/README.md: unknown requirement '$req' (known: nvcc)" ;;
+      loom-cuda) [ -e "$prefix/lib/loom/plugins/libloom_cuda.so" ] ||
+        reason="the installed SDK has no CUDA plugin (Loom was configured with LOOM_WITH_CUDA=OFF)" ;;
+      *) fail "$name/README.md: unknown requirement '$req' (known: nvcc, loom-cuda)" ;;
     esac
   done
   if [ -n "$reason" ]; then
