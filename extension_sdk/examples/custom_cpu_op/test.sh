@@ -9,14 +9,14 @@ if [ "$exported" != "loom_plugin_manifest" ]; then
   echo "FAIL: $so exports more than loom_plugin_manifest:"; echo "$exported"; exit 1
 fi
 needed="$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')"
-echo "$needed" | grep -qx 'libloom.so.1' || { echo "FAIL: $so does not link libloom.so.1: $needed"; exit 1; }
-if echo "$needed" | grep -q 'libloom_'; then
+grep -qx 'libloom.so.1' <<< "$needed" || { echo "FAIL: $so does not link libloom.so.1: $needed"; exit 1; }
+if grep -q 'libloom_' <<< "$needed"; then
   echo "FAIL: $so links a Loom-internal library: $needed"; exit 1
 fi
 
 # The JSON report: loaded, under its manifest name, registering the namespace 'custom'.
 report="$("$LOOM_PREFIX/bin/loom" plugin check --json "$so")"
 for want in '"ok": true' '"name": "custom_cpu_op"' "'custom'"; do
-  echo "$report" | grep -qF "$want" || { echo "FAIL: loom plugin check --json lacks $want:"; echo "$report"; exit 1; }
+  grep -qF "$want" <<< "$report" || { echo "FAIL: loom plugin check --json lacks $want:"; echo "$report"; exit 1; }
 done
 echo "ok: $so exports only loom_plugin_manifest, needs libloom.so.1, registers the namespace custom"

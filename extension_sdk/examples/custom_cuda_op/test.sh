@@ -10,18 +10,19 @@ if [ "$exported" != "loom_plugin_manifest" ]; then
 fi
 needed="$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')"
 for lib in libloom.so.1 'libcudart.so.*'; do
-  echo "$needed" | grep -qx "$lib" || { echo "FAIL: $so does not link $lib: $needed"; exit 1; }
+  grep -qx "$lib" <<< "$needed" || { echo "FAIL: $so does not link $lib: $needed"; exit 1; }
 done
-if echo "$needed" | grep -q 'libloom_'; then
+if grep -q 'libloom_' <<< "$needed"; then
   echo "FAIL: $so links a Loom-internal library: $needed"; exit 1
 fi
 # The kernels are in the module (a fat binary), compiled for sm_90: cuobjdump, beside nvcc,
 # lists the machine code; without it, the architecture shows in nvcc's embedded options.
-readelf -S "$so" | grep -q '\.nv_fatbin' || { echo "FAIL: $so holds no CUDA fat binary"; exit 1; }
+sections="$(readelf -S "$so")"
+grep -q '\.nv_fatbin' <<< "$sections" || { echo "FAIL: $so holds no CUDA fat binary"; exit 1; }
 nvcc="$(command -v nvcc || echo "${CUDACXX:-}")"
 cuobjdump="${nvcc%/nvcc}/cuobjdump"
 if [ -n "$nvcc" ] && [ -x "$cuobjdump" ]; then
-  "$cuobjdump" --list-elf "$so" | grep -q sm_90 || { echo "FAIL: $so holds no sm_90 code"; exit 1; }
+  grep -q sm_90 <<< "$("$cuobjdump" --list-elf "$so")" || { echo "FAIL: $so holds no sm_90 code"; exit 1; }
 else
   grep -aq -- '-arch sm_90' "$so" || { echo "FAIL: $so was not compiled for sm_90"; exit 1; }
 fi
