@@ -4,6 +4,7 @@
 /// each forwards to the op pack's free function of the same name, so `x.matmul(w).relu()`
 /// is `loom::relu(loom::matmul(x, w))` and costs one dispatch per call.
 
+#include "loom/core/device_hooks.h"
 #include "loom/ops/core.h"
 
 namespace loom {
@@ -239,6 +240,13 @@ inline const Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& valu
 /// backend's copy_ (the dispatcher picks the backend from the two devices).
 inline Tensor Tensor::to(Device device) const {
   if (this->device() == device) return *this;
+  // "cuda" (index -1) means the current device of that type (PyTorch's .to("cuda")).
+  if (device.index() < 0 && this->device().type() == device.type()) {
+    const DeviceHooks* hooks = find_device_hooks(device.type());
+    const int16_t current = hooks ? hooks->current_device() : int16_t{0};
+    if (this->device().index() == current || this->device().index() < 0) return *this;
+    device = Device(device.type(), current);
+  }
   Tensor out = Tensor::empty(sizes(), TensorOptions{}.with(dtype()).with(device));
   loom::copy_(out, *this);
   return out;
