@@ -19,4 +19,11 @@ report="$("$LOOM_PREFIX/bin/loom" plugin check --json "$so")"
 for want in '"ok": true' '"name": "custom_cpu_op"' "'custom'"; do
   grep -qF "$want" <<< "$report" || { echo "FAIL: loom plugin check --json lacks $want:"; echo "$report"; exit 1; }
 done
-echo "ok: $so exports only loom_plugin_manifest, needs libloom.so.1, registers the namespace custom"
+# Loaded by name through LOOM_PLUGIN_PATH, as the README says (the loader looks for
+# libloom_<name>.so).
+mkdir -p plugins
+ln -sf ../build/libcustom_cpu_op.so plugins/libloom_custom_cpu_op.so
+LOOM_PLUGIN_PATH="$PWD/plugins" ./build/scaled_softplus_test custom_cpu_op > by-name.log ||
+  { echo "FAIL: loading custom_cpu_op by name through LOOM_PLUGIN_PATH:"; cat by-name.log; exit 1; }
+
+echo "ok: $so exports only loom_plugin_manifest, needs libloom.so.1, registers the namespace custom, loads by name"
