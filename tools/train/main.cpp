@@ -167,6 +167,40 @@ Tensor to_device(const Tensor& t, Device device) {
 /// A CPU copy of t (t itself if it is on the CPU): for item(), metrics and checkpoints.
 Tensor to_cpu(const Tensor& t) { return t.device().is_cpu() ? t : t.detach().to(kCPU); }
 
+/// Note [Metrics on the device]: on a GPU, reading a step's loss and correct count back
+/// waits for the step to finish, which keeps the CPU from queueing the next steps while the
+/// GPU runs. So there they are added up on the device, from the host's running sums, and read
+/// back (one synchronization) only when something needs them: the progress display when it
+/// draws, the first step (first_step_seconds), a checkpoint, the end of the epoch. The loss sum
+/// is formed exactly as on the CPU (each step's float32 loss as float64 times the batch size,
+/// added in step order), so the numbers do not depend on when they are read.
+class DeviceSums {
+ public:
+  /// Adds a step's loss (a float scalar) and correct count (an int64 scalar) on the device.
+  template <typename P>
+  void add(const Tensor& loss, const Tensor& correct, int64_t n, const P& pos, Device device) {
+    if (!loss_.defined()) {
+      loss_ = to_device(Tensor::scalar(pos.loss_sum), device);
+      correct_ = to_device(Tensor::scalar(pos.correct), device);
+    }
+    loss_ = loss_ + loss.detach().to(DType::Float64) * static_cast<double>(n);
+    correct_ = correct_ + correct;
+  }
+  /// True if some steps are not read back yet.
+  bool pending() const { return loss_.defined(); }
+  /// Reads the sums back into pos (nothing when none is pending).
+  template <typename P>
+  void read(P& pos) {
+    if (!pending()) return;
+    pos.loss_sum = to_cpu(loss_).item<double>();
+    pos.correct = to_cpu(correct_).item<int64_t>();
+    loss_ = correct_ = Tensor();
+  }
+
+ private:
+  Tensor loss_, correct_;
+};
+
 /// Loss and accuracy of model on loader, with the confusion matrix.
 struct Evaluation {
   double loss = 0;
@@ -490,6 +524,7 @@ int run(Options o) {
   Evaluation last_test;
   bool stopped_early = false;
   double first_step_seconds = -1;  // from process start: start-up, data, model, one step
+  DeviceSums sums;
   for (; pos.epoch <= o.epochs; ++pos.epoch) {
     train_loader.set_epoch(pos.epoch);
     Progress progress(o.progress, pos.epoch, o.epochs, steps_per_epoch);
@@ -505,14 +540,23 @@ int run(Options o) {
       opt->step();
       if (schedule.per_step) schedule.per_step->step();
       const int64_t n = b[0].size(0);
-      // Copying the loss back waits for the step (one synchronization per step).
-      pos.loss_sum += to_cpu(loss).item<double>() * static_cast<double>(n);
-      pos.correct += to_cpu(logits.argmax(1).eq(labels).sum()).item<int64_t>();
+      const bool stopping = o.stop_after_steps > 0 && pos.global_step + 1 >= o.stop_after_steps;
+      if (device.is_cpu()) {
+        pos.loss_sum += loss.item<double>() * static_cast<double>(n);
+        pos.correct += logits.argmax(1).eq(labels).sum().item<int64_t>();
+      } else {
+        sums.add(loss, logits.argmax(1).eq(labels).sum(), n, pos, device);
+        if (first_step_seconds < 0 || stopping || step == steps_per_epoch || progress.due(step)) {
+          sums.read(pos);
+        }
+      }
       pos.seen += n;
       ++pos.step_in_epoch;
       ++pos.global_step;
       if (first_step_seconds < 0) first_step_seconds = seconds_since_process_start();
-      progress.update(step, pos.loss_sum / static_cast<double>(pos.seen), pos.seen);
+      if (device.is_cpu() || !sums.pending()) {
+        progress.update(step, pos.loss_sum / static_cast<double>(pos.seen), pos.seen);
+      }
       if (o.stop_after_steps > 0 && pos.global_step >= o.stop_after_steps) {
         const auto now = std::chrono::steady_clock::now();
         pos.seconds += std::chrono::duration<double>(now - t0).count();
@@ -529,6 +573,7 @@ int run(Options o) {
         return 0;
       }
     }
+    sums.read(pos);
     progress.finish();
     const double epoch_seconds =
         pos.seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -267,6 +267,15 @@ void Progress::update(int64_t step, double loss, int64_t samples) {
   std::fflush(stdout);
 }
 
+bool Progress::due(int64_t step) const {
+  if (mode_ == "none") return false;
+  if (step == steps_) return true;
+  if (mode_ == "bar") {
+    return std::chrono::steady_clock::now() - last_draw_ >= std::chrono::milliseconds(100);
+  }
+  return step * 10 >= next_line_ * steps_;
+}
+
 void Progress::finish() {
   if (mode_ == "bar") std::printf("\n");
   std::fflush(stdout);

@@ -69,6 +69,10 @@ class Progress {
   Progress(std::string mode, int64_t epoch, int64_t epochs, int64_t steps);
   /// After step (1-based) with the running mean loss and samples seen this epoch.
   void update(int64_t step, double loss, int64_t samples);
+  /// True if update(step, ...) would draw now, so that a caller whose values cost a device
+  /// synchronization to read can fetch them only then (calling update only then draws the
+  /// same lines).
+  bool due(int64_t step) const;
   /// Ends the display (a newline after a bar).
   void finish();
 
