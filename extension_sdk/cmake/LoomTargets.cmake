@@ -1,7 +1,9 @@
 # The imported targets of the installed SDK, written by hand rather than by install(EXPORT):
 # libloom.so links libloom_core privately, and an exported target would have to name it (and
 # through it Abseil and Boost) although apps never see it. Paths are relative to this file
-# (<prefix>/lib/cmake/Loom), so the prefix can move.
+# (<prefix>/lib/cmake/Loom), so the prefix can move. Keep it in step with the in-tree targets
+# of extension_sdk/CMakeLists.txt: loom_capi's SOVERSION (the soname below) and loom_sdk's
+# compile features and options.
 get_filename_component(_loom_prefix "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
 
 if(NOT TARGET Loom::loom)
