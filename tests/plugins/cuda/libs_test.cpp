@@ -126,8 +126,10 @@ TEST(CudaLibs, RegistersACudaKernelForEachLibraryOp) {
       "max_pool2d", "max_pool2d_with_indices", "max_pool2d_with_indices_backward",
       "max_pool2d_backward", "max_pool1d", "max_pool1d_with_indices", "avg_pool2d",
       "avg_pool2d_backward", "avg_pool1d", "adaptive_avg_pool2d", "_adaptive_avg_pool2d",
-      "_adaptive_avg_pool2d_backward", "adaptive_avg_pool1d", "native_batch_norm",
+      "_adaptive_avg_pool2d_backward", "adaptive_avg_pool1d", "adaptive_max_pool2d",
+      "adaptive_max_pool2d_backward", "adaptive_max_pool1d", "native_batch_norm",
       "native_batch_norm_backward", "native_layer_norm", "native_layer_norm_backward",
+      "native_group_norm", "native_group_norm_backward",
       "softmax.int", "log_softmax.int", "_softmax", "_log_softmax", "_softmax_backward_data",
       "_log_softmax_backward_data", "nll_loss_forward", "nll_loss_backward", "nll_loss2d_forward",
       "nll_loss2d_backward", "mse_loss", "mse_loss_backward", "embedding",
@@ -322,6 +324,14 @@ TEST_P(CudaPool, MatchesTheReference) {
   const Tensor gp = rnd({2, 3, 4, 3}, 4, d);
   expect_matches(_adaptive_avg_pool2d_backward(cuda(gp), cuda(x)),
                  _adaptive_avg_pool2d_backward(ref(gp), ref(x)), d);
+  // Adaptive max pooling to a larger size than the input along W (overlapping bins).
+  auto [am, ai] = adaptive_max_pool2d(cuda(x), {4, 13});
+  auto [ram, rai] = adaptive_max_pool2d(ref(x), {4, 13});
+  expect_matches(am, ram, d);
+  EXPECT_EQ(to_doubles(cpu(ai)), to_doubles(rai));
+  const Tensor gm = rnd({2, 3, 4, 13}, 5, d);
+  expect_matches(adaptive_max_pool2d_backward(cuda(gm), cuda(x), ai),
+                 adaptive_max_pool2d_backward(ref(gm), ref(x), rai), d);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaPool,
@@ -369,6 +379,24 @@ TEST(CudaLibs, LayerNormMatchesTheReference) {
   expect_matches(gi, ri, DType::Float32, 24);
   expect_matches(gw, rw, DType::Float32, 20);
   expect_matches(gb, rb, DType::Float32, 20);
+}
+
+TEST(CudaLibs, GroupNormMatchesTheReference) {
+  SKIP_WITHOUT_GPU();
+  const Tensor x = rnd({3, 6, 4, 5}, 1), w = rnd({6}, 2), b = rnd({6}, 3);
+  auto [y, mean, rstd] = native_group_norm(cuda(x), cuda(w), cuda(b), 3, 6, 20, 2, 1e-5);
+  auto [ry, rmean, rrstd] = native_group_norm(x, w, b, 3, 6, 20, 2, 1e-5);
+  expect_matches(y, ry, DType::Float32, 60);
+  expect_matches(mean, rmean, DType::Float32, 60);
+  expect_matches(rstd, rrstd, DType::Float32, 60);
+  const Tensor go = rnd(x.sizes(), 4);
+  auto [gi, gw, gb] = native_group_norm_backward(cuda(go), cuda(x), mean, rstd, cuda(w), 3, 6, 20,
+                                                 2, {true, true, true});
+  auto [ri, rw, rb] =
+      native_group_norm_backward(go, x, rmean, rrstd, w, 3, 6, 20, 2, {true, true, true});
+  expect_matches(gi, ri, DType::Float32, 60);
+  expect_matches(gw, rw, DType::Float32, 60);
+  expect_matches(gb, rb, DType::Float32, 60);
 }
 
 // ---- softmax ----

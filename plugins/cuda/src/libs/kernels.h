@@ -45,6 +45,13 @@ void launch_adaptive_avg_pool2d(int kind, const void* in, const PoolGeometry& g,
                                 cudaStream_t stream);
 void launch_adaptive_avg_pool2d_backward(int kind, const void* grad_output, const PoolGeometry& g,
                                          void* grad_input, cudaStream_t stream);
+/// Adaptive max pooling: out and idx [planes, oH, oW] contiguous (NaN wins).
+void launch_adaptive_max_pool2d(int kind, const void* in, const PoolGeometry& g, void* out,
+                                int64_t* idx, cudaStream_t stream);
+/// grad_input [planes, H, W] from contiguous grad_output and indices [planes, oH, oW].
+void launch_adaptive_max_pool2d_backward(int kind, const void* grad_output, const int64_t* idx,
+                                         const PoolGeometry& g, void* grad_input,
+                                         cudaStream_t stream);
 
 // ---- softmax (softmax.cu) ----
 
@@ -105,6 +112,19 @@ void launch_layer_norm_backward(int kind, const void* g, const void* x, int64_t 
                                 const void* mean, const void* rstd, const void* weight,
                                 void* grad_input, void* grad_weight, void* grad_bias,
                                 cudaStream_t stream);
+
+// ---- group norm (normalization.cu); x contiguous [N, C, HxW], G groups of C / G channels ----
+
+/// y = (x - mean) * rstd * w[c] + b[c] per (n, group) block; mean and rstd (kind, [N, G]).
+void launch_group_norm(int kind, const void* x, int64_t N, int64_t C, int64_t HxW, int64_t G,
+                       double eps, const void* weight, const void* bias, void* y, void* mean,
+                       void* rstd, cudaStream_t stream);
+/// grad_input per (n, group) block (may be null), and grad_weight / grad_bias (kind, [C], or
+/// null) per channel.
+void launch_group_norm_backward(int kind, const void* g, const void* x, int64_t N, int64_t C,
+                                int64_t HxW, int64_t G, const void* mean, const void* rstd,
+                                const void* weight, void* grad_input, void* grad_weight,
+                                void* grad_bias, cudaStream_t stream);
 
 // ---- losses (loss.cu) ----
 

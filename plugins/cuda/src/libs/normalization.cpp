@@ -1,10 +1,10 @@
-// CUDA kernels of native_batch_norm, native_batch_norm_backward, native_layer_norm and
-// native_layer_norm_backward on the own kernels of libs/normalization.cu, with the reference
+// CUDA kernels of native_batch_norm, native_layer_norm, native_group_norm and their backward
+// ops on the own kernels of libs/normalization.cu, with the reference
 // CPU kernels' checks and results (ops/nn/cpu/normalization.cpp): saved statistics in the
 // input's dtype, running statistics updated in place with momentum (unbiased variance), empty
 // [0] saved statistics in evaluation mode. Own kernels rather than cuDNN's batch norm: they take
 // every dtype the reference does with optional weight and bias, and sum in a fixed order
-// (deterministic). The group-norm ops have no CUDA kernel yet.
+// (deterministic).
 #include <optional>
 #include <string>
 #include <string_view>
@@ -311,6 +311,92 @@ Tensor3 native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
   return {gi, gw, gb};
 }
 
+// ---- group norm ----
+
+void check_group_norm_inputs(const Tensor& input, const std::optional<Tensor>& weight,
+                             const std::optional<Tensor>& bias, int64_t C, int64_t group) {
+  LOOM_CHECK(group > 0, "Expected num_groups to be positive, but got num_groups=", group);
+  LOOM_CHECK(C % group == 0,
+             "Expected number of channels in input to be divisible by num_groups, but got input "
+             "of shape ",
+             sizes_str(input.sizes()), " and num_groups=", group);
+  LOOM_CHECK(!present(weight) || (weight->dim() == 1 && weight->numel() == C),
+             "Expected weight to be a vector of size equal to the number of channels in input, "
+             "but got weight of shape ",
+             sizes_str(weight->sizes()), " and input of shape ", sizes_str(input.sizes()));
+  LOOM_CHECK(!present(bias) || (bias->dim() == 1 && bias->numel() == C),
+             "Expected bias to be a vector of size equal to the number of channels in input, "
+             "but got bias of shape ",
+             sizes_str(bias->sizes()), " and input of shape ", sizes_str(input.sizes()));
+}
+
+void check_group_norm_geometry(std::string_view op, const Tensor& input, int64_t N, int64_t C,
+                               int64_t HxW) {
+  LOOM_CHECK(N >= 0 && C >= 0 && HxW >= 0 && input.numel() == N * C * HxW, op,
+             ": expected input with N * C * HxW = ", N, " * ", C, " * ", HxW,
+             " elements, but got input of shape ", sizes_str(input.sizes()));
+}
+
+Tensor3 native_group_norm(const Tensor& input, const std::optional<Tensor>& weight,
+                          const std::optional<Tensor>& bias, int64_t N, int64_t C, int64_t HxW,
+                          int64_t group, double eps) {
+  constexpr const char* op = "native_group_norm";
+  check_cuda_tensors(op, {{"input", input}});
+  check_devices(op, input, {{"weight", &weight}, {"bias", &bias}});
+  check_float_dtype(op, "input", input);
+  check_group_norm_inputs(input, weight, bias, C, group);
+  check_group_norm_geometry(op, input, N, C, HxW);
+  const DType dt = input.dtype();
+  OpGuard g(op, input);
+  const Tensor x = dense(input);
+  const Tensor w = param_as(weight, dt), b = param_as(bias, dt);
+  Tensor out = new_on(input, input.sizes(), dt);
+  Tensor mean = new_on(input, {N, group}, dt), rstd = new_on(input, {N, group}, dt);
+  launch_group_norm(kind_of(dt), ptr(x), N, C, HxW, group, eps, ptr_or_null(w), ptr_or_null(b),
+                    ptr(out), ptr(mean), ptr(rstd), g.stream());
+  check_launch(op);
+  return {out, mean, rstd};
+}
+
+Tensor3 native_group_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                   const Tensor& mean_t, const Tensor& rstd_t,
+                                   const std::optional<Tensor>& weight, int64_t N, int64_t C,
+                                   int64_t HxW, int64_t group,
+                                   const std::vector<bool>& output_mask) {
+  constexpr const char* op = "native_group_norm_backward";
+  check_cuda_tensors(op, {{"grad_out", grad_out}, {"input", input}, {"mean", mean_t},
+                          {"rstd", rstd_t}});
+  check_devices(op, input, {{"weight", &weight}});
+  check_mask(op, output_mask);
+  check_float_dtype(op, "input", input);
+  check_same_dtype(op, {{"grad_out", grad_out}, {"input", input}});
+  check_group_norm_inputs(input, weight, std::nullopt, C, group);
+  check_group_norm_geometry(op, input, N, C, HxW);
+  LOOM_CHECK(grad_out.sizes() == input.sizes(), op, ": grad_out of size ",
+             sizes_str(grad_out.sizes()), " does not match input of size ",
+             sizes_str(input.sizes()));
+  LOOM_CHECK(mean_t.numel() == N * group && rstd_t.numel() == N * group, op,
+             ": expected mean and rstd with N * group = ", N * group, " elements, but got mean ",
+             mean_t.describe(), " and rstd ", rstd_t.describe());
+  const DType dt = input.dtype();
+  OpGuard g(op, input);
+  const Tensor x = dense(input), go = dense(grad_out);
+  const Tensor mean = contiguous_as(mean_t, dt), rstd = contiguous_as(rstd_t, dt);
+  const Tensor w = param_as(weight, dt);
+  Tensor gi = output_mask[0] ? new_on(input, input.sizes(), dt) : Tensor();
+  Tensor gw = output_mask[1] ? new_on(input, {C}, dt) : Tensor();
+  Tensor gb = output_mask[2] ? new_on(input, {C}, dt) : Tensor();
+  launch_group_norm_backward(kind_of(dt), ptr(go), ptr(x), N, C, HxW, group, ptr(mean), ptr(rstd),
+                             ptr_or_null(w), gi.defined() ? ptr(gi) : nullptr,
+                             gw.defined() ? ptr(gw) : nullptr, gb.defined() ? ptr(gb) : nullptr,
+                             g.stream());
+  check_launch(op);
+  const DType param_dtype = present(weight) ? weight->dtype() : dt;
+  if (gw.defined() && param_dtype != dt) gw = loom::to(gw, param_dtype);
+  if (gb.defined() && param_dtype != dt) gb = loom::to(gb, param_dtype);
+  return {gi, gw, gb};
+}
+
 }  // namespace
 
 LOOM_LIBRARY_IMPL(aten, CUDA, m) {
@@ -319,6 +405,8 @@ LOOM_LIBRARY_IMPL(aten, CUDA, m) {
   m.impl("native_batch_norm_backward", &native_batch_norm_backward);
   m.impl("native_layer_norm", &native_layer_norm);
   m.impl("native_layer_norm_backward", &native_layer_norm_backward);
+  m.impl("native_group_norm", &native_group_norm);
+  m.impl("native_group_norm_backward", &native_group_norm_backward);
 }
 
 }  // namespace loom::cuda::libs

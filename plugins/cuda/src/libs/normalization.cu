@@ -1,4 +1,4 @@
-// Own kernels of batch norm and layer norm, forward and backward (libs/kernels.h). Every
+// Own kernels of batch norm, layer norm and group norm, forward and backward (libs/kernels.h). Every
 // statistic is summed in double by one block (per channel or per row) in a fixed order, the
 // parameter gradients of layer norm by one thread per column: no atomics, deterministic.
 // The variance is two-pass (mean first, then squared deviations), as the reference's.
@@ -192,6 +192,86 @@ __global__ void ln_backward_params_kernel(const T* g, const T* x, int64_t M, int
   }
 }
 
+template <typename T>
+__global__ void gn_kernel(const T* x, int64_t N, int64_t C, int64_t HxW, int64_t G, double eps,
+                          const T* weight, const T* bias, T* y, T* mean_out, T* rstd_out) {
+  __shared__ double shared[kThreads];
+  const int64_t D = C / G, block = D * HxW;
+  for (int64_t ng = blockIdx.x; ng < N * G; ng += gridDim.x) {
+    const T* blk = x + ng * block;
+    double s = 0;
+    for (int64_t k = threadIdx.x; k < block; k += blockDim.x) s += ld(blk + k);
+    const double mean = block > 0 ? dev::block_sum(s, shared) / static_cast<double>(block) : 0.0;
+    double ss = 0;
+    for (int64_t k = threadIdx.x; k < block; k += blockDim.x) {
+      const double d = ld(blk + k) - mean;
+      ss += d * d;
+    }
+    ss = dev::block_sum(ss, shared);
+    const double rstd = 1.0 / sqrt((block > 0 ? ss / static_cast<double>(block) : 0.0) + eps);
+    const int64_t c0 = (ng % G) * D;
+    for (int64_t k = threadIdx.x; k < block; k += blockDim.x) {
+      const int64_t c = c0 + k / HxW;
+      const double w = weight != nullptr ? ld(weight + c) : 1.0;
+      const double b = bias != nullptr ? ld(bias + c) : 0.0;
+      dev::store(y + ng * block + k, (ld(blk + k) - mean) * rstd * w + b);
+    }
+    if (threadIdx.x == 0) {
+      dev::store(mean_out + ng, mean);
+      dev::store(rstd_out + ng, rstd);
+    }
+  }
+}
+
+template <typename T>
+__global__ void gn_backward_input_kernel(const T* g, const T* x, int64_t N, int64_t C,
+                                         int64_t HxW, int64_t G, const T* mean, const T* rstd,
+                                         const T* weight, T* gi) {
+  __shared__ double shared[kThreads];
+  const int64_t D = C / G, block = D * HxW;
+  for (int64_t ng = blockIdx.x; ng < N * G; ng += gridDim.x) {
+    const int64_t c0 = (ng % G) * D, base = ng * block;
+    const double m = ld(mean + ng), r = ld(rstd + ng);
+    double a = 0, c = 0;
+    for (int64_t k = threadIdx.x; k < block; k += blockDim.x) {
+      const double w = weight != nullptr ? ld(weight + c0 + k / HxW) : 1.0;
+      const double gw = ld(g + base + k) * w;
+      a += gw;
+      c += gw * (ld(x + base + k) - m) * r;
+    }
+    a = dev::block_sum(a, shared) / static_cast<double>(block);
+    c = dev::block_sum(c, shared) / static_cast<double>(block);
+    for (int64_t k = threadIdx.x; k < block; k += blockDim.x) {
+      const double w = weight != nullptr ? ld(weight + c0 + k / HxW) : 1.0;
+      const double xhat = (ld(x + base + k) - m) * r;
+      dev::store(gi + base + k, r * (ld(g + base + k) * w - a - xhat * c));
+    }
+  }
+}
+
+template <typename T>
+__global__ void gn_backward_params_kernel(const T* g, const T* x, int64_t N, int64_t C,
+                                          int64_t HxW, int64_t G, const T* mean, const T* rstd,
+                                          T* grad_weight, T* grad_bias) {
+  __shared__ double shared[kThreads];
+  const int64_t D = C / G, count = N * HxW;
+  for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
+    double aw = 0, ab = 0;
+    for (int64_t k = threadIdx.x; k < count; k += blockDim.x) {
+      const int64_t n = k / HxW, i = (n * C + c) * HxW + k % HxW, ng = n * G + c / D;
+      const double gv = ld(g + i);
+      aw += gv * (ld(x + i) - ld(mean + ng)) * ld(rstd + ng);
+      ab += gv;
+    }
+    aw = dev::block_sum(aw, shared);
+    ab = dev::block_sum(ab, shared);
+    if (threadIdx.x == 0) {
+      if (grad_weight != nullptr) dev::store(grad_weight + c, aw);
+      if (grad_bias != nullptr) dev::store(grad_bias + c, ab);
+    }
+  }
+}
+
 unsigned per_block(int64_t n) {
   return static_cast<unsigned>(n < 1 ? 1 : (n > 65535 * 8 ? 65535 * 8 : n));
 }
@@ -277,6 +357,40 @@ void launch_layer_norm_backward(int kind, const void* g, const void* x, int64_t 
     if ((grad_weight != nullptr || grad_bias != nullptr) && K > 0) {
       ln_backward_params_kernel<T><<<dev::blocks_for(K), kThreads, 0, stream>>>(
           gp, xp, M, K, mp, rp, static_cast<T*>(grad_weight), static_cast<T*>(grad_bias));
+    }
+  });
+}
+
+void launch_group_norm(int kind, const void* x, int64_t N, int64_t C, int64_t HxW, int64_t G,
+                       double eps, const void* weight, const void* bias, void* y, void* mean,
+                       void* rstd, cudaStream_t stream) {
+  if (N * G == 0) return;
+  dev::dispatch_kind(kind, [&](auto tag) {
+    using T = decltype(tag);
+    gn_kernel<T><<<per_block(N * G), kThreads, 0, stream>>>(
+        static_cast<const T*>(x), N, C, HxW, G, eps, static_cast<const T*>(weight),
+        static_cast<const T*>(bias), static_cast<T*>(y), static_cast<T*>(mean),
+        static_cast<T*>(rstd));
+  });
+}
+
+void launch_group_norm_backward(int kind, const void* g, const void* x, int64_t N, int64_t C,
+                                int64_t HxW, int64_t G, const void* mean, const void* rstd,
+                                const void* weight, void* grad_input, void* grad_weight,
+                                void* grad_bias, cudaStream_t stream) {
+  dev::dispatch_kind(kind, [&](auto tag) {
+    using T = decltype(tag);
+    const T* gp = static_cast<const T*>(g);
+    const T* xp = static_cast<const T*>(x);
+    const T* mp = static_cast<const T*>(mean);
+    const T* rp = static_cast<const T*>(rstd);
+    if (grad_input != nullptr && N * C * HxW > 0) {
+      gn_backward_input_kernel<T><<<per_block(N * G), kThreads, 0, stream>>>(
+          gp, xp, N, C, HxW, G, mp, rp, static_cast<const T*>(weight), static_cast<T*>(grad_input));
+    }
+    if ((grad_weight != nullptr || grad_bias != nullptr) && C > 0) {
+      gn_backward_params_kernel<T><<<per_block(C), kThreads, 0, stream>>>(
+          gp, xp, N, C, HxW, G, mp, rp, static_cast<T*>(grad_weight), static_cast<T*>(grad_bias));
     }
   });
 }

@@ -1,7 +1,8 @@
 // CUDA kernels of the 2-d pooling ops on the own kernels of libs/pooling.cu: max_pool2d (with
 // indices, dilation, ceil_mode) and its backward ops, avg_pool2d and its backward,
-// adaptive_avg_pool2d / _adaptive_avg_pool2d and its backward, and the 1-d forms max_pool1d,
-// avg_pool1d and adaptive_avg_pool1d (as 2-d with a unit height). cuDNN's pooling returns no
+// adaptive_avg_pool2d / _adaptive_avg_pool2d and its backward, adaptive_max_pool2d and its
+// backward, and the 1-d forms max_pool1d, avg_pool1d, adaptive_avg_pool1d and
+// adaptive_max_pool1d (as 2-d with a unit height). cuDNN's pooling returns no
 // indices, so max pooling is our own to match the reference's index semantics (h * W + w
 // within a plane). Checks and messages follow the reference CPU kernels
 // (ops/nn/cpu/pooling.cpp). Inputs may be strided; backward inputs are made contiguous.
@@ -468,6 +469,95 @@ Tensor adaptive_avg_pool1d(const Tensor& self, IntArrayRef output_size) {
   return squeeze_h(adaptive_avg_impl(op, unsqueeze_h(self), IntArrayRef(sizes, 2)));
 }
 
+// ---- adaptive max pooling ----
+
+std::tuple<Tensor, Tensor> adaptive_max_impl(std::string_view op, const Tensor& self,
+                                             IntArrayRef output_size) {
+  check_cuda_tensors(op, {{"self", self}});
+  const int64_t ndim = self.dim();
+  LOOM_CHECK(ndim == 3 || ndim == 4,
+             "adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: ", sizes_str(self.sizes()));
+  for (int64_t i = 1; i < ndim; ++i) {
+    LOOM_CHECK(self.size(i) > 0,
+               "adaptive_max_pool2d(): Expected input to have non-zero size for non-batch "
+               "dimensions, but input has sizes ",
+               sizes_str(self.sizes()), " with dimension ", i, " being empty");
+  }
+  LOOM_CHECK(output_size.size() == 2,
+             "adaptive_max_pool2d(): internal error: output_size.size() must be 2");
+  LOOM_CHECK(output_size[0] >= 0 && output_size[1] >= 0, op,
+             ": elements of output_size must be greater than or equal to 0 but received {",
+             output_size[0], ", ", output_size[1], "}");
+  check_float_dtype(op, "self", self);
+  const int64_t oH = output_size[0], oW = output_size[1];
+  const std::vector<int64_t> sizes = pooled_sizes(self, oH, oW);
+  OpGuard g(op, self);
+  Tensor out = new_on(self, sizes, self.dtype());
+  Tensor idx = new_on(self, sizes, DType::Int64);
+  if (out.numel() == 0) return {out, idx};
+  launch_adaptive_max_pool2d(kind_of(self.dtype()), ptr(self), geometry_of(self, oH, oW, nullptr),
+                             ptr(out), static_cast<int64_t*>(ptr(idx)), g.stream());
+  check_launch(op);
+  return {out, idx};
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntArrayRef output_size) {
+  return adaptive_max_impl("adaptive_max_pool2d", self, output_size);
+}
+
+Tensor adaptive_max_pool2d_backward(const Tensor& grad_output, const Tensor& self,
+                                    const Tensor& indices) {
+  constexpr std::string_view op = "adaptive_max_pool2d_backward";
+  check_cuda_tensors(op, {{"grad_output", grad_output}, {"self", self}, {"indices", indices}});
+  const int64_t ndim = grad_output.dim();
+  LOOM_CHECK(ndim == 3 || ndim == 4,
+             "adaptive_max_pooling2d_backward(): Expected 3D or 4D grad_output, but got: ",
+             sizes_str(grad_output.sizes()));
+  for (int64_t i = 1; i < ndim; ++i) {
+    LOOM_CHECK(grad_output.size(i) > 0,
+               "adaptive_max_pool2d_backward(): Expected grad_output to have non-zero size for "
+               "non-batch dimensions, but grad_output has sizes ",
+               sizes_str(grad_output.sizes()), " with dimension ", i, " being empty");
+  }
+  LOOM_CHECK_T(TypeError, self.dtype() == grad_output.dtype(), op, ": expected dtype ",
+               dtype_name(self.dtype()), " for `grad_output` but got dtype ",
+               dtype_name(grad_output.dtype()));
+  LOOM_CHECK_T(TypeError, indices.dtype() == DType::Int64, op,
+               ": expected indices of dtype int64, but got ", indices.describe());
+  LOOM_CHECK(indices.sizes() == grad_output.sizes(), op, ": expected indices ", indices.describe(),
+             " to have the sizes of grad_output ", grad_output.describe());
+  LOOM_CHECK(self.dim() == ndim && self.size(-3) == grad_output.size(-3) &&
+                 (ndim == 3 || self.size(0) == grad_output.size(0)),
+             op, ": expected grad_output ", grad_output.describe(),
+             " to have the batch and channel sizes of the input ", self.describe());
+  check_float_dtype(op, "self", self);
+  OpGuard g(op, self);
+  Tensor gi = new_on(self, self.sizes(), self.dtype());
+  if (gi.numel() == 0) return gi;
+  const Tensor go = dense(grad_output), ix = dense(indices);
+  launch_adaptive_max_pool2d_backward(kind_of(self.dtype()), ptr(go),
+                                      static_cast<const int64_t*>(ptr(ix)),
+                                      geometry_of(self, go.size(-2), go.size(-1), nullptr), ptr(gi),
+                                      g.stream());
+  check_launch(op);
+  return gi;
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& self, IntArrayRef output_size) {
+  constexpr std::string_view op = "adaptive_max_pool1d";
+  check_1d_input(op, self);
+  check1d(op, "output_size", output_size);
+  for (int64_t i = 1; i < self.dim(); ++i) {
+    LOOM_CHECK(self.size(i) > 0, op,
+               "(): Expected input to have non-zero size for non-batch dimensions, but input has "
+               "sizes ",
+               sizes_str(self.sizes()), " with dimension ", i, " being empty");
+  }
+  const int64_t sizes[2] = {1, output_size[0]};
+  auto [out, idx] = adaptive_max_impl(op, unsqueeze_h(self), IntArrayRef(sizes, 2));
+  return {squeeze_h(out), squeeze_h(idx)};
+}
+
 }  // namespace
 
 LOOM_LIBRARY_IMPL(aten, CUDA, m) {
@@ -485,6 +575,9 @@ LOOM_LIBRARY_IMPL(aten, CUDA, m) {
   m.impl("_adaptive_avg_pool2d", &adaptive_avg_pool2d_internal);
   m.impl("_adaptive_avg_pool2d_backward", &adaptive_avg_pool2d_backward);
   m.impl("adaptive_avg_pool1d", &adaptive_avg_pool1d);
+  m.impl("adaptive_max_pool2d", &adaptive_max_pool2d);
+  m.impl("adaptive_max_pool2d_backward", &adaptive_max_pool2d_backward);
+  m.impl("adaptive_max_pool1d", &adaptive_max_pool1d);
 }
 
 }  // namespace loom::cuda::libs

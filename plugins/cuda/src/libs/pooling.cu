@@ -1,5 +1,5 @@
 // Own kernels of the 2-d pooling ops (libs/kernels.h): max pooling with indices, average
-// pooling and adaptive average pooling, forward and backward. Geometry and index encoding
+// pooling, adaptive average and adaptive max pooling, forward and backward. Geometry and index encoding
 // follow the reference CPU kernels (ops/nn/cpu/pooling.cpp): an index is h * W + w within
 // its plane, windows start at o * stride - padding, NaN wins a maximum. The backward kernels
 // run one thread per input element and sum, in a fixed order, the gradients of the windows
@@ -200,7 +200,78 @@ __global__ void adaptive_avg_backward_kernel(const T* go, PoolGeometry g, T* gi)
   }
 }
 
+template <typename T>
+__global__ void adaptive_max_kernel(const T* in, PoolGeometry g, T* out, int64_t* idx) {
+  using A = acc_t<T>;
+  const int64_t total = g.planes * g.oH * g.oW;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t ow = i % g.oW, oh = (i / g.oW) % g.oH, p = i / (g.oW * g.oH);
+    const int64_t h0 = start_index(oh, g.oH, g.H), h1 = end_index(oh, g.oH, g.H);
+    const int64_t w0 = start_index(ow, g.oW, g.W), w1 = end_index(ow, g.oW, g.W);
+    const T* plane = in + plane_offset(g, p);
+    int64_t best = h0 * g.W + w0;
+    A m = -INFINITY;
+    for (int64_t h = h0; h < h1; ++h) {
+      for (int64_t w = w0; w < w1; ++w) {
+        const A v = static_cast<A>(plane[h * g.sh + w * g.sw]);
+        if (v > m || is_nan(v)) {
+          m = v;
+          best = h * g.W + w;
+        }
+      }
+    }
+    dev::store(out + i, m);
+    idx[i] = best;
+  }
+}
+
+template <typename T>
+__global__ void adaptive_max_backward_kernel(const T* go, const int64_t* idx, PoolGeometry g,
+                                             T* gi) {
+  using A = acc_t<T>;
+  const int64_t total = g.planes * g.H * g.W;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t w = i % g.W, h = (i / g.W) % g.H, p = i / (g.W * g.H);
+    const int64_t target = h * g.W + w;
+    // The bins that may hold (h, w), with a margin of one (membership is by index).
+    const int64_t oh0 = max(start_index(h, g.H, g.oH) - 1, int64_t(0));
+    const int64_t oh1 = min(end_index(h, g.H, g.oH) + 1, g.oH);
+    const int64_t ow0 = max(start_index(w, g.W, g.oW) - 1, int64_t(0));
+    const int64_t ow1 = min(end_index(w, g.W, g.oW) + 1, g.oW);
+    const int64_t base = p * g.oH * g.oW;
+    A sum = 0;
+    for (int64_t oh = oh0; oh < oh1; ++oh) {
+      for (int64_t ow = ow0; ow < ow1; ++ow) {
+        const int64_t o = base + oh * g.oW + ow;
+        if (idx[o] == target) sum += static_cast<A>(go[o]);
+      }
+    }
+    dev::store(gi + i, sum);
+  }
+}
+
 }  // namespace
+
+void launch_adaptive_max_pool2d(int kind, const void* in, const PoolGeometry& g, void* out,
+                                int64_t* idx, cudaStream_t stream) {
+  dev::dispatch_kind(kind, [&](auto tag) {
+    using T = decltype(tag);
+    adaptive_max_kernel<T><<<blocks_for(g.planes * g.oH * g.oW), kThreads, 0, stream>>>(
+        static_cast<const T*>(in), g, static_cast<T*>(out), idx);
+  });
+}
+
+void launch_adaptive_max_pool2d_backward(int kind, const void* grad_output, const int64_t* idx,
+                                         const PoolGeometry& g, void* grad_input,
+                                         cudaStream_t stream) {
+  dev::dispatch_kind(kind, [&](auto tag) {
+    using T = decltype(tag);
+    adaptive_max_backward_kernel<T><<<blocks_for(g.planes * g.H * g.W), kThreads, 0, stream>>>(
+        static_cast<const T*>(grad_output), idx, g, static_cast<T*>(grad_input));
+  });
+}
 
 void launch_max_pool2d(int kind, const void* in, const PoolGeometry& g, void* out, int64_t* idx,
                        cudaStream_t stream) {
