@@ -80,7 +80,7 @@ struct CAdd {
   LoomValue args[2];
 };
 
-LOOM_BENCH("capi.add.1elem", unit::ns) {
+LOOM_BENCH("capi.add.1elem", unit::ns, .raw_label = "cpp") {
   const LoomApi& api = c_api();
   auto s = std::make_shared<CAdd>();
   s->api = &api;
@@ -96,8 +96,8 @@ LOOM_BENCH("capi.add.1elem", unit::ns) {
   check(api, api.OpCall(s->add, s->args, 2, ret, 1, &n), "OpCall(add.Tensor)");
   api.ValuesRelease(ret, n);
   std::printf(
-      "  capi.add.1elem: loom = the C ABI (OpCall), raw = the C++ API (loom::add); targets: "
-      "ratio_raw (C ABI / C++) <= 1.5, ratio (C ABI / libtorch) <= 1\n");
+      "  capi.add.1elem: loom = the C ABI (OpCall), raw (JSON: cpp) = the C++ API (loom::add); targets: "
+      "ratio_cpp (C ABI / C++) <= 1.5, ratio (C ABI / libtorch) <= 1\n");
   return ns_per_call([s] {
     LoomValue out[1] = {return_slot()};
     size_t count = 0;

@@ -193,7 +193,7 @@ void print_row(const Columns& c, const Row& r) {
   std::fflush(stdout);
 }
 
-nlohmann::ordered_json to_json(const Row& r, bool has_raw) {
+nlohmann::ordered_json to_json(const Row& r, bool has_raw, const std::string& raw_label) {
   auto num = [](std::optional<double> v) {
     return v ? nlohmann::ordered_json(round_sig(*v)) : nlohmann::ordered_json(nullptr);
   };
@@ -205,8 +205,8 @@ nlohmann::ordered_json to_json(const Row& r, bool has_raw) {
                               {"ratio", num(ratio(r.metric, r.loom, lt))}};
   if (has_raw) {
     const auto raw = r.peer.at(Peer::raw);
-    j["raw"] = num(raw);
-    j["ratio_raw"] = num(ratio(r.metric, r.loom, raw));
+    j[raw_label] = num(raw);
+    j["ratio_" + raw_label] = num(ratio(r.metric, r.loom, raw));
   }
   if (!r.error.empty()) j["error"] = r.error;
   return j;
@@ -361,7 +361,11 @@ int run(const Options& o) {
     for (const Row& row : run_benchmark(*b, rounds)) {
       print_row(columns, row);
       failed |= !row.error.empty();
-      if (json) json << to_json(row, peers().count({Peer::raw, b->spec.name}) > 0).dump() << "\n";
+      if (json) {
+        json << to_json(row, peers().count({Peer::raw, b->spec.name}) > 0, b->spec.raw_label)
+                    .dump()
+             << "\n";
+      }
     }
   }
   std::printf(

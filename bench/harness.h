@@ -90,6 +90,9 @@ struct BenchmarkSpec {
   std::optional<double> target;       ///< the first metric's target
   std::vector<Metric> extra_metrics;  ///< further metrics the same sample yields
   int rounds = 15;                    ///< A/B rounds (--rounds overrides)
+  /// The JSON name of the raw peer's figure and ratio ("raw", "ratio_raw"); e.g. "cpp" when
+  /// the raw peer is Loom's own C++ API (capi.add.1elem: "cpp", "ratio_cpp").
+  std::string raw_label = "raw";
 };
 
 /// Registers a benchmark's Loom side. Returns true (for static registration).
