@@ -4,9 +4,11 @@
 #include "kernels/cuda_iterator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "kernels/copy_kernel.h"
+#include "loom/core/half.h"
 #include "loom/core/str_cat.h"
 #include "loom/core/tensor_checks.h"
 #include "runtime/context.h"
@@ -116,6 +118,39 @@ kernels::Geometry make_geometry(std::string_view op, IntArrayRef shape,
 
 namespace {
 
+// A 0-d CPU tensor's value as the CPU engine reads it after casting the tensor to dtype
+// (convert<T>: through float for the 16-bit floats, a non-finite float to an integer is 0).
+Scalar cast_value(const Scalar& v, DType dtype) {
+  auto to_int = [&]() -> int64_t {
+    if (!v.is_floating_point()) return v.to_int();
+    const double d = v.to_double();
+    return std::isfinite(d) ? static_cast<int64_t>(d) : 0;
+  };
+  switch (dtype) {
+    case DType::Bool:
+      return Scalar(v.is_floating_point() ? v.to_double() != 0 : v.to_int() != 0);
+    case DType::UInt8:
+      return Scalar(static_cast<int64_t>(static_cast<uint8_t>(to_int())));
+    case DType::Int8:
+      return Scalar(static_cast<int64_t>(static_cast<int8_t>(to_int())));
+    case DType::Int16:
+      return Scalar(static_cast<int64_t>(static_cast<int16_t>(to_int())));
+    case DType::Int32:
+      return Scalar(static_cast<int64_t>(static_cast<int32_t>(to_int())));
+    case DType::Int64:
+      return Scalar(to_int());
+    case DType::Float16:
+      return Scalar(static_cast<double>(half_to_float(float_to_half(v.to<float>()))));
+    case DType::BFloat16:
+      return Scalar(static_cast<double>(bfloat16_to_float(float_to_bfloat16(v.to<float>()))));
+    case DType::Float32:
+      return Scalar(static_cast<double>(v.to<float>()));
+    case DType::Float64:
+      break;
+  }
+  return Scalar(v.to_double());
+}
+
 // Note [Output layout follows the input] (ops/core/cpu/pointwise_engine.cpp): the strides
 // of a dense, not row-major input of the full shape, or empty.
 std::vector<int64_t> dense_layout_of(const Tensor& t, IntArrayRef shape) {
@@ -155,6 +190,10 @@ CudaIterator& CudaIterator::add_input(std::string_view name, const Tensor& t, bo
   LOOM_CHECK_T(TypeError, t.defined(), op_,
                ": expected a proper Tensor but got an undefined Tensor for argument '", name, "'");
   if (promote) update(t.dim() == 0 ? zero_result_ : dim_result_, t.dtype());
+  if (t.dim() == 0 && t.device().is_cpu()) {
+    inputs_.push_back({name, Tensor(), t.item(), promote, /*from_cpu_tensor=*/true});
+    return *this;
+  }
   inputs_.push_back({name, t, std::nullopt, promote});
   return *this;
 }
@@ -275,7 +314,8 @@ void CudaIterator::run(kernels::PointwiseLaunch p) {
     } else {
       p.in[k] = nullptr;
       p.scalar_inputs |= 1u << k;
-      set_slot(p.s, kernels::kScalarInputSlot + static_cast<int>(k), *in.scalar);
+      set_slot(p.s, kernels::kScalarInputSlot + static_cast<int>(k),
+               in.from_cpu_tensor ? cast_value(*in.scalar, common_) : *in.scalar);
       operands.push_back(nullptr);
     }
   }

@@ -48,7 +48,8 @@ class CudaIterator {
   /// op names the call in errors.
   explicit CudaIterator(std::string_view op) : op_(op) {}
   /// A tensor input; promote = false keeps it out of type promotion (where's condition); it
-  /// is still read as the common dtype.
+  /// is still read as the common dtype. A 0-d CPU tensor is taken as a scalar input (as
+  /// PyTorch lets a CPU scalar tensor join a CUDA op), still promoting as a 0-d tensor.
   CudaIterator& add_input(std::string_view name, const Tensor& t, bool promote = true);
   /// A scalar input (a wrapped number in promotion unless promote is false; the kernel
   /// reads its value, converted to the computation type).
@@ -97,6 +98,7 @@ class CudaIterator {
     Tensor tensor;  // undefined for a scalar
     std::optional<Scalar> scalar;
     bool promote = true;
+    bool from_cpu_tensor = false;  // scalar holds a 0-d CPU tensor's value
   };
   std::string_view op_;
   std::vector<Operand> inputs_;
