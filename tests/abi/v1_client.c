@@ -689,6 +689,14 @@ static void check_registration(void) {
   FAILS(api->LibraryDef(lib, "broken(Tensor x -> Tensor"), LOOM_OK, NULL);
   OK(api->LibraryImpl(lib, "scale", "CPU", scale_kernel, &counters, count_release));
   OK(api->LibraryImplBackward(lib, "scale", scale_backward, &counters, count_release));
+  /* A refused registration never calls release: the caller keeps its user data. */
+  FAILS(api->LibraryImpl(lib, "no_such_op", "CPU", scale_kernel, &counters, count_release),
+        LOOM_OK, "no_such_op");
+  EXPECT(counters.released == 0);
+  /* A namespace belongs to one library. */
+  LoomLibrary* second = NULL;
+  FAILS(api->LibraryCreate("abi_v1_test", &second), LOOM_OK, "abi_v1_test");
+  EXPECT(second == NULL);
   if (OK(api->LibraryCreate(NULL, &impls))) {
     OK(api->LibraryImpl(impls, "abi_v1_test::combine", "CPU", combine_kernel, NULL, NULL));
   }

@@ -124,7 +124,10 @@ typedef struct LoomValue {
 /** A kernel for one dispatch key of an op, called with the op's arguments in schema order
  *  (trailing defaults filled in; tensors borrowed). It writes exactly one value per return of
  *  the schema into returns (tensors as new references the library takes over) and returns
- *  NULL, or a status made with StatusCreate. user_data is what was given at registration. */
+ *  NULL, or a status made with StatusCreate. user_data is what was given at registration.
+ *  A TENSOR_LIST return's elements are new references too; its array (and any string or
+ *  list data) is read after the kernel returns, so it must stay valid until the kernel's next
+ *  call on the same thread (a thread_local buffer). */
 typedef LoomStatus* (*LoomKernelFn)(void* user_data, const LoomValue* args, size_t num_args,
                                     LoomValue* returns, size_t num_returns);
 
@@ -242,8 +245,10 @@ typedef struct LoomApi {
   /** v1: The op's schema text; valid for the life of the process. */
   const char* (*OpSchema)(const LoomOp* op);
   /** v1: Calls op with boxed arguments in schema order (trailing defaults may be omitted). Writes
-   *  up to capacity returns into returns (release them with ValuesRelease) and their number
-   *  into *num_returns. An op returning its argument (in-place, out=) returns a new reference. */
+   *  its returns into returns (release them with ValuesRelease) and their number into
+   *  *num_returns; capacity smaller than the schema's return count is LOOM_INVALID_ARGUMENT.
+   *  Set struct_size in every returns slot as in every argument (the library steps by it). An
+   *  op returning its argument (in-place, out=) returns a new reference. */
   LoomStatus* (*OpCall)(const LoomOp* op, const LoomValue* args, size_t num_args,
                         LoomValue* returns, size_t capacity, size_t* num_returns);
   /** v1: Releases the tensors, lists and strings held by values handed out by the library. */
@@ -262,7 +267,9 @@ typedef struct LoomApi {
 
   /* -- registering ops and kernels -- */
   /** v1: A library for namespace ns owned by the caller: LibraryRelease undoes everything it
-   *  registered. */
+   *  registered. It claims ns (a second library for the same ns is refused). ns NULL: a
+   *  library of no namespace, for kernels of ops defined elsewhere (qualified names such as
+   *  "aten::add.Tensor"). */
   LoomStatus* (*LibraryCreate)(const char* ns, LoomLibrary** out);
   /** v1: A library for namespace ns owned by a loading plugin: its registrations are undone
    *  when the plugin unloads (do not release it). Use inside register_plugin. */
@@ -272,11 +279,13 @@ typedef struct LoomApi {
   /** v1: Defines an op from a schema ("myops::scale(Tensor x, float k) -> Tensor"). */
   LoomStatus* (*LibraryDef)(LoomLibrary* library, const char* schema);
   /** v1: Registers kernel for op at dispatch_key ("CPU", "CUDA", ...). release (may be NULL)
-   *  frees user_data when the registration is undone. */
+   *  frees user_data when the registration is undone; a call that fails never calls it (the
+   *  caller still owns user_data). */
   LoomStatus* (*LibraryImpl)(LoomLibrary* library, const char* op, const char* dispatch_key,
                              LoomKernelFn kernel, void* user_data, LoomReleaseFn release);
   /** v1: Gives op a derivative: calls of op with inputs that require grad record a node whose
-   *  backward is fn. All tensor arguments and returns are saved for fn. */
+   *  backward is fn. All tensor arguments and returns are saved for fn. release: as in
+   *  LibraryImpl. */
   LoomStatus* (*LibraryImplBackward)(LoomLibrary* library, const char* op, LoomBackwardFn fn,
                                      void* user_data, LoomReleaseFn release);
 
