@@ -56,12 +56,11 @@ TEST_F(OpCheckTest, BuiltInOpPassesEveryCheck) {
 }
 
 TEST_F(OpCheckTest, WrongReferenceFailsForwardNamingTheElement) {
-  const Report r = OpCheck("aten::sigmoid")
-                       .reference([](const std::vector<ls::Value>& a) {
-                         return a[0].to_tensor().tanh();
-                       })
-                       .sample({ls::Tensor::from_data({0.5f, 0.0f, -1.0f})})
-                       .run();
+  const Report r =
+      OpCheck("aten::sigmoid")
+          .reference([](const std::vector<ls::Value>& a) { return a[0].to_tensor().tanh(); })
+          .sample({ls::Tensor::from_data({0.5f, 0.0f, -1.0f})})
+          .run();
   EXPECT_FALSE(r.ok());
   ASSERT_EQ(of(r, "forward").size(), 1u) << r;
   const CheckResult f = of(r, "forward")[0];
@@ -124,16 +123,14 @@ TEST_F(OpCheckTest, GradcheckCatchesWrongAndMissingBackward) {
   auto twice = [](const std::vector<ls::Value>& a) { return a[0].to_tensor() * 2.0; };
   lib.impl("twice", "CPU", twice);
   lib.impl("twice_nograd", "CPU", twice);
-  lib.impl_backward("twice", [](ls::BackwardContext& ctx) {
-    ctx.set_grad_input(0, ctx.grad_output(0) * 3.0);
-  });
+  lib.impl_backward(
+      "twice", [](ls::BackwardContext& ctx) { ctx.set_grad_input(0, ctx.grad_output(0) * 3.0); });
 
-  const Report wrong = OpCheck("opcheck_test::twice")
-                           .reference([](const std::vector<ls::Value>& a) {
-                             return a[0].to_tensor() * 2.0;
-                           })
-                           .sample({ls::Tensor::randn({3})})
-                           .run();
+  const Report wrong =
+      OpCheck("opcheck_test::twice")
+          .reference([](const std::vector<ls::Value>& a) { return a[0].to_tensor() * 2.0; })
+          .sample({ls::Tensor::randn({3})})
+          .run();
   ASSERT_EQ(of(wrong, "forward").size(), 1u) << wrong;
   EXPECT_TRUE(of(wrong, "forward")[0].passed) << wrong;
   ASSERT_EQ(of(wrong, "gradcheck").size(), 1u) << wrong;

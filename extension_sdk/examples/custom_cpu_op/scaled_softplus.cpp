@@ -14,10 +14,9 @@
 // custom::scaled_softplus_backward through the dispatcher. The gradient then runs on whatever
 // device the tensors are on (the CUDA example adds a CUDA kernel for it and the same derivative
 // works unchanged), and the backward op could be given a derivative of its own later.
-#include <loom/stable.hpp>
-
 #include <cmath>
 #include <cstdint>
+#include <loom/stable.hpp>
 #include <string>
 #include <vector>
 
@@ -87,8 +86,8 @@ ls::Tensor scaled_softplus_backward_cpu(const std::vector<ls::Value>& args) {
     softplus_backward(grad.data_ptr<double>(), x.data_ptr<double>(), dx.data_ptr<double>(),
                       x.numel(), beta);
   } else {
-    softplus_backward(grad.data_ptr<float>(), x.data_ptr<float>(), dx.data_ptr<float>(),
-                      x.numel(), float(beta));
+    softplus_backward(grad.data_ptr<float>(), x.data_ptr<float>(), dx.data_ptr<float>(), x.numel(),
+                      float(beta));
   }
   return dx;
 }
@@ -103,8 +102,8 @@ void register_ops(ls::PluginRegistrar& registrar) {
   const ls::Op backward = ls::Op::find("custom::scaled_softplus_backward");
   m.impl_backward("scaled_softplus", [backward](ls::BackwardContext& ctx) {
     if (!ctx.needs_input_grad(0)) return;
-    ctx.set_grad_input(0, backward.call_tensor(ctx.grad_output(0), ctx.input(0),
-                                               ctx.argument(1).to_double()));
+    ctx.set_grad_input(
+        0, backward.call_tensor(ctx.grad_output(0), ctx.input(0), ctx.argument(1).to_double()));
   });
 }
 

@@ -5,10 +5,9 @@
 //   ./build/scaled_softplus_test [path/to/libcustom_cpu_op.so]
 //
 // Exit status 0 when every check passes; the report goes to stdout either way.
+#include <iostream>
 #include <loom/opcheck.hpp>
 #include <loom/stable.hpp>
-
-#include <iostream>
 #include <string>
 #include <vector>
 

@@ -14,10 +14,9 @@
 // Note [The backward is an op] (as in custom_cpu_op): the derivative calls
 // custom_cuda::scaled_softplus_backward through the dispatcher, which picks the CUDA or the CPU
 // kernel by the tensors' device.
-#include <loom/stable.hpp>
-
 #include <cmath>
 #include <cstdint>
+#include <loom/stable.hpp>
 #include <string>
 #include <vector>
 
@@ -90,8 +89,8 @@ ls::Tensor scaled_softplus_backward_cpu(const std::vector<ls::Value>& args) {
     softplus_backward(grad.data_ptr<double>(), x.data_ptr<double>(), dx.data_ptr<double>(),
                       x.numel(), beta);
   } else {
-    softplus_backward(grad.data_ptr<float>(), x.data_ptr<float>(), dx.data_ptr<float>(),
-                      x.numel(), float(beta));
+    softplus_backward(grad.data_ptr<float>(), x.data_ptr<float>(), dx.data_ptr<float>(), x.numel(),
+                      float(beta));
   }
   return dx;
 }
@@ -106,8 +105,8 @@ int device_index(const ls::Device& device) {
 // Turns a launcher's CUDA error into a Loom error naming the op and the tensor.
 void check_launch(const char* op, const char* error, const ls::Tensor& x) {
   if (error != nullptr) {
-    throw ls::Error(LOOM_ERROR, std::string(op) + ": the CUDA kernel failed on " + x.describe() +
-                                    ": " + error);
+    throw ls::Error(LOOM_ERROR,
+                    std::string(op) + ": the CUDA kernel failed on " + x.describe() + ": " + error);
   }
 }
 
@@ -120,8 +119,8 @@ ls::Tensor scaled_softplus_cuda(const std::vector<ls::Value>& args) {
   ls::Tensor y = ls::Tensor::empty(x.sizes(), x.dtype(), device);
   check_launch(op,
                launch_scaled_softplus(device_index(device), ls::device::current_stream(device),
-                                      x.dtype() == ls::dtype::float64(), x.data_ptr(),
-                                      y.data_ptr(), x.numel(), beta),
+                                      x.dtype() == ls::dtype::float64(), x.data_ptr(), y.data_ptr(),
+                                      x.numel(), beta),
                x);
   return y;
 }
@@ -135,12 +134,12 @@ ls::Tensor scaled_softplus_backward_cuda(const std::vector<ls::Value>& args) {
   check_like(op, grad, x);
   const ls::Device device = x.device();
   ls::Tensor dx = ls::Tensor::empty(x.sizes(), x.dtype(), device);
-  check_launch(op,
-               launch_scaled_softplus_backward(
-                   device_index(device), ls::device::current_stream(device),
-                   x.dtype() == ls::dtype::float64(), grad.data_ptr(), x.data_ptr(),
-                   dx.data_ptr(), x.numel(), beta),
-               x);
+  check_launch(
+      op,
+      launch_scaled_softplus_backward(device_index(device), ls::device::current_stream(device),
+                                      x.dtype() == ls::dtype::float64(), grad.data_ptr(),
+                                      x.data_ptr(), dx.data_ptr(), x.numel(), beta),
+      x);
   return dx;
 }
 
@@ -155,8 +154,8 @@ void register_ops(ls::PluginRegistrar& registrar) {
   const ls::Op backward = ls::Op::find("custom_cuda::scaled_softplus_backward");
   m.impl_backward("scaled_softplus", [backward](ls::BackwardContext& ctx) {
     if (!ctx.needs_input_grad(0)) return;
-    ctx.set_grad_input(0, backward.call_tensor(ctx.grad_output(0), ctx.input(0),
-                                               ctx.argument(1).to_double()));
+    ctx.set_grad_input(
+        0, backward.call_tensor(ctx.grad_output(0), ctx.input(0), ctx.argument(1).to_double()));
   });
 }
 

@@ -5,10 +5,9 @@
 //   ./build/scaled_softplus_cuda_test [path/to/libcustom_cuda_op.so]
 //
 // Exit status 0 when every check that ran passed.
+#include <iostream>
 #include <loom/opcheck.hpp>
 #include <loom/stable.hpp>
-
-#include <iostream>
 #include <string>
 #include <vector>
 

@@ -73,13 +73,13 @@ const char* launch_scaled_softplus_backward(int device, void* stream, bool f64, 
   auto s = static_cast<cudaStream_t>(stream);
   return on_device(device, [&] {
     if (f64) {
-      softplus_backward<<<blocks_for(n), kThreads, 0, s>>>(
-          static_cast<const double*>(g), static_cast<const double*>(x), static_cast<double*>(dx),
-          n, beta);
+      softplus_backward<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const double*>(g),
+                                                           static_cast<const double*>(x),
+                                                           static_cast<double*>(dx), n, beta);
     } else {
-      softplus_backward<<<blocks_for(n), kThreads, 0, s>>>(
-          static_cast<const float*>(g), static_cast<const float*>(x), static_cast<float*>(dx), n,
-          float(beta));
+      softplus_backward<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const float*>(g),
+                                                           static_cast<const float*>(x),
+                                                           static_cast<float*>(dx), n, float(beta));
     }
   });
 }

@@ -91,9 +91,8 @@ class Report {
   const std::vector<CheckResult>& results() const noexcept { return results_; }
   /// True if every check passed (and there was at least one).
   bool ok() const noexcept {
-    return !results_.empty() &&
-           std::all_of(results_.begin(), results_.end(),
-                       [](const CheckResult& r) { return r.passed; });
+    return !results_.empty() && std::all_of(results_.begin(), results_.end(),
+                                            [](const CheckResult& r) { return r.passed; });
   }
   /// The number of failed checks.
   size_t failures() const noexcept {
@@ -110,8 +109,8 @@ class Report {
       if (!r.sample.empty()) os << r.sample << ": ";
       os << r.message << "\n";
     }
-    os << "opcheck " << op_ << ": " << (results_.size() - failures()) << " of "
-       << results_.size() << " checks passed" << (ok() ? "" : ", FAILED") << "\n";
+    os << "opcheck " << op_ << ": " << (results_.size() - failures()) << " of " << results_.size()
+       << " checks passed" << (ok() ? "" : ", FAILED") << "\n";
     return os.str();
   }
   /// Throws std::runtime_error with str() unless ok().
@@ -149,15 +148,24 @@ inline std::string sizes_text(const std::vector<int64_t>& s) {
 /// How a sample argument reads in the report.
 inline std::string value_text(const stable::Value& v) {
   switch (v.kind()) {
-    case stable::ValueKind::None: return "None";
-    case stable::ValueKind::Tensor: return v.to_tensor().describe();
-    case stable::ValueKind::Int: return std::to_string(v.to_int());
-    case stable::ValueKind::Float: return num(v.to_double());
-    case stable::ValueKind::Bool: return v.to_bool() ? "True" : "False";
-    case stable::ValueKind::String: return "\"" + v.to_string() + "\"";
-    case stable::ValueKind::IntList: return sizes_text(v.to_int_list());
-    case stable::ValueKind::DType: return v.to_dtype().name();
-    default: return stable::kind_name(v.kind());
+    case stable::ValueKind::None:
+      return "None";
+    case stable::ValueKind::Tensor:
+      return v.to_tensor().describe();
+    case stable::ValueKind::Int:
+      return std::to_string(v.to_int());
+    case stable::ValueKind::Float:
+      return num(v.to_double());
+    case stable::ValueKind::Bool:
+      return v.to_bool() ? "True" : "False";
+    case stable::ValueKind::String:
+      return "\"" + v.to_string() + "\"";
+    case stable::ValueKind::IntList:
+      return sizes_text(v.to_int_list());
+    case stable::ValueKind::DType:
+      return v.to_dtype().name();
+    default:
+      return stable::kind_name(v.kind());
   }
 }
 
@@ -168,7 +176,8 @@ inline std::string args_text(const std::vector<stable::Value>& args) {
 }
 
 /// Calls op with owned Values.
-inline std::vector<stable::Value> call(const stable::Op& op, const std::vector<stable::Value>& args) {
+inline std::vector<stable::Value> call(const stable::Op& op,
+                                       const std::vector<stable::Value>& args) {
   std::vector<LoomValue> boxed(args.size() == 0 ? 1 : args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     stable::detail::clear(boxed[i]);
@@ -290,16 +299,14 @@ class OpCheck {
     if (!op) return report;  // nothing else can run
     for (size_t i = 0; i < samples_.size(); ++i) {
       const Sample& s = samples_[i];
-      const std::string label =
-          (s.label.empty() ? "sample " + std::to_string(i) : s.label) + " " +
-          detail::args_text(s.args);
+      const std::string label = (s.label.empty() ? "sample " + std::to_string(i) : s.label) + " " +
+                                detail::args_text(s.args);
       run_sample(op, s, label, report);
     }
     for (size_t i = 0; i < errors_.size(); ++i) {
       const ErrorCase& e = errors_[i];
-      const std::string label =
-          (e.label.empty() ? "error case " + std::to_string(i) : e.label) + " " +
-          detail::args_text(e.args);
+      const std::string label = (e.label.empty() ? "error case " + std::to_string(i) : e.label) +
+                                " " + detail::args_text(e.args);
       report.add(check_error(op, e, label));
     }
     return report;
@@ -385,8 +392,8 @@ class OpCheck {
       }
     }
     const size_t n_expected = s.expected_sizes ? s.expected_sizes->size()
-                              : expected        ? expected->size()
-                                                : got.size();
+                              : expected       ? expected->size()
+                                               : got.size();
     if (got.size() != n_expected) {
       return {"shape", "", false,
               "the op returned " + std::to_string(got.size()) + " values, expected " +
@@ -400,18 +407,24 @@ class OpCheck {
       if (!t.defined()) return {"shape", "", false, out + " is an undefined tensor"};
       std::vector<int64_t> want_sizes;
       std::optional<stable::DType> want_dtype;
-      if (s.expected_sizes) want_sizes = (*s.expected_sizes)[i];
-      else if (expected && (*expected)[i].is_tensor()) want_sizes = (*expected)[i].to_tensor().sizes();
-      else want_sizes = t.sizes();
-      if (s.expected_dtypes) want_dtype = (*s.expected_dtypes)[i];
-      else if (expected && (*expected)[i].is_tensor()) want_dtype = (*expected)[i].to_tensor().dtype();
+      if (s.expected_sizes)
+        want_sizes = (*s.expected_sizes)[i];
+      else if (expected && (*expected)[i].is_tensor())
+        want_sizes = (*expected)[i].to_tensor().sizes();
+      else
+        want_sizes = t.sizes();
+      if (s.expected_dtypes)
+        want_dtype = (*s.expected_dtypes)[i];
+      else if (expected && (*expected)[i].is_tensor())
+        want_dtype = (*expected)[i].to_tensor().dtype();
       if (t.sizes() != want_sizes) {
-        return {"shape", "", false, out + " has sizes " + detail::sizes_text(t.sizes()) +
-                                        ", expected " + detail::sizes_text(want_sizes)};
+        return {"shape", "", false,
+                out + " has sizes " + detail::sizes_text(t.sizes()) + ", expected " +
+                    detail::sizes_text(want_sizes)};
       }
       if (want_dtype && t.dtype() != *want_dtype) {
-        return {"shape", "", false, out + " has dtype " + t.dtype().name() + ", expected " +
-                                        want_dtype->name()};
+        return {"shape", "", false,
+                out + " has dtype " + t.dtype().name() + ", expected " + want_dtype->name()};
       }
       if (!device.empty() && t.device() != device) {
         return {"shape", "", false, out + " is on " + t.device() + ", the inputs on " + device};
@@ -435,15 +448,17 @@ class OpCheck {
       if (!got[i].is_tensor() || !expected[i].is_tensor()) {
         const double a = got[i].to_double(), b = expected[i].to_double();
         if (a != b) {
-          return {"forward", "", false, out + " is " + detail::num(a) + ", expected " + detail::num(b)};
+          return {"forward", "", false,
+                  out + " is " + detail::num(a) + ", expected " + detail::num(b)};
         }
         continue;
       }
       const stable::Tensor& t = got[i].to_tensor();
       const stable::Tensor& r = expected[i].to_tensor();
       if (t.numel() != r.numel()) {
-        return {"forward", "", false, out + " has " + std::to_string(t.numel()) +
-                                          " elements, the reference " + std::to_string(r.numel())};
+        return {"forward", "", false,
+                out + " has " + std::to_string(t.numel()) + " elements, the reference " +
+                    std::to_string(r.numel())};
       }
       const auto defaults = detail::default_tolerances(t.dtype());
       const double rtol = tol_.rtol.value_or(defaults.first);
@@ -466,7 +481,8 @@ class OpCheck {
           worst = k;
         }
       }
-      const std::string tol_text = "(rtol " + detail::num(rtol) + ", atol " + detail::num(atol) + ")";
+      const std::string tol_text =
+          "(rtol " + detail::num(rtol) + ", atol " + detail::num(atol) + ")";
       if (a.empty()) {
         summary += (summary.empty() ? "" : "; ") + out + " has no elements";
         continue;
@@ -490,7 +506,7 @@ class OpCheck {
     const ls::DType f64 = ls::dtype::float64();
     // The differentiable inputs: floating-point tensors, as float64 leaves.
     std::vector<ls::Value> args = s.args;
-    std::vector<size_t> inputs;  // positions in args
+    std::vector<size_t> inputs;      // positions in args
     std::vector<ls::Tensor> leaves;  // args[inputs[a]] as a mutable handle
     for (size_t i = 0; i < args.size(); ++i) {
       if (!args[i].is_tensor() || !args[i].to_tensor().defined()) continue;
@@ -511,8 +527,10 @@ class OpCheck {
       if (outs[j].is_tensor() && outs[j].to_tensor().defined() &&
           detail::is_floating(outs[j].to_tensor().dtype())) {
         if (!outs[j].to_tensor().requires_grad()) {
-          return {"gradcheck", "", false,
-                  "output " + std::to_string(j) + " does not require grad although its inputs "
+          return {
+              "gradcheck", "", false,
+              "output " + std::to_string(j) +
+                  " does not require grad although its inputs "
                   "do: the op has no derivative (LibraryImplBackward / Library::impl_backward)"};
         }
         outputs.push_back(j);
@@ -548,8 +566,8 @@ class OpCheck {
           const std::vector<double> gv = detail::to_doubles(g);
           const size_t nx = numel(args[inputs[a]]);
           if (gv.size() != nx) {
-            throw std::runtime_error("the gradient of input " + std::to_string(inputs[a]) +
-                                     " is " + g.describe() + ", the input " +
+            throw std::runtime_error("the gradient of input " + std::to_string(inputs[a]) + " is " +
+                                     g.describe() + ", the input " +
                                      args[inputs[a]].to_tensor().describe());
           }
           std::copy(gv.begin(), gv.end(), analytical[a][o].begin() + k * nx);
@@ -569,7 +587,8 @@ class OpCheck {
         auto eval = [&](double value, size_t i) {
           const double saved = xv[i];
           xv[i] = value;
-          probe[inputs[a]] = ls::Value(ls::Tensor::from_data(xv.data(), sizes, f64, "cpu").to(device));
+          probe[inputs[a]] =
+              ls::Value(ls::Tensor::from_data(xv.data(), sizes, f64, "cpu").to(device));
           xv[i] = saved;
           std::vector<ls::Value> r = detail::call(op, probe);
           std::vector<std::vector<double>> ys;
@@ -598,8 +617,9 @@ class OpCheck {
         for (size_t e = 0; e < analytical[a][o].size(); ++e) {
           const double an = analytical[a][o][e], nu = numerical[a][o][e];
           const double diff = std::fabs(an - nu);
-          const double ratio = std::isnan(diff) ? INFINITY
-                                                : diff / (tol_.grad_atol + tol_.grad_rtol * std::fabs(nu));
+          const double ratio = std::isnan(diff)
+                                   ? INFINITY
+                                   : diff / (tol_.grad_atol + tol_.grad_rtol * std::fabs(nu));
           ++checked;
           if (ratio > worst_ratio) {
             worst_ratio = ratio;
@@ -625,8 +645,8 @@ class OpCheck {
                                  detail::num(tol_.grad_rtol) + ")";
     if (worst_ratio > 1) {
       return {"gradcheck", "", false,
-              "Jacobian mismatch at " + where + ": " + values + " exceeds atol + rtol * |numerical| " +
-                  tol_text};
+              "Jacobian mismatch at " + where + ": " + values +
+                  " exceeds atol + rtol * |numerical| " + tol_text};
     }
     return {"gradcheck", "", true,
             std::to_string(checked) + " Jacobian elements in float64; worst at " + where + ": " +
