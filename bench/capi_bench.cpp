@@ -2,8 +2,8 @@
 // aten::add.Tensor on two 1-element float32 tensors through libloom.so (loom/capi.h: the op
 // handle found once with OpFind, boxed LoomValue arguments, OpCall, the result released with
 // ValuesRelease every iteration), as an application built on the SDK does. Its peers:
-//   raw       the same call through Loom's C++ API, loom::add(a, b) (the JSON's "raw" column is
-//             this C++ figure, and "ratio_raw" = C ABI / C++ API; target <= 1.5)
+//   raw       the same call through Loom's C++ API, loom::add(a, b): the table's "raw" column;
+//             in the JSON "cpp" (.raw_label), and "ratio_cpp" = C ABI / C++ API (target <= 1.5)
 //   libtorch  torch::add(a, b) (at::add) on inference tensors, its fastest configuration as in
 //             add.1elem (target: ratio <= 1)
 //
@@ -96,8 +96,8 @@ LOOM_BENCH("capi.add.1elem", unit::ns, .raw_label = "cpp") {
   check(api, api.OpCall(s->add, s->args, 2, ret, 1, &n), "OpCall(add.Tensor)");
   api.ValuesRelease(ret, n);
   std::printf(
-      "  capi.add.1elem: loom = the C ABI (OpCall), raw (JSON: cpp) = the C++ API (loom::add); targets: "
-      "ratio_cpp (C ABI / C++) <= 1.5, ratio (C ABI / libtorch) <= 1\n");
+      "  capi.add.1elem: loom = the C ABI (OpCall), raw (JSON: cpp) = the C++ API (loom::add); "
+      "targets: ratio_cpp (C ABI / C++) <= 1.5, ratio (C ABI / libtorch) <= 1\n");
   return ns_per_call([s] {
     LoomValue out[1] = {return_slot()};
     size_t count = 0;
