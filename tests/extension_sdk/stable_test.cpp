@@ -182,6 +182,25 @@ TEST_F(StableTest, OperatorsAndMethods) {
   EXPECT_DOUBLE_EQ(a.max().item(), 4);
   EXPECT_EQ(a.argmax().item<int64_t>(), 3);
   expect_near(ls::cat({a, b}, 0).to_vector<double>(), {1, 2, 3, 4, 0.5, -1, 2, 0.25}, 0);
+  EXPECT_DOUBLE_EQ(a.prod().item(), 24);
+  EXPECT_NEAR(a.var().item(), 5.0 / 3, 1e-12);
+  EXPECT_NEAR(a.std(false).item(), std::sqrt(1.25), 1e-12);
+  expect_near(a.logsumexp({1}).to_vector<double>(),
+              {std::log(std::exp(1.0) + std::exp(2.0)), std::log(std::exp(3.0) + std::exp(4.0))},
+              1e-12);
+  expect_near(a.reshape({4}).cumsum(0).to_vector<double>(), {1, 3, 6, 10}, 0);
+  auto idx = ls::Tensor::from_data(std::vector<int64_t>{1, 0});
+  expect_near(a.index_select(0, idx).to_vector<double>(), {3, 4, 1, 2}, 0);
+  expect_near(a.gather(1, ls::Tensor::from_data(std::vector<int64_t>{1, 1, 0, 1}, {2, 2}))
+                  .to_vector<double>(),
+              {2, 2, 3, 4}, 0);
+  expect_near(a.masked_fill(a.gt(2), 0).to_vector<double>(), {1, 2, 0, 0}, 0);
+  std::vector<ls::Tensor> rows = a.chunk(2);
+  ASSERT_EQ(rows.size(), 2u);
+  expect_near(rows[1].to_vector<double>(), {3, 4}, 0);
+  EXPECT_EQ(a.reshape({4}).split(3).back().sizes(), (std::vector<int64_t>{1}));
+  expect_near(ls::addmm(ls::Tensor::from_data({10.0, 20.0}), a, b).to_vector<double>(),
+              {14.5, 19.5, 19.5, 18.0}, 1e-12);
 
   auto ints = ls::Tensor::from_data(std::vector<int64_t>{1, 2, 3});
   EXPECT_EQ((ints + 1).dtype(), ls::dtype::int64());  // an int Scalar keeps int tensors int

@@ -452,6 +452,27 @@ class Tensor {
   Tensor softmax(int64_t dim) const;
   /// aten::log_softmax.int.
   Tensor log_softmax(int64_t dim) const;
+  /// aten::prod over every element.
+  Tensor prod() const;
+  /// aten::var over every element (unbiased: divide by n - 1).
+  Tensor var(bool unbiased = true) const;
+  /// aten::std over every element.
+  Tensor std(bool unbiased = true) const;
+  /// aten::logsumexp.
+  Tensor logsumexp(const std::vector<int64_t>& dims, bool keepdim = false) const;
+  /// aten::cumsum.
+  Tensor cumsum(int64_t dim) const;
+
+  /// aten::index_select.
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  /// aten::gather.
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  /// aten::masked_fill.Scalar: value where mask is true.
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  /// aten::chunk: chunks pieces along dim (views).
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  /// aten::split.Tensor: pieces of split_size along dim (views; the last may be smaller).
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
 
   /// aten::matmul.
   Tensor matmul(const Tensor& other) const;

@@ -201,6 +201,36 @@ inline Tensor Tensor::softmax(int64_t dim) const {
 inline Tensor Tensor::log_softmax(int64_t dim) const {
   return LOOM_STABLE_OP("aten::log_softmax.int").call_tensor(*this, dim);
 }
+inline Tensor Tensor::prod() const { return LOOM_STABLE_OP("aten::prod").call_tensor(*this); }
+inline Tensor Tensor::var(bool unbiased) const {
+  return LOOM_STABLE_OP("aten::var").call_tensor(*this, unbiased);
+}
+inline Tensor Tensor::std(bool unbiased) const {
+  return LOOM_STABLE_OP("aten::std").call_tensor(*this, unbiased);
+}
+inline Tensor Tensor::logsumexp(const std::vector<int64_t>& dims, bool keepdim) const {
+  return LOOM_STABLE_OP("aten::logsumexp").call_tensor(*this, dims, keepdim);
+}
+inline Tensor Tensor::cumsum(int64_t dim) const {
+  return LOOM_STABLE_OP("aten::cumsum").call_tensor(*this, dim);
+}
+inline Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {
+  return LOOM_STABLE_OP("aten::index_select").call_tensor(*this, dim, index);
+}
+inline Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
+  return LOOM_STABLE_OP("aten::gather").call_tensor(*this, dim, index);
+}
+inline Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const {
+  return LOOM_STABLE_OP("aten::masked_fill.Scalar").call_tensor(*this, mask, value);
+}
+inline std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const {
+  std::vector<Value> r = LOOM_STABLE_OP("aten::chunk").call(*this, chunks, dim);
+  return r.at(0).to_tensor_list();
+}
+inline std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
+  std::vector<Value> r = LOOM_STABLE_OP("aten::split.Tensor").call(*this, split_size, dim);
+  return r.at(0).to_tensor_list();
+}
 
 inline Tensor Tensor::matmul(const Tensor& other) const {
   return LOOM_STABLE_OP("aten::matmul").call_tensor(*this, other);
@@ -304,6 +334,11 @@ inline Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0) {
 /// aten::where.self: condition ? a : b.
 inline Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   return LOOM_STABLE_OP("aten::where.self").call_tensor(condition, a, b);
+}
+/// aten::addmm: beta * self + alpha * (mat1 @ mat2), as a linear layer's x @ w + b.
+inline Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
+                    const Scalar& beta = 1, const Scalar& alpha = 1) {
+  return LOOM_STABLE_OP("aten::addmm").call_tensor(self, mat1, mat2, beta, alpha);
 }
 
 }  // namespace loom::stable
