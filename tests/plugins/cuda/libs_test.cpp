@@ -132,7 +132,10 @@ TEST(CudaLibs, RegistersACudaKernelForEachLibraryOp) {
       "native_group_norm", "native_group_norm_backward",
       "softmax.int", "log_softmax.int", "_softmax", "_log_softmax", "_softmax_backward_data",
       "_log_softmax_backward_data", "nll_loss_forward", "nll_loss_backward", "nll_loss2d_forward",
-      "nll_loss2d_backward", "mse_loss", "mse_loss_backward", "embedding",
+      "nll_loss2d_backward", "mse_loss", "mse_loss_backward", "smooth_l1_loss",
+      "smooth_l1_loss_backward", "huber_loss", "huber_loss_backward", "soft_margin_loss",
+      "soft_margin_loss_backward", "binary_cross_entropy", "binary_cross_entropy_backward",
+      "binary_cross_entropy_with_logits", "embedding",
       "embedding_dense_backward"};
   for (const std::string& name : ops) {
     const auto op = Dispatcher::instance().find_op("aten::" + name);
@@ -456,6 +459,30 @@ TEST(CudaLibs, MseLossMatchesTheReference) {
     expect_matches(mse_loss_backward(cuda(g), cuda(x), cuda(y), r), mse_loss_backward(g, x, y, r),
                    DType::Float32);
   }
+}
+
+TEST(CudaLibs, PointwiseLossesMatchTheReference) {
+  SKIP_WITHOUT_GPU();
+  const Tensor x = rnd({5, 8}, 1), y = rnd({5, 8}, 2);
+  const Tensor p = rnd({5, 8}, 3).abs().mul(0.24).add(0.01), t = rnd({5, 8}, 4).abs().mul(0.5);
+  const Tensor w = rnd({8}, 5).abs();
+  for (Reduction r : {Reduction::None, Reduction::Mean, Reduction::Sum}) {
+    const Tensor g = r == Reduction::None ? rnd({5, 8}, 6) : rnd({}, 6);
+    expect_matches(smooth_l1_loss(cuda(x), cuda(y), r, 0.5), smooth_l1_loss(x, y, r, 0.5),
+                   DType::Float32, 40);
+    expect_matches(smooth_l1_loss_backward(cuda(g), cuda(x), cuda(y), r, 0.5),
+                   smooth_l1_loss_backward(g, x, y, r, 0.5), DType::Float32);
+    expect_matches(huber_loss(cuda(x), cuda(y), r, 0.7), huber_loss(x, y, r, 0.7), DType::Float32,
+                   40);
+    expect_matches(binary_cross_entropy(cuda(p), cuda(t), cuda(w), r),
+                   binary_cross_entropy(p, t, w, r), DType::Float32, 40);
+    expect_matches(binary_cross_entropy_backward(cuda(g), cuda(p), cuda(t), cuda(w), r),
+                   binary_cross_entropy_backward(g, p, t, w, r), DType::Float32);
+    expect_matches(binary_cross_entropy_with_logits(cuda(x), cuda(t), cuda(w), cuda(w), r),
+                   binary_cross_entropy_with_logits(x, t, w, w, r), DType::Float32, 40);
+  }
+  EXPECT_TRUE(contains(message_of([&] { binary_cross_entropy(cuda(x), cuda(t)); }),
+                       "all elements of input should be between 0 and 1"));
 }
 
 TEST(CudaLibs, EmbeddingMatchesTheReference) {

@@ -150,15 +150,25 @@ void launch_nll_backward(int kind, bool target_u8, const void* target, const Nll
                          const void* grad_output, const void* total_weight, void* grad_input,
                          int64_t* bad, cudaStream_t stream);
 
-/// The number of partial sums launch_mse_forward needs for n elements.
-int64_t mse_partials(int64_t n);
-/// (x - y)^2 over n contiguous elements: unreduced into out [n], else summed (mean: / n)
-/// into the scalar out, through partials (double, mse_partials(n) of them).
-void launch_mse_forward(int kind, const void* x, const void* y, int64_t n, bool reduce,
-                        bool mean, void* out, double* partials, cudaStream_t stream);
-/// gi = 2 * norm * (x - y) * g (g a scalar when g_scalar, else n contiguous elements).
-void launch_mse_backward(int kind, const void* g, bool g_scalar, const void* x, const void* y,
-                         int64_t n, double norm, void* grad_input, cudaStream_t stream);
+/// The pointwise losses of launch_pointwise_loss (the reference's formulas,
+/// ops/nn/cpu/loss_pointwise.cpp); param is beta (smooth L1) or delta (Huber).
+enum class PointwiseLoss : int { Mse, SmoothL1, Huber, SoftMargin, Bce, BceWithLogits };
+
+/// The number of partial sums launch_pointwise_loss needs for n elements.
+int64_t loss_partials(int64_t n);
+/// The loss of n contiguous elements x, y, with weight w and pos_weight pw (n contiguous
+/// elements each, or null for 1): unreduced into out [n], else summed (mean: / n) into the
+/// scalar out through partials (double, loss_partials(n) of them). For Bce, flags (two int64
+/// on the device, zeroed by the caller) are set to 1 for an input / target outside [0, 1].
+void launch_pointwise_loss(int kind, PointwiseLoss loss, const void* x, const void* y,
+                           const void* w, const void* pw, double param, int64_t n, bool reduce,
+                           bool mean, void* out, double* partials, int64_t* flags,
+                           cudaStream_t stream);
+/// The gradient with respect to x of the loss times g (a scalar when g_scalar, else n
+/// contiguous elements), norm folded in (1 / n for the mean). Not for BceWithLogits.
+void launch_pointwise_loss_backward(int kind, PointwiseLoss loss, const void* g, bool g_scalar,
+                                    const void* x, const void* y, const void* w, double param,
+                                    int64_t n, double norm, void* grad_input, cudaStream_t stream);
 
 // ---- embedding (embedding.cu) ----
 

@@ -1,11 +1,14 @@
 // CUDA kernels of nll_loss_forward / nll_loss_backward, nll_loss2d_forward /
-// nll_loss2d_backward, mse_loss and mse_loss_backward on the own kernels of libs/loss.cu, with
-// the reference CPU kernels' checks and messages (ops/nn/cpu/loss_nll.cpp,
-// loss_pointwise.cpp). The composites over them (nll_loss, nll_loss_nd, cross_entropy_loss)
+// nll_loss2d_backward and the pointwise losses (mse, smooth_l1, huber, soft_margin,
+// binary_cross_entropy and their backward ops, binary_cross_entropy_with_logits) on the own
+// kernels of libs/loss.cu, with the reference CPU kernels' checks and messages
+// (ops/nn/cpu/loss_nll.cpp, loss_pointwise.cpp). Pointwise operands are promoted, broadcast
+// and made contiguous first (through the plugin's copy kernels), then one kernel computes. The composites over them (nll_loss, nll_loss_nd, cross_entropy_loss)
 // are CompositeImplicitAutograd and need nothing here.
 //
-// An out-of-range target is found on the device: the kernel raises a flag and the op reads it
-// back (one stream synchronization per nll call) to throw the reference's IndexError.
+// An out-of-range target (nll) or an input outside [0, 1] (binary_cross_entropy) is found on
+// the device: the kernel raises a flag and the op reads it back (one stream synchronization
+// per call) to throw the reference's error.
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -262,7 +265,7 @@ struct Operand {
 
 /// PyTorch's result type: dimensioned tensors decide, a 0-dim one only when it is of a
 /// higher category (floating against integral).
-DType common_dtype(std::initializer_list<Operand> ops) {
+DType common_dtype(const std::vector<Operand>& ops) {
   std::optional<DType> dim_result, zero_result;
   for (const Operand& o : ops) {
     auto& r = o.tensor->dim() > 0 ? dim_result : zero_result;
@@ -276,7 +279,7 @@ DType common_dtype(std::initializer_list<Operand> ops) {
 }
 
 /// The broadcast shape of the operands, with the reference's message.
-std::vector<int64_t> broadcast_shape(std::string_view op, std::initializer_list<Operand> ops) {
+std::vector<int64_t> broadcast_shape(std::string_view op, const std::vector<Operand>& ops) {
   std::vector<int64_t> shape;
   std::vector<std::string_view> owner;
   for (const Operand& o : ops) {
@@ -311,33 +314,69 @@ Tensor broadcast_dense(const Tensor& t, const std::vector<int64_t>& shape, DType
   return contiguous_as(v, d);
 }
 
-Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
-  constexpr std::string_view op = "mse_loss";
+/// A pointwise loss's forward over its operands (self, target, then the optional weight and
+/// pos_weight, undefined when absent): promoted, broadcast (to self's shape with
+/// result_like_self), then reduced.
+Tensor loss_forward(std::string_view op, PointwiseLoss loss, int64_t reduction, const Tensor& self,
+                    const Tensor& target, const Tensor& weight, const Tensor& pos_weight,
+                    double param, bool result_like_self = false) {
   check_cuda_tensors(op, {{"self", self}, {"target", target}});
+  if (weight.defined()) check_cuda_tensors(op, {{"self", self}, {"weight", weight}});
+  if (pos_weight.defined()) check_cuda_tensors(op, {{"self", self}, {"pos_weight", pos_weight}});
   check_reduction(op, reduction);
-  const DType dt = common_dtype({{"self", &self}, {"target", &target}});
+  std::vector<Operand> ops{{"self", &self}, {"target", &target}};
+  if (weight.defined()) ops.push_back({"weight", &weight});
+  if (pos_weight.defined()) ops.push_back({"pos_weight", &pos_weight});
+  const DType dt = common_dtype(ops);
   LOOM_CHECK_T(TypeError, is_supported_float(dt), op, ": \"", op, "\" not implemented for '",
                dtype_name(dt), "' on CUDA");
-  const std::vector<int64_t> shape = broadcast_shape(op, {{"self", &self}, {"target", &target}});
+  const std::vector<int64_t> shape = broadcast_shape(op, ops);
+  if (result_like_self) {
+    LOOM_CHECK(IntArrayRef(shape) == self.sizes(), op, ": the inputs broadcast to ",
+               sizes_str(shape), ", but the result must have the shape of self ", self.describe());
+  }
   OpGuard g(op, self);
   const Tensor x = broadcast_dense(self, shape, dt), y = broadcast_dense(target, shape, dt);
+  const Tensor w = weight.defined() ? broadcast_dense(weight, shape, dt) : Tensor();
+  const Tensor pw = pos_weight.defined() ? broadcast_dense(pos_weight, shape, dt) : Tensor();
   const bool reduce = reduction != kNone;
   Tensor out = reduce ? new_on(self, {}, dt) : new_on(self, shape, dt);
   Tensor partials;
-  if (reduce) partials = new_on(self, {mse_partials(x.numel())}, DType::Float64);
-  launch_mse_forward(kind_of(dt), ptr(x), ptr(y), x.numel(), reduce, reduction == kMean, ptr(out),
-                     reduce ? static_cast<double*>(ptr(partials)) : nullptr, g.stream());
+  if (reduce) partials = new_on(self, {loss_partials(x.numel())}, DType::Float64);
+  const bool ranged = loss == PointwiseLoss::Bce;
+  Tensor flags;
+  if (ranged) {
+    flags = new_on(self, {2}, DType::Int64);
+    zero_fill(op, flags);
+  }
+  launch_pointwise_loss(kind_of(dt), loss, ptr(x), ptr(y), w.defined() ? ptr(w) : nullptr,
+                        pw.defined() ? ptr(pw) : nullptr, param, x.numel(), reduce,
+                        reduction == kMean, ptr(out),
+                        reduce ? static_cast<double*>(ptr(partials)) : nullptr,
+                        ranged ? static_cast<int64_t*>(ptr(flags)) : nullptr, g.stream());
   check_launch(op);
+  if (ranged) {
+    int64_t host[2] = {0, 0};
+    LOOM_CUDA_CHECK(cudaMemcpyAsync(host, flags.data_ptr(), sizeof host, cudaMemcpyDeviceToHost,
+                                    g.stream()),
+                    op);
+    LOOM_CUDA_CHECK(cudaStreamSynchronize(g.stream()), op);
+    LOOM_CHECK(host[0] == 0, op, ": all elements of input should be between 0 and 1");
+    LOOM_CHECK(host[1] == 0, op, ": all elements of target should be between 0 and 1");
+  }
   return out;
 }
 
-Tensor mse_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
-                         int64_t reduction) {
-  constexpr std::string_view op = "mse_loss_backward";
+/// A pointwise loss's backward over (grad_output, self, target, weight): self's gradient, in
+/// self's shape and dtype; norm is 1 / self.numel() for the mean.
+Tensor loss_backward(std::string_view op, PointwiseLoss loss, int64_t reduction, const Tensor& grad,
+                     const Tensor& self, const Tensor& target, const Tensor& weight,
+                     double param) {
   check_cuda_tensors(op, {{"grad_output", grad}, {"self", self}, {"target", target}});
+  if (weight.defined()) check_cuda_tensors(op, {{"self", self}, {"weight", weight}});
   check_reduction(op, reduction);
-  const std::initializer_list<Operand> ops = {
-      {"grad_output", &grad}, {"self", &self}, {"target", &target}};
+  std::vector<Operand> ops{{"grad_output", &grad}, {"self", &self}, {"target", &target}};
+  if (weight.defined()) ops.push_back({"weight", &weight});
   const DType dt = common_dtype(ops);
   LOOM_CHECK_T(TypeError, is_supported_float(dt), op, ": \"", op, "\" not implemented for '",
                dtype_name(dt), "' on CUDA");
@@ -346,14 +385,95 @@ Tensor mse_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& t
              ", but the result must have the shape of self ", self.describe());
   OpGuard g(op, self);
   const Tensor x = broadcast_dense(self, shape, dt), y = broadcast_dense(target, shape, dt);
+  const Tensor w = weight.defined() ? broadcast_dense(weight, shape, dt) : Tensor();
   const bool g_scalar = grad.numel() == 1;
   const Tensor gv = g_scalar ? contiguous_as(grad, dt) : broadcast_dense(grad, shape, dt);
   Tensor gi = new_on(self, shape, dt);
   const double norm = reduction == kMean ? 1.0 / static_cast<double>(self.numel()) : 1.0;
-  launch_mse_backward(kind_of(dt), ptr(gv), g_scalar, ptr(x), ptr(y), x.numel(), norm, ptr(gi),
-                      g.stream());
+  launch_pointwise_loss_backward(kind_of(dt), loss, ptr(gv), g_scalar, ptr(x), ptr(y),
+                                 w.defined() ? ptr(w) : nullptr, param, x.numel(), norm, ptr(gi),
+                                 g.stream());
   check_launch(op);
   return gi.dtype() == self.dtype() ? gi : loom::to(gi, self.dtype());
+}
+
+Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
+  return loss_forward("mse_loss", PointwiseLoss::Mse, reduction, self, target, Tensor(), Tensor(),
+                      0);
+}
+
+Tensor mse_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
+                         int64_t reduction) {
+  return loss_backward("mse_loss_backward", PointwiseLoss::Mse, reduction, grad, self, target,
+                       Tensor(), 0);
+}
+
+Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, int64_t reduction, double beta) {
+  LOOM_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta, got ", beta);
+  return loss_forward("smooth_l1_loss", PointwiseLoss::SmoothL1, reduction, self, target, Tensor(),
+                      Tensor(), beta);
+}
+
+Tensor smooth_l1_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
+                               int64_t reduction, double beta) {
+  LOOM_CHECK(beta >= 0, "smooth_l1_loss_backward does not support negative values for beta, got ",
+             beta);
+  return loss_backward("smooth_l1_loss_backward", PointwiseLoss::SmoothL1, reduction, grad, self,
+                       target, Tensor(), beta);
+}
+
+Tensor huber_loss(const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
+  LOOM_CHECK(delta > 0, "huber_loss does not support non-positive values for delta, got ", delta);
+  return loss_forward("huber_loss", PointwiseLoss::Huber, reduction, self, target, Tensor(),
+                      Tensor(), delta);
+}
+
+Tensor huber_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
+                           int64_t reduction, double delta) {
+  return loss_backward("huber_loss_backward", PointwiseLoss::Huber, reduction, grad, self, target,
+                       Tensor(), delta);
+}
+
+Tensor soft_margin_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
+  return loss_forward("soft_margin_loss", PointwiseLoss::SoftMargin, reduction, self, target,
+                      Tensor(), Tensor(), 0);
+}
+
+Tensor soft_margin_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
+                                 int64_t reduction) {
+  return loss_backward("soft_margin_loss_backward", PointwiseLoss::SoftMargin, reduction, grad,
+                       self, target, Tensor(), 0);
+}
+
+void check_same_size(std::string_view op, const Tensor& self, const Tensor& target) {
+  check_cuda_tensors(op, {{"self", self}, {"target", target}});
+  LOOM_CHECK(self.sizes() == target.sizes(), op, ": Using a target size (",
+             sizes_str(target.sizes()), ") that is different to the input size (",
+             sizes_str(self.sizes()), ") is deprecated. Please ensure they have the same size.");
+}
+
+Tensor binary_cross_entropy(const Tensor& self, const Tensor& target,
+                            const std::optional<Tensor>& weight, int64_t reduction) {
+  constexpr std::string_view op = "binary_cross_entropy";
+  check_same_size(op, self, target);
+  return loss_forward(op, PointwiseLoss::Bce, reduction, self, target, weight.value_or(Tensor()),
+                      Tensor(), 0, /*result_like_self=*/true);
+}
+
+Tensor binary_cross_entropy_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
+                                     const std::optional<Tensor>& weight, int64_t reduction) {
+  constexpr std::string_view op = "binary_cross_entropy_backward";
+  check_same_size(op, self, target);
+  return loss_backward(op, PointwiseLoss::Bce, reduction, grad, self, target,
+                       weight.value_or(Tensor()), 0);
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target,
+                                        const std::optional<Tensor>& weight,
+                                        const std::optional<Tensor>& pos_weight,
+                                        int64_t reduction) {
+  return loss_forward("binary_cross_entropy_with_logits", PointwiseLoss::BceWithLogits, reduction,
+                      self, target, weight.value_or(Tensor()), pos_weight.value_or(Tensor()), 0);
 }
 
 }  // namespace
@@ -366,6 +486,15 @@ LOOM_LIBRARY_IMPL(aten, CUDA, m) {
   m.impl("nll_loss2d_backward", &nll_loss2d_backward);
   m.impl("mse_loss", &mse_loss);
   m.impl("mse_loss_backward", &mse_loss_backward);
+  m.impl("smooth_l1_loss", &smooth_l1_loss);
+  m.impl("smooth_l1_loss_backward", &smooth_l1_loss_backward);
+  m.impl("huber_loss", &huber_loss);
+  m.impl("huber_loss_backward", &huber_loss_backward);
+  m.impl("soft_margin_loss", &soft_margin_loss);
+  m.impl("soft_margin_loss_backward", &soft_margin_loss_backward);
+  m.impl("binary_cross_entropy", &binary_cross_entropy);
+  m.impl("binary_cross_entropy_backward", &binary_cross_entropy_backward);
+  m.impl("binary_cross_entropy_with_logits", &binary_cross_entropy_with_logits);
 }
 
 }  // namespace loom::cuda::libs

@@ -1,4 +1,5 @@
-// Own kernels of the nll and mse losses, forward and backward (libs/kernels.h). Reductions
+// Own kernels of the nll loss and the pointwise losses (mse, smooth L1, Huber, soft margin,
+// binary cross entropy with and without logits), forward and backward (libs/kernels.h). Reductions
 // are summed in double in a fixed order (one block, or per-block partials then one block):
 // deterministic. A target outside [0, c) is reported through a device flag the caller reads.
 #include "libs/device_utils.cuh"
@@ -103,32 +104,99 @@ __global__ void nll_backward_kernel(const I* t, NllGeometry g, const T* weight,
   }
 }
 
-template <typename T>
-__global__ void mse_unreduced_kernel(const T* x, const T* y, int64_t n, T* out) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    using A = dev::acc_t<T>;
-    const A d = static_cast<A>(x[i]) - static_cast<A>(y[i]);
-    dev::store(out + i, d * d);
+/// The loss of one element (the reference's formulas), in the compute type A.
+template <typename A>
+__device__ __forceinline__ A loss_value(PointwiseLoss loss, A x, A y, A w, A pw, A param,
+                                        int64_t* flags) {
+  switch (loss) {
+    case PointwiseLoss::Mse: {
+      const A d = x - y;
+      return d * d;
+    }
+    case PointwiseLoss::SmoothL1: {
+      const A z = fabs(x - y);
+      return z < param ? A(0.5) * z * z / param : z - A(0.5) * param;
+    }
+    case PointwiseLoss::Huber: {
+      const A z = fabs(x - y);
+      return z < param ? A(0.5) * z * z : param * (z - A(0.5) * param);
+    }
+    case PointwiseLoss::SoftMargin:
+      return log1p(exp(-x * y));
+    case PointwiseLoss::Bce: {
+      if (!(x >= A(0) && x <= A(1))) flags[0] = 1;
+      if (!(y >= A(0) && y <= A(1))) flags[1] = 1;
+      // Each log is clamped at -100, so x = 0 or 1 costs at most 100, as in PyTorch.
+      return w * ((y - A(1)) * fmax(log1p(-x), A(-100)) - y * fmax(log(x), A(-100)));
+    }
+    default: {  // BceWithLogits: no exp overflows whatever the sign of x.
+      const A log_sigmoid = fmin(x, A(0)) - log1p(exp(-fabs(x)));
+      return w * ((A(1) - y) * x - (A(1) + (pw - A(1)) * y) * log_sigmoid);
+    }
+  }
+}
+
+/// d loss / dx times g, with k = norm (2 * norm for mse).
+template <typename A>
+__device__ __forceinline__ A loss_grad(PointwiseLoss loss, A g, A x, A y, A w, A param, A k) {
+  switch (loss) {
+    case PointwiseLoss::Mse:
+      return A(2) * k * (x - y) * g;
+    case PointwiseLoss::SmoothL1: {
+      const A d = x - y;
+      return d <= -param ? -k * g : (d >= param ? k * g : k * d * g / param);
+    }
+    case PointwiseLoss::Huber: {
+      const A d = x - y;
+      return d <= -param ? -k * g * param : (d >= param ? k * g * param : k * d * g);
+    }
+    case PointwiseLoss::SoftMargin: {
+      const A z = exp(-y * x);
+      return -k * y * z / (A(1) + z) * g;
+    }
+    default:  // Bce
+      return k * w * g * (x - y) / fmax((A(1) - x) * x, A(1e-12f));
   }
 }
 
 template <typename T>
-__global__ void mse_partial_kernel(const T* x, const T* y, int64_t n, double* partials) {
+__device__ __forceinline__ dev::acc_t<T> at_or_one(const T* p, int64_t i) {
+  return p != nullptr ? static_cast<dev::acc_t<T>>(p[i]) : dev::acc_t<T>(1);
+}
+
+template <typename T>
+__global__ void loss_unreduced_kernel(PointwiseLoss loss, const T* x, const T* y, const T* w,
+                                      const T* pw, double param, int64_t n, T* out,
+                                      int64_t* flags) {
+  using A = dev::acc_t<T>;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    dev::store(out + i, loss_value<A>(loss, static_cast<A>(x[i]), static_cast<A>(y[i]),
+                                      at_or_one(w, i), at_or_one(pw, i), static_cast<A>(param),
+                                      flags));
+  }
+}
+
+template <typename T>
+__global__ void loss_partial_kernel(PointwiseLoss loss, const T* x, const T* y, const T* w,
+                                    const T* pw, double param, int64_t n, double* partials,
+                                    int64_t* flags) {
+  using A = dev::acc_t<T>;
   __shared__ double shared[kThreads];
   double s = 0;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
-    const double d = ld(x + i) - ld(y + i);
-    s += d * d;
+    s += static_cast<double>(loss_value<A>(loss, static_cast<A>(x[i]), static_cast<A>(y[i]),
+                                           at_or_one(w, i), at_or_one(pw, i),
+                                           static_cast<A>(param), flags));
   }
   s = dev::block_sum(s, shared);
   if (threadIdx.x == 0) partials[blockIdx.x] = s;
 }
 
 template <typename T>
-__global__ void mse_finish_kernel(const double* partials, int64_t count, int64_t n, bool mean,
-                                  T* out) {
+__global__ void loss_finish_kernel(const double* partials, int64_t count, int64_t n, bool mean,
+                                   T* out) {
   __shared__ double shared[kThreads];
   double s = 0;
   for (int64_t i = threadIdx.x; i < count; i += blockDim.x) s += partials[i];
@@ -137,14 +205,15 @@ __global__ void mse_finish_kernel(const double* partials, int64_t count, int64_t
 }
 
 template <typename T>
-__global__ void mse_backward_kernel(const T* g, bool g_scalar, const T* x, const T* y, int64_t n,
-                                    double norm, T* gi) {
+__global__ void loss_backward_kernel(PointwiseLoss loss, const T* g, bool g_scalar, const T* x,
+                                     const T* y, const T* w, double param, int64_t n, double norm,
+                                     T* gi) {
   using A = dev::acc_t<T>;
-  const A k = static_cast<A>(2 * norm);
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
     const A gv = static_cast<A>(g_scalar ? g[0] : g[i]);
-    dev::store(gi + i, k * (static_cast<A>(x[i]) - static_cast<A>(y[i])) * gv);
+    dev::store(gi + i, loss_grad<A>(loss, gv, static_cast<A>(x[i]), static_cast<A>(y[i]),
+                                    at_or_one(w, i), static_cast<A>(param), static_cast<A>(norm)));
   }
 }
 
@@ -195,39 +264,46 @@ void launch_nll_backward(int kind, bool target_u8, const void* target, const Nll
   });
 }
 
-int64_t mse_partials(int64_t n) {
+int64_t loss_partials(int64_t n) {
   const int64_t per_block = int64_t{kThreads} * 8;
   const int64_t b = (n + per_block - 1) / per_block;
   return b < 1 ? 1 : (b > 1024 ? 1024 : b);
 }
 
-void launch_mse_forward(int kind, const void* x, const void* y, int64_t n, bool reduce, bool mean,
-                        void* out, double* partials, cudaStream_t stream) {
+void launch_pointwise_loss(int kind, PointwiseLoss loss, const void* x, const void* y,
+                           const void* w, const void* pw, double param, int64_t n, bool reduce,
+                           bool mean, void* out, double* partials, int64_t* flags,
+                           cudaStream_t stream) {
   dev::dispatch_kind(kind, [&](auto tag) {
     using T = decltype(tag);
     const T* xp = static_cast<const T*>(x);
     const T* yp = static_cast<const T*>(y);
+    const T* wp = static_cast<const T*>(w);
+    const T* pp = static_cast<const T*>(pw);
     if (!reduce) {
       if (n > 0) {
-        mse_unreduced_kernel<<<dev::blocks_for(n), kThreads, 0, stream>>>(xp, yp, n,
-                                                                          static_cast<T*>(out));
+        loss_unreduced_kernel<<<dev::blocks_for(n), kThreads, 0, stream>>>(
+            loss, xp, yp, wp, pp, param, n, static_cast<T*>(out), flags);
       }
       return;
     }
-    const int64_t blocks = mse_partials(n);
-    mse_partial_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(xp, yp, n, partials);
-    mse_finish_kernel<<<1, kThreads, 0, stream>>>(partials, blocks, n, mean, static_cast<T*>(out));
+    const int64_t blocks = loss_partials(n);
+    loss_partial_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+        loss, xp, yp, wp, pp, param, n, partials, flags);
+    loss_finish_kernel<<<1, kThreads, 0, stream>>>(partials, blocks, n, mean, static_cast<T*>(out));
   });
 }
 
-void launch_mse_backward(int kind, const void* g, bool g_scalar, const void* x, const void* y,
-                         int64_t n, double norm, void* grad_input, cudaStream_t stream) {
+void launch_pointwise_loss_backward(int kind, PointwiseLoss loss, const void* g, bool g_scalar,
+                                    const void* x, const void* y, const void* w, double param,
+                                    int64_t n, double norm, void* grad_input, cudaStream_t stream) {
   if (n == 0) return;
   dev::dispatch_kind(kind, [&](auto tag) {
     using T = decltype(tag);
-    mse_backward_kernel<<<dev::blocks_for(n), kThreads, 0, stream>>>(
-        static_cast<const T*>(g), g_scalar, static_cast<const T*>(x), static_cast<const T*>(y), n,
-        norm, static_cast<T*>(grad_input));
+    loss_backward_kernel<<<dev::blocks_for(n), kThreads, 0, stream>>>(
+        loss, static_cast<const T*>(g), g_scalar, static_cast<const T*>(x),
+        static_cast<const T*>(y), static_cast<const T*>(w), param, n, norm,
+        static_cast<T*>(grad_input));
   });
 }
 
