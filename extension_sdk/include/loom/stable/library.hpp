@@ -227,7 +227,9 @@ struct TypedKernel {
 
 /// The values a kernel returned whose arrays or strings the library reads after the kernel
 /// returns (capi.h: valid until the next kernel call on the thread). Only list and string
-/// returns are kept, so a tensor-returning kernel never touches it.
+/// returns are kept, so a tensor-returning kernel never touches it. (Once touched, glibc keeps
+/// an extension's .so mapped until the thread exits, for this thread_local's destructor; the
+/// extension's registrations are still undone at unload.)
 inline std::vector<Value>& kept_returns() {
   thread_local std::vector<Value> kept;
   return kept;
