@@ -218,6 +218,7 @@ Tensor& write_out(std::string_view op, const Tensor& result, Tensor& out) {
                dtype_name(result.dtype()), " but got ", dtype_name(out.dtype()));
   resize_output(op, out, result.sizes());
   if (result.numel() > 0) copy_into(out, result);
+  out.bump_version();
   return out;
 }
 
