@@ -49,8 +49,15 @@ struct LoomLibrary {
     library = loom::Library(loom::Library::Kind::Fragment, "", std::nullopt);  // undo first
     for (auto& ud : user_data) ud->release_now();
   }
+  /// Adds the library's newest registration to its plugin's log (`loom plugin check` lists it).
+  void log_newest() {
+    if (context != nullptr && !library.log().empty()) {
+      context->keep(loom::RegistrationHandle(), library.log().back());
+    }
+  }
   loom::Library library;  ///< owns the registrations
   bool plugin_owned;      ///< true: the plugin context frees it at unload
+  loom::PluginContext* context = nullptr;  ///< the owning plugin's context, while it loads
   std::vector<std::shared_ptr<loom::capi::UserData>> user_data;  ///< of its kernels
 };
 
@@ -174,6 +181,7 @@ LoomStatus* plugin_library(LoomPluginContext* ctx, const char* ns, LoomLibrary**
                  : new LoomLibrary(Library(Library::Kind::Fragment, "", std::nullopt), true);
   context.keep(RegistrationHandle([lib] { delete lib; }),
                str_cat("stable-ABI library '", ns ? ns : "", "'"));
+  lib->context = &context;
   *out = lib;
   LOOM_CAPI_CATCH
 }
@@ -187,6 +195,7 @@ LoomStatus* library_def(LoomLibrary* lib, const char* schema) {
   LOOM_CAPI_NOT_NULL("LibraryDef", schema);
   LOOM_CAPI_TRY
   lib->library.def(schema);
+  lib->log_newest();
   LOOM_CAPI_CATCH
 }
 
@@ -200,6 +209,7 @@ LoomStatus* library_impl(LoomLibrary* lib, const char* op, const char* key, Loom
   try {
     lib->library.impl_kernel(op, parse_dispatch_key(key), c_kernel(fn, ud));
     lib->user_data.push_back(ud);
+    lib->log_newest();
   } catch (...) {
     ud->release = nullptr;  // refused: user_data stays the caller's
     return status_from_current_exception();
@@ -250,6 +260,7 @@ LoomStatus* library_impl_backward(LoomLibrary* lib, const char* op, LoomBackward
   lib->library.impl_kernel(name, DispatchKey::Autograd,
                            autograd::derivative_kernel(std::move(saves), std::move(formula)));
   lib->user_data.push_back(ud);
+  lib->log_newest();
   } catch (...) {
     ud->release = nullptr;  // refused: user_data stays the caller's
     return status_from_current_exception();
