@@ -144,15 +144,15 @@ TEST(CudaKernels, RegistersACudaKernelForEachOwnOp) {
       "sum", "sum.dim_IntList", "mean", "mean.dim", "prod", "prod.dim_int", "all", "all.dim", "any",
       "any.dims", "max", "min", "max.dim", "min.dim", "amax", "amin", "argmax", "argmin", "var",
       "var.dim", "var.correction", "std", "std.correction", "var_mean.correction",
-      "std_mean.correction",
+      "std_mean.correction", "norm.Scalar", "norm.ScalarOpt_dim", "linalg_vector_norm",
+      "frobenius_norm.dim",
       // dropout
       "native_dropout", "native_dropout_backward",
       // views and shape copies
       "view", "reshape", "reshape_as", "flatten.using_ints", "unflatten.int", "squeeze",
       "squeeze.dim", "unsqueeze", "transpose.int", "permute", "t", "expand", "expand_as", "narrow",
       "slice.Tensor", "select.int", "as_strided", "split.Tensor", "chunk", "unbind.int", "view_as",
-      "movedim.int", "unsqueeze_", "transpose_", "cat", "stack", "concat", "repeat", "tile",
-      "roll",
+      "movedim.int", "unsqueeze_", "transpose_", "cat", "stack", "concat", "repeat", "tile", "roll",
       // indexing
       "index_select", "index_select.out", "gather", "masked_fill.Scalar", "masked_fill.Tensor",
       "masked_fill_.Scalar", "masked_fill_.Tensor", "tril", "triu", "tril_", "triu_"};
@@ -445,6 +445,14 @@ TEST_P(CudaReductions, MatchTheReference) {
       check_op("argmax", [&](const std::vector<Tensor>& in) { return argmax(in[0], dim); }, {t});
     }
     check_op("argmin all", [](const std::vector<Tensor>& in) { return argmin(in[0]); }, {t});
+    for (double ord : {2.0, 1.0, 3.0, 0.0, double(INFINITY)}) {
+      check_op(
+          "linalg_vector_norm",
+          [&](const std::vector<Tensor>& in) {
+            return linalg_vector_norm(in[0], ord, std::vector<int64_t>{1});
+          },
+          {t}, 64);
+    }
     check_op("max all", [](const std::vector<Tensor>& in) { return max(in[0]); }, {t});
   }
   // A long row splits over blocks (Note [CUDA reduction plan]).

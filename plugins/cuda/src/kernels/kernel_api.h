@@ -173,7 +173,9 @@ void launch_arange(void* dst, Dt dtype, int64_t n, bool exact, int64_t start_i, 
 
 /// Reductions of a contiguous input viewed as [outer, red, inner] over its middle axis (the
 /// host permutes or copies so the reduced dims form that middle block).
-enum class RedOp : int32_t { Sum, Prod, Mean, Max, Min, ArgMax, ArgMin, All, Any, Var };
+enum class RedOp : int32_t { Sum, Prod, Mean, Max, Min, ArgMax, ArgMin, All, Any, Var, Norm };
+/// Which vector norm RedOp::Norm computes (the CPU's NormKind).
+enum class NormKind : int32_t { Zero, One, Two, Inf, NegInf, General };
 struct ReduceLaunch {
   RedOp op = RedOp::Sum;
   Dt in_dtype = Dt::Float32;
@@ -183,9 +185,11 @@ struct ReduceLaunch {
   int64_t* indices = nullptr;  ///< Max/Min/ArgMax/ArgMin: index along red (may be null)
   void* mean_out = nullptr;    ///< Var: the mean too (var_mean), or null
   int64_t outer = 1, red = 1, inner = 1;
-  double correction = 1;      ///< Var: divisor max(0, red - correction)
-  bool take_sqrt = false;     ///< Var: std
-  void* workspace = nullptr;  ///< reduce_workspace_bytes(*this) bytes (when nonzero)
+  double correction = 1;               ///< Var: divisor max(0, red - correction)
+  bool take_sqrt = false;              ///< Var: std
+  NormKind norm_kind = NormKind::Two;  ///< Norm: which norm
+  double norm_p = 2;                   ///< Norm: the order of NormKind::General
+  void* workspace = nullptr;           ///< reduce_workspace_bytes(*this) bytes (when nonzero)
 };
 /// Device scratch a reduction needs (partial results of split rows); 0 for most shapes.
 size_t reduce_workspace_bytes(const ReduceLaunch& r);

@@ -39,9 +39,10 @@ __device__ __forceinline__ bool nan_of(C v) {
 }
 
 template <typename T>
-__device__ __forceinline__ Acc<compute_t<T>> acc_init(RedOp op) {
+__device__ __forceinline__ Acc<compute_t<T>> acc_init(RedOp op, NormKind nk) {
   Acc<compute_t<T>> a;
   a.d = op == RedOp::Prod ? 1.0 : 0.0;
+  if (op == RedOp::Norm && nk == NormKind::NegInf) a.d = CUDART_INF;
   a.m2 = 0;
   a.i = (op == RedOp::Prod || op == RedOp::All) ? 1 : 0;
   a.idx = -1;
@@ -50,10 +51,22 @@ __device__ __forceinline__ Acc<compute_t<T>> acc_init(RedOp op) {
 }
 
 template <typename C>
-__device__ __forceinline__ Acc<C> merge(RedOp op, const Acc<C>& a, const Acc<C>& b) {
+__device__ __forceinline__ Acc<C> merge(RedOp op, const Acc<C>& a, const Acc<C>& b,
+                                        NormKind nk = NormKind::Two) {
   constexpr bool kFloat = std::is_floating_point_v<C>;
   Acc<C> r = a;
   switch (op) {
+    case RedOp::Norm:
+      if (nk == NormKind::Inf || nk == NormKind::NegInf) {
+        if (isnan(a.d) || isnan(b.d)) {
+          r.d = CUDART_NAN;
+        } else {
+          r.d = nk == NormKind::Inf ? fmax(a.d, b.d) : fmin(a.d, b.d);
+        }
+      } else {
+        r.d = a.d + b.d;
+      }
+      return r;
     case RedOp::Sum:
     case RedOp::Mean:
       r.d = a.d + b.d;
@@ -97,10 +110,37 @@ __device__ __forceinline__ Acc<C> merge(RedOp op, const Acc<C>& a, const Acc<C>&
 }
 
 template <typename T>
-__device__ __forceinline__ void step(RedOp op, Acc<compute_t<T>>& a, T raw, int64_t k) {
+__device__ __forceinline__ void step(const ReduceLaunch& r, Acc<compute_t<T>>& a, T raw,
+                                     int64_t k) {
   using C = compute_t<T>;
+  const RedOp op = r.op;
   const C x = convert<C>(raw);
   switch (op) {
+    case RedOp::Norm: {
+      const double xd = static_cast<double>(x);
+      const double ax = fabs(xd);
+      switch (r.norm_kind) {
+        case NormKind::Zero:
+          a.d += xd != 0 ? 1.0 : 0.0;
+          break;
+        case NormKind::One:
+          a.d += ax;
+          break;
+        case NormKind::Two:
+          a.d += xd * xd;
+          break;
+        case NormKind::Inf:
+          if (ax > a.d || isnan(ax)) a.d = isnan(a.d) ? a.d : ax;
+          break;
+        case NormKind::NegInf:
+          if (ax < a.d || isnan(ax)) a.d = isnan(a.d) ? a.d : ax;
+          break;
+        case NormKind::General:
+          a.d += pow(ax, r.norm_p);
+          break;
+      }
+      return;
+    }
     case RedOp::Sum:
     case RedOp::Mean:
       if constexpr (std::is_floating_point_v<C>) {
@@ -197,6 +237,13 @@ __device__ void finalize(const ReduceLaunch& r, const Acc<compute_t<T>>& a, int6
     case RedOp::Any:
       store_as(r.out, r.out_dtype, k, static_cast<int64_t>(a.i != 0));
       return;
+    case RedOp::Norm: {
+      double v = a.d;
+      if (r.norm_kind == NormKind::Two) v = sqrt(v);
+      if (r.norm_kind == NormKind::General) v = pow(v, 1.0 / r.norm_p);
+      store_as(r.out, r.out_dtype, k, v);
+      return;
+    }
     case RedOp::Var: {
       const double div = fmax(0.0, static_cast<double>(a.i) - r.correction);
       const double v = a.m2 / div;
@@ -259,18 +306,18 @@ __global__ void __launch_bounds__(kReduceThreads)
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.y; base < r.outer;
        base += static_cast<int64_t>(gridDim.x) * blockDim.y) {
     const int64_t row = base + ty;
-    Acc<C> a = acc_init<T>(r.op);
+    Acc<C> a = acc_init<T>(r.op, r.norm_kind);
     if (row < r.outer) {
       const int64_t begin = chunk * chunk_len;
       const int64_t end = begin + chunk_len < r.red ? begin + chunk_len : r.red;
       const T* p = in + row * r.red;
-      for (int64_t k = begin + tx; k < end; k += tpr) step<T>(r.op, a, p[k], k);
+      for (int64_t k = begin + tx; k < end; k += tpr) step<T>(r, a, p[k], k);
     }
     const int slot = ty * tpr + tx;
     smem[slot] = a;
     __syncthreads();
     for (int s = tpr / 2; s > 0; s /= 2) {
-      if (tx < s) smem[slot] = merge(r.op, smem[slot], smem[slot + s]);
+      if (tx < s) smem[slot] = merge(r.op, smem[slot], smem[slot + s], r.norm_kind);
       __syncthreads();
     }
     if (tx == 0 && row < r.outer) {
@@ -293,7 +340,7 @@ __global__ void __launch_bounds__(kReduceThreads)
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < r.outer;
        row += step_rows) {
     Acc<C> a = partial[row * chunks];
-    for (int64_t c = 1; c < chunks; ++c) a = merge(r.op, a, partial[row * chunks + c]);
+    for (int64_t c = 1; c < chunks; ++c) a = merge(r.op, a, partial[row * chunks + c], r.norm_kind);
     finalize<T>(r, a, row);
   }
 }
@@ -308,8 +355,8 @@ __global__ void __launch_bounds__(kReduceThreads) reduce_columns_kernel(ReduceLa
        j += stride) {
     const int64_t o = j / r.inner, i = j - o * r.inner;
     const T* p = in + o * r.red * r.inner + i;
-    Acc<C> a = acc_init<T>(r.op);
-    for (int64_t k = 0; k < r.red; ++k) step<T>(r.op, a, p[k * r.inner], k);
+    Acc<C> a = acc_init<T>(r.op, r.norm_kind);
+    for (int64_t k = 0; k < r.red; ++k) step<T>(r, a, p[k * r.inner], k);
     finalize<T>(r, a, j);
   }
 }

@@ -2,6 +2,7 @@
 // amin, argmax, argmin, var, std, var_mean, std_mean. Result dtypes, dim handling, checks and
 // messages follow ops/core/cpu/{reduce,reduce_minmax,reduce_stats}.cpp; the kernels are in
 // reduce.cu (Note [CUDA reduction plan]).
+#include <cmath>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -361,9 +362,78 @@ std::tuple<Tensor, Tensor> std_mean(const Tensor& self, std::optional<IntArrayRe
   return moments("std_mean", self, dim, correction, keepdim, true, true);
 }
 
+// ---- norms -------------------------------------------------------------------------------------
+
+Tensor norm_impl(const Tensor& input, const std::optional<Scalar>& p,
+                 std::optional<IntArrayRef> dim, bool keepdim,
+                 std::optional<DType> dtype = std::nullopt) {
+  check_cuda_tensors("norm", {{"self", input}});
+  // A dtype converts the input first (and must be floating, as the input must).
+  const Tensor self = dtype && *dtype != input.dtype() && is_floating_point(input.dtype())
+                          ? cast_copy(input, *dtype)
+                          : input;
+  LOOM_CHECK_T(TypeError, !dtype || is_floating_point(*dtype),
+               "norm(): the dtype should be either floating point or complex. Got ",
+               dtype_name(*dtype), " instead.");
+  LOOM_CHECK_T(TypeError, is_floating_point(self.dtype()),
+               "norm(): input dtype should be either floating point or complex. Got ",
+               dtype_name(self.dtype()), " instead.");
+  const double order = p ? p->to_double() : 2.0;
+  kernels::NormKind kind = kernels::NormKind::General;
+  if (order == 0) kind = kernels::NormKind::Zero;
+  if (order == 1) kind = kernels::NormKind::One;
+  if (order == 2) kind = kernels::NormKind::Two;
+  if (std::isinf(order)) kind = order > 0 ? kernels::NormKind::Inf : kernels::NormKind::NegInf;
+  const std::vector<bool> mask = reduce_mask("norm", self, dim);
+  if (kind == kernels::NormKind::Inf || kind == kernels::NormKind::NegInf) {
+    for (int64_t d = 0; d < self.dim(); ++d) {
+      LOOM_CHECK_T(IndexError, !mask[d] || self.size(d) != 0,
+                   "linalg.vector_norm cannot compute the ", order > 0 ? "inf" : "-inf",
+                   " norm on an empty tensor because the operation does not have an identity");
+    }
+  }
+  const Plan plan = make_plan(self, mask, keepdim);
+  Tensor out = new_output(self, plan, self.dtype());
+  kernels::ReduceLaunch r;
+  r.op = RedOp::Norm;
+  r.norm_kind = kind;
+  r.norm_p = order;
+  r.out_dtype = to_dt(self.dtype());
+  r.out = out.data_ptr();
+  run_reduce("norm", plan, r);
+  return out;
+}
+
+Tensor norm_scalar(const Tensor& self, const Scalar& p) {
+  return norm_impl(self, p, std::nullopt, false);
+}
+Tensor norm_dtype(const Tensor& self, std::optional<Scalar> p, DType dtype) {
+  return norm_impl(self, p, std::nullopt, false, dtype);
+}
+Tensor norm_dim_dtype(const Tensor& self, std::optional<Scalar> p, IntArrayRef dim, bool keepdim,
+                      DType dtype) {
+  return norm_impl(self, p, dim, keepdim, dtype);
+}
+Tensor linalg_vector_norm(const Tensor& self, const Scalar& ord, std::optional<IntArrayRef> dim,
+                          bool keepdim, std::optional<DType> dtype) {
+  return norm_impl(self, ord, dim, keepdim, dtype);
+}
+Tensor norm_dim(const Tensor& self, std::optional<Scalar> p, IntArrayRef dim, bool keepdim) {
+  return norm_impl(self, p, dim, keepdim);
+}
+Tensor frobenius_norm(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  return norm_impl(self, Scalar(2), dim, keepdim);
+}
+
 }  // namespace
 
 LOOM_LIBRARY_IMPL(aten, CUDA, m) {
+  m.impl("norm.Scalar", &norm_scalar);
+  m.impl("norm.ScalarOpt_dim", &norm_dim);
+  m.impl("norm.ScalarOpt_dtype", &norm_dtype);
+  m.impl("norm.ScalarOpt_dim_dtype", &norm_dim_dtype);
+  m.impl("linalg_vector_norm", &linalg_vector_norm);
+  m.impl("frobenius_norm.dim", &frobenius_norm);
   m.impl("sum", &sum);
   m.impl("sum.dim_IntList", &sum_dims);
   m.impl("mean", &mean);
