@@ -21,6 +21,7 @@
 //    the call's own tensors, with a workspace as large as the largest the heuristics list
 //    (at most 1 GiB), once per key; find_count() counts these searches.
 //  - otherwise: the heuristics' first working algorithm.
+// An algorithm wanting more than 1 GiB of workspace is passed over in every mode.
 // float32 without backends::allow_tf32() runs CUDNN_FMA_MATH and skips tensor-op algorithms;
 // float16 and bfloat16 compute in float on tensor cores; float64 in double.
 //
@@ -307,13 +308,17 @@ std::unordered_map<std::string, Choice>& cache() {
   return *map;
 }
 
+/// The largest workspace an algorithm may ask for (an FFT algorithm can want gigabytes); a
+/// heuristic choice beyond it goes to the next algorithm listed.
+constexpr size_t kMaxWorkspace = size_t{1} << 30;
+
 /// The first usable entry of perf results (best first) under the current mode, if any.
 template <typename Perf>
 std::optional<Choice> pick(const Perf* perf, int count, DType dtype, bool deterministic) {
   const bool no_tf32 = dtype == DType::Float32 && !backends::allow_tf32();
   for (int i = 0; i < count; ++i) {
     const Perf& p = perf[i];
-    if (p.status != CUDNN_STATUS_SUCCESS) continue;
+    if (p.status != CUDNN_STATUS_SUCCESS || p.memory > kMaxWorkspace) continue;
     if (deterministic && p.determinism != CUDNN_DETERMINISTIC) continue;
     cudnnMathType_t math = p.mathType;
     if (no_tf32) {
@@ -417,11 +422,10 @@ Choice choose(std::string_view op, Kind kind, cudnnHandle_t h, int device, const
   std::optional<Choice> choice;
   if (bench) {
     // The largest workspace the heuristics list (bounded), for the search to use.
-    constexpr size_t kMaxSearchWorkspace = size_t{1} << 30;
     size_t bytes = 0;
     for (int i = 0; i < returned; ++i) {
       if (perf[static_cast<size_t>(i)].status == CUDNN_STATUS_SUCCESS) {
-        bytes = std::max(bytes, std::min(perf[static_cast<size_t>(i)].memory, kMaxSearchWorkspace));
+        bytes = std::max(bytes, std::min(perf[static_cast<size_t>(i)].memory, kMaxWorkspace));
       }
     }
     const Tensor ws = new_on_device(device, {static_cast<int64_t>(std::max<size_t>(bytes, 1))},
