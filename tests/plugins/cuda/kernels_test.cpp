@@ -144,8 +144,8 @@ TEST(CudaKernels, RegistersACudaKernelForEachOwnOp) {
       "sum", "sum.dim_IntList", "mean", "mean.dim", "prod", "prod.dim_int", "all", "all.dim", "any",
       "any.dims", "max", "min", "max.dim", "min.dim", "amax", "amin", "argmax", "argmin", "var",
       "var.dim", "var.correction", "std", "std.correction", "var_mean.correction",
-      "std_mean.correction", "norm.Scalar", "norm.ScalarOpt_dim", "linalg_vector_norm",
-      "frobenius_norm.dim",
+      "std_mean.correction", "norm.Scalar", "norm.ScalarOpt_dim", "linalg_vector_norm", "logsumexp",
+      "cumsum", "cumprod", "frobenius_norm.dim",
       // dropout
       "native_dropout", "native_dropout_backward",
       // views and shape copies
@@ -445,6 +445,11 @@ TEST_P(CudaReductions, MatchTheReference) {
       check_op("argmax", [&](const std::vector<Tensor>& in) { return argmax(in[0], dim); }, {t});
     }
     check_op("argmin all", [](const std::vector<Tensor>& in) { return argmin(in[0]); }, {t});
+    check_op(
+        "logsumexp", [](const std::vector<Tensor>& in) { return logsumexp(in[0], {2}, true); }, {t},
+        64);
+    check_op(
+        "cumsum", [](const std::vector<Tensor>& in) { return cumsum(in[0], 1); }, {t}, 64);
     for (double ord : {2.0, 1.0, 3.0, 0.0, double(INFINITY)}) {
       check_op(
           "linalg_vector_norm",

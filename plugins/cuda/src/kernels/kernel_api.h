@@ -173,7 +173,20 @@ void launch_arange(void* dst, Dt dtype, int64_t n, bool exact, int64_t start_i, 
 
 /// Reductions of a contiguous input viewed as [outer, red, inner] over its middle axis (the
 /// host permutes or copies so the reduced dims form that middle block).
-enum class RedOp : int32_t { Sum, Prod, Mean, Max, Min, ArgMax, ArgMin, All, Any, Var, Norm };
+enum class RedOp : int32_t {
+  Sum,
+  Prod,
+  Mean,
+  Max,
+  Min,
+  ArgMax,
+  ArgMin,
+  All,
+  Any,
+  Var,
+  Norm,
+  LogSumExp,
+};
 /// Which vector norm RedOp::Norm computes (the CPU's NormKind).
 enum class NormKind : int32_t { Zero, One, Two, Inf, NegInf, General };
 struct ReduceLaunch {
@@ -198,6 +211,12 @@ size_t reduce_workspace_bytes(const ReduceLaunch& r);
 bool reduce_takes_columns(const ReduceLaunch& r);
 /// Runs a reduction on stream.
 void launch_reduce(const ReduceLaunch& r, cudaStream_t stream);
+
+/// cumsum (prod = false) / cumprod along the middle axis of a contiguous [outer, len, inner]
+/// tensor of dtype into out (same layout): floats accumulate in double, integers wrap in
+/// int64, as the CPU kernels.
+void launch_scan(Dt dtype, const void* in, void* out, int64_t outer, int64_t len, int64_t inner,
+                 bool prod, cudaStream_t stream);
 
 /// Random numbers into contiguous dst (Philox4x32-10, subsequence = thread, offset given).
 enum class RandOp : int32_t { Uniform, Normal, Bernoulli, RandInt };

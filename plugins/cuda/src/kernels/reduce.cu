@@ -43,6 +43,7 @@ __device__ __forceinline__ Acc<compute_t<T>> acc_init(RedOp op, NormKind nk) {
   Acc<compute_t<T>> a;
   a.d = op == RedOp::Prod ? 1.0 : 0.0;
   if (op == RedOp::Norm && nk == NormKind::NegInf) a.d = CUDART_INF;
+  if (op == RedOp::LogSumExp) a.d = -CUDART_INF;  // (max, sum of exp(x - max)) = (d, m2)
   a.m2 = 0;
   a.i = (op == RedOp::Prod || op == RedOp::All) ? 1 : 0;
   a.idx = -1;
@@ -82,6 +83,25 @@ __device__ __forceinline__ Acc<C> merge(RedOp op, const Acc<C>& a, const Acc<C>&
     case RedOp::Any:
       r.i = (a.i != 0 || b.i != 0) ? 1 : 0;
       return r;
+    case RedOp::LogSumExp: {
+      // The CPU's lse_merge.
+      if (isnan(a.d) || isnan(b.d)) {
+        r.d = CUDART_NAN;
+        r.m2 = 0;
+        return r;
+      }
+      if (a.d == -CUDART_INF) return b;
+      if (b.d == -CUDART_INF) return a;
+      if (isinf(a.d) || isinf(b.d)) {
+        r.d = CUDART_INF;
+        r.m2 = 1;
+        return r;
+      }
+      const double m = fmax(a.d, b.d);
+      r.d = m;
+      r.m2 = a.m2 * exp(a.d - m) + b.m2 * exp(b.d - m);
+      return r;
+    }
     case RedOp::Var: {
       if (a.i == 0) return b;
       if (b.i == 0) return a;
@@ -116,6 +136,13 @@ __device__ __forceinline__ void step(const ReduceLaunch& r, Acc<compute_t<T>>& a
   const RedOp op = r.op;
   const C x = convert<C>(raw);
   switch (op) {
+    case RedOp::LogSumExp: {
+      Acc<C> b = a;
+      b.d = static_cast<double>(x);
+      b.m2 = isnan(b.d) ? 0.0 : 1.0;
+      a = merge(op, a, b);
+      return;
+    }
     case RedOp::Norm: {
       const double xd = static_cast<double>(x);
       const double ax = fabs(xd);
@@ -236,6 +263,9 @@ __device__ void finalize(const ReduceLaunch& r, const Acc<compute_t<T>>& a, int6
     case RedOp::All:
     case RedOp::Any:
       store_as(r.out, r.out_dtype, k, static_cast<int64_t>(a.i != 0));
+      return;
+    case RedOp::LogSumExp:
+      store_as(r.out, r.out_dtype, k, isnan(a.d) || isinf(a.d) ? a.d : a.d + log(a.m2));
       return;
     case RedOp::Norm: {
       double v = a.d;
@@ -361,7 +391,45 @@ __global__ void __launch_bounds__(kReduceThreads) reduce_columns_kernel(ReduceLa
   }
 }
 
+template <typename T>
+__global__ void __launch_bounds__(kReduceThreads)
+    scan_kernel(const T* in, T* out, int64_t outer, int64_t len, int64_t inner, bool prod) {
+  const int64_t lines = outer * inner;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < lines;
+       j += stride) {
+    const int64_t o = j / inner, i = j - o * inner;
+    const T* s = in + o * len * inner + i;
+    T* d = out + o * len * inner + i;
+    if constexpr (is_float_v<T>) {
+      double acc = prod ? 1 : 0;
+      for (int64_t k = 0; k < len; ++k) {
+        const auto x = static_cast<double>(convert<compute_t<T>>(s[k * inner]));
+        acc = prod ? acc * x : acc + x;
+        d[k * inner] = convert<T>(acc);
+      }
+    } else {
+      uint64_t acc = prod ? 1 : 0;  // integers wrap, as in PyTorch
+      for (int64_t k = 0; k < len; ++k) {
+        const auto x = static_cast<uint64_t>(static_cast<int64_t>(s[k * inner]));
+        acc = prod ? acc * x : acc + x;
+        d[k * inner] = convert<T>(static_cast<int64_t>(acc));
+      }
+    }
+  }
+}
+
 }  // namespace
+
+void launch_scan(Dt dtype, const void* in, void* out, int64_t outer, int64_t len, int64_t inner,
+                 bool prod, cudaStream_t stream) {
+  const int64_t lines = outer * inner;
+  if (lines <= 0 || len <= 0) return;
+  dispatch_dt(dtype, [&]<typename T>(T*) {
+    scan_kernel<T><<<grid_for(lines), kReduceThreads, 0, stream>>>(
+        static_cast<const T*>(in), static_cast<T*>(out), outer, len, inner, prod);
+  });
+}
 
 size_t reduce_workspace_bytes(const ReduceLaunch& r) {
   if (r.outer * r.inner == 0 || r.inner > 1) return 0;  // columns need no scratch

@@ -425,9 +425,54 @@ Tensor frobenius_norm(const Tensor& self, IntArrayRef dim, bool keepdim) {
   return norm_impl(self, Scalar(2), dim, keepdim);
 }
 
+// ---- logsumexp, cumsum, cumprod -------------------------------------------------------------
+
+Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  check_cuda_tensors("logsumexp", {{"self", self}});
+  // Integers give the default float dtype, as in PyTorch.
+  const Tensor src = is_integral(self.dtype()) ? cast_copy(self, DType::Float32) : self;
+  return reduce_values("logsumexp", src, reduce_mask("logsumexp", src, dim), keepdim,
+                       RedOp::LogSumExp, src.dtype());
+}
+
+template <bool kProd>
+Tensor scan(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  const char* op = kProd ? "cumprod" : "cumsum";
+  check_cuda_tensors(op, {{"self", self}});
+  dim = wrap_dim(dim, self.dim());  // a 0-dim tensor takes 0 and -1
+  const DType out_dtype =
+      dtype ? *dtype : (is_integral(self.dtype()) ? DType::Int64 : self.dtype());
+  const Tensor src =
+      self.dtype() == out_dtype && self.is_contiguous() ? self : cast_copy(self, out_dtype);
+  Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(out_dtype).with(self.device()));
+  if (out.numel() == 0) return out;
+  int64_t outer = 1, len = 1, inner = 1;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (d < dim) outer *= self.size(d);
+    if (d == dim) len = self.size(d);
+    if (d > dim) inner *= self.size(d);
+  }
+  const int dev = device_index(out);
+  DeviceGuard guard(dev);
+  kernels::launch_scan(to_dt(out_dtype), src.data_ptr(), out.data_ptr(), outer, len, inner, kProd,
+                       current_stream(dev));
+  check_launch(op);
+  return out;
+}
+
+Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  return scan<false>(self, dim, dtype);
+}
+Tensor cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+  return scan<true>(self, dim, dtype);
+}
+
 }  // namespace
 
 LOOM_LIBRARY_IMPL(aten, CUDA, m) {
+  m.impl("logsumexp", &logsumexp);
+  m.impl("cumsum", &cumsum);
+  m.impl("cumprod", &cumprod);
   m.impl("norm.Scalar", &norm_scalar);
   m.impl("norm.ScalarOpt_dim", &norm_dim);
   m.impl("norm.ScalarOpt_dtype", &norm_dtype);
