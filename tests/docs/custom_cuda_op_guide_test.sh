@@ -21,6 +21,8 @@ bash "$src/tests/docs/run_guide.sh" "$src" "$build" "$src/docs/guide/custom-cuda
   2>&1 | tee "$log"
 out="$(cat "$log")"
 grep -q "^OK plugin 'guide_swish_cuda' 0.1.0 can be loaded$" <<<"$out"
+grep -q "^    impl guide_cuda::swish for CUDA " <<<"$out"
+grep -q "^    impl guide_cuda::swish_backward for CUDA " <<<"$out"
 grep -q "^on the CPU: Could not run 'guide_cuda::swish' with arguments from the {CPU} dispatch key set" <<<"$out"
 if nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
   grep -q "^on cuda:0: y and dy/dx match the formula" <<<"$out"
