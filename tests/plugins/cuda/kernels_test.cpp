@@ -154,8 +154,10 @@ TEST(CudaKernels, RegistersACudaKernelForEachOwnOp) {
       "slice.Tensor", "select.int", "as_strided", "split.Tensor", "chunk", "unbind.int", "view_as",
       "movedim.int", "unsqueeze_", "transpose_", "cat", "stack", "concat", "repeat", "tile", "roll",
       // indexing
-      "index_select", "index_select.out", "gather", "masked_fill.Scalar", "masked_fill.Tensor",
-      "masked_fill_.Scalar", "masked_fill_.Tensor", "tril", "triu", "tril_", "triu_"};
+      "index_select", "index_select.out", "gather", "index_add", "index_add_",
+      "index_select_backward", "scatter.src", "scatter_.value", "scatter_add", "scatter_add_",
+      "masked_fill.Scalar", "masked_fill.Tensor", "masked_fill_.Scalar", "masked_fill_.Tensor",
+      "tril", "triu", "tril_", "triu_"};
   for (const std::string& name : ops) {
     const auto op = Dispatcher::instance().find_op("aten::" + name);
     ASSERT_TRUE(op.has_value()) << name;
@@ -601,6 +603,17 @@ TEST(CudaKernels, IndexingOps) {
   const Tensor gi = rnd_int({5, 4, 3}, 2, DType::Int64, 0, 7);
   check_op("gather", [](const std::vector<Tensor>& in) { return gather(in[0], 1, in[1]); },
            {x, gi});
+  check_op(
+      "scatter_add",
+      [](const std::vector<Tensor>& in) { return scatter_add(in[0], 1, in[1], in[2]); },
+      {x, gi, rnd({5, 4, 3}, 4)}, 8);
+  check_op(
+      "index_add",
+      [](const std::vector<Tensor>& in) { return index_add(in[0], 0, in[1], in[2], 2.0); },
+      {x, tensor(std::vector<int64_t>{1, 3, 1}, {3}), rnd({3, 7, 3}, 5)}, 8);
+  check_op("scatter value",
+           [](const std::vector<Tensor>& in) { return scatter(in[0], 2, in[1], 0.5); },
+           {x, rnd_int({5, 7, 1}, 6, DType::Int64, 0, 3)});
   const Tensor bad = cuda(tensor(std::vector<int64_t>{0, 9}, {2}));
   const std::string msg = message_of<IndexError>([&] { index_select(cuda(x), 0, bad); });
   EXPECT_TRUE(contains(msg, "index out of range in self")) << msg;

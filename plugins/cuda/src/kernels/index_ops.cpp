@@ -6,7 +6,9 @@
 // here the kernel flags it on the device and the host reads the flag back after the launch
 // (one device-to-host copy and a stream synchronization per call) and throws the CPU's
 // message. When several indices are bad the one reported may not be the first.
+#include <cstring>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "kernels/cuda_iterator.h"
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/op_handle.h"
 #include "runtime/context.h"
 
 namespace loom::cuda {
@@ -132,6 +135,246 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*spars
   LOOM_CHECK_T(IndexError, !badv, "index ", badv.value_or(0), " is out of bounds for dimension ",
                dim, " with size ", bound);
   return out;
+}
+
+// ---- scatter family: index_add, index_select_backward, scatter, scatter_add -------------------
+
+// A 0-d tensor as a 1-element vector (the CPU's nonempty_geometry).
+Tensor as_vector(const Tensor& t) {
+  return t.dim() == 0 ? t.as_strided_view({1}, {1}, t.storage_offset()) : t;
+}
+
+// Runs sl over the iteration shape of src_view (dst_view, index_view over the same shape);
+// throws message(bad index) if the kernel flagged one (Note [CUDA index checks]).
+template <typename Message>
+void run_scatter(const char* op, kernels::ScatterLaunch sl, const Tensor& dst_view,
+                 const Tensor& index_view, const Tensor& src_view, Message message) {
+  const int64_t numel = index_view.numel();
+  if (numel == 0) return;
+  const int dev = device_index(dst_view);
+  Tensor bad = Tensor::empty({2}, TensorOptions{}.with(DType::Int64).with(dst_view.device()));
+  DeviceGuard guard(dev);
+  const cudaStream_t stream = current_stream(dev);
+  LOOM_CUDA_CHECK(cudaMemsetAsync(bad.data_ptr(), 0, 2 * sizeof(int64_t), stream), op);
+  const kernels::Geometry g =
+      make_geometry(op, index_view.sizes(), {&dst_view, &index_view, &src_view});
+  sl.dst = dst_view.data_ptr();
+  sl.index = index_view.data_ptr();
+  sl.index_is_int32 = index_view.dtype() == DType::Int32;
+  sl.bad = static_cast<int64_t*>(bad.data_ptr());
+  kernels::launch_scatter(sl, g, numel, stream);
+  check_launch(op);
+  int64_t host[2] = {0, 0};
+  LOOM_CUDA_CHECK(
+      cudaMemcpyAsync(host, bad.data_ptr(), sizeof(host), cudaMemcpyDeviceToHost, stream), op);
+  LOOM_CUDA_CHECK(cudaStreamSynchronize(stream), op);
+  LOOM_CHECK_T(IndexError, host[0] == 0, message(host[1]));
+}
+
+void check_scatter_add_dtype(const char* op, const Tensor& t) {
+  LOOM_CHECK_T(TypeError, kernels::scatter_add_supported(to_dt(t.dtype())), op, ": dtype ",
+               dtype_name(t.dtype()), " is not supported on ", t.device().str(),
+               " (float32, float64, float16, bfloat16, int32 and int64 are)");
+}
+
+// The CPU's check_index_add (dim wrapped).
+void check_index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
+  const int64_t numel = index.numel();
+  LOOM_CHECK_T(IndexError, index.dim() <= 1,
+               "index_add_(): Index is supposed to be a vector, but got dim: ", index.dim(),
+               " with type: ", torch_type_name(index.dtype()),
+               " and size: ", sizes_str(index.sizes()));
+  LOOM_CHECK_T(TypeError, is_index_dtype(index.dtype()),
+               "index_add_(): Expected dtype int32/int64 for index but got: ",
+               torch_type_name(index.dtype()));
+  LOOM_CHECK_T(TypeError, self.dtype() == source.dtype(), "index_add_(): self (",
+               torch_type_name(self.dtype()), ") and source (", torch_type_name(source.dtype()),
+               ") must have the same scalar type");
+  LOOM_CHECK_T(IndexError, dim == 0 || dim < source.dim(), "index_add_(): Indexing dim ", dim,
+               " is out of bounds of the source tensor with dim ", source.dim());
+  const int64_t source_len = source.dim() == 0 ? 1 : source.size(dim);
+  LOOM_CHECK(numel == source_len, "index_add_(): Number of indices (", numel,
+             ") should be equal to source.size(dim): (", source_len, "), for dim: ", dim);
+  Dims self_sizes(self.sizes().begin(), self.sizes().end());
+  Dims source_sizes(source.sizes().begin(), source.sizes().end());
+  if (source.dim() != 0 && self.dim() != 0) {
+    self_sizes.erase(self_sizes.begin() + dim);
+    source_sizes.erase(source_sizes.begin() + dim);
+  }
+  LOOM_CHECK(self_sizes == source_sizes,
+             "source tensor shape must match self tensor shape, excluding the specified "
+             "dimension. Got self.shape = ",
+             sizes_str(self.sizes()), " source.shape = ", sizes_str(source.sizes()));
+}
+
+// result.select(dim, index[i]) += alpha * source.select(dim, i).
+void index_add_into(const char* op, const Tensor& result, int64_t dim, const Tensor& index,
+                    const Tensor& source, const Scalar& alpha) {
+  check_scatter_add_dtype(op, result);
+  if (index.numel() == 0 || result.numel() == 0) return;
+  const Tensor r = as_vector(result);
+  // A source sharing memory with result is read from a copy.
+  const Tensor src =
+      as_vector(source.is_alias_of(result) ? cast_copy(source, source.dtype()) : source);
+  Dims dst_strides(r.strides().begin(), r.strides().end());
+  dst_strides[dim] = 0;
+  Dims index_strides(static_cast<size_t>(src.dim()), 0);
+  index_strides[dim] = index.dim() == 0 ? 0 : index.stride(0);
+  kernels::ScatterLaunch sl;
+  sl.mode = kernels::ScatterMode::Add;
+  sl.dtype = to_dt(result.dtype());
+  sl.src = src.data_ptr();
+  sl.dst_dim_stride = r.stride(dim);
+  sl.bound = r.size(dim);
+  sl.alpha_d = alpha.to<double>();
+  sl.alpha_i = alpha.to<int64_t>();
+  run_scatter(op, sl, r.as_strided_view(src.sizes(), dst_strides, r.storage_offset()),
+              index.as_strided_view(src.sizes(), index_strides, index.storage_offset()), src,
+              [](int64_t) { return std::string("index out of range in self"); });
+}
+
+Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                   const Scalar& alpha) {
+  check_cuda_tensors("index_add_", {{"self", self}, {"index", index}, {"source", source}});
+  dim = wrap_dim(dim, self.dim());
+  check_index_add(self, dim, index, source);
+  index_add_into("index_add_", self, dim, index, source, alpha);
+  self.bump_version();
+  return self;
+}
+
+Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                 const Scalar& alpha) {
+  check_cuda_tensors("index_add", {{"self", self}, {"index", index}, {"source", source}});
+  dim = wrap_dim(dim, self.dim());
+  check_index_add(self, dim, index, source);
+  Tensor result = cast_copy(self, self.dtype());
+  index_add_into("index_add", result, dim, index, source, alpha);
+  return result;
+}
+
+Tensor index_select_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t dim,
+                             const Tensor& index) {
+  check_cuda_tensors("index_select_backward", {{"grad", grad}, {"index", index}});
+  Tensor result = Tensor::empty(self_sizes, TensorOptions{}.with(grad.dtype()).with(grad.device()));
+  {
+    const int dev = device_index(result);
+    DeviceGuard guard(dev);
+    LOOM_CUDA_CHECK(cudaMemsetAsync(result.data_ptr(), 0,
+                                    static_cast<size_t>(result.numel()) * result.element_size(),
+                                    current_stream(dev)),
+                    "index_select_backward");
+  }
+  dim = wrap_dim(dim, result.dim());
+  check_index_add(result, dim, index, grad);
+  index_add_into("index_select_backward", result, dim, index, grad, Scalar(1));
+  return result;
+}
+
+// The CPU's check_scatter (scatter_gather_dtype_check, scatter_shape_check); dim wrapped.
+int64_t check_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src) {
+  check_cuda_tensors("scatter", {{"self", self}, {"index", index}, {"src", src ? *src : self}});
+  dim = wrap_dim(dim, self.dim());
+  if (index.numel() != 0) {
+    LOOM_CHECK_T(TypeError, index.dtype() == DType::Int64,
+                 "scatter(): Expected dtype int64 for index");
+  }
+  if (src != nullptr) {
+    LOOM_CHECK_T(TypeError, self.dtype() == src->dtype(),
+                 "scatter(): Expected self.dtype to be equal to src.dtype");
+  }
+  if (index.numel() == 0) return dim;
+  const int64_t self_dims = std::max<int64_t>(self.dim(), 1);
+  LOOM_CHECK(self_dims == std::max<int64_t>(index.dim(), 1),
+             "Index tensor must have the same number of dimensions as self tensor");
+  const Tensor s = as_vector(self), x = as_vector(index);
+  bool wrong_shape = false;
+  for (int64_t d = 0; d < self_dims && !wrong_shape; ++d) {
+    wrong_shape = d != dim && x.size(d) > s.size(d);
+  }
+  if (src != nullptr) {
+    LOOM_CHECK(std::max<int64_t>(src->dim(), 1) == self_dims,
+               "Index tensor must have the same number of dimensions as src tensor");
+    const Tensor v = as_vector(*src);
+    for (int64_t d = 0; d < self_dims && !wrong_shape; ++d) wrong_shape = x.size(d) > v.size(d);
+    LOOM_CHECK(!wrong_shape, "Expected index ", sizes_str(index.sizes()),
+               " to be no larger than self ", sizes_str(self.sizes()), " apart from dimension ",
+               dim, " and to be no larger size than src ", sizes_str(src->sizes()));
+  } else {
+    LOOM_CHECK(!wrong_shape, "Expected index ", sizes_str(index.sizes()),
+               " to be no larger than self ", sizes_str(self.sizes()), " apart from dimension ",
+               dim);
+  }
+  return dim;
+}
+
+// out (self or its copy) scattered along dim: src's elements (or value) at index.
+void scatter_into(const char* op, const Tensor& out, int64_t dim, const Tensor& index,
+                  const Tensor* src, const Scalar* value, kernels::ScatterMode mode) {
+  if (index.numel() == 0) return;
+  if (mode == kernels::ScatterMode::Add) check_scatter_add_dtype(op, out);
+  const Tensor o = as_vector(out), x = as_vector(index);
+  Dims dst_strides(o.strides().begin(), o.strides().end());
+  dst_strides[dim] = 0;
+  kernels::ScatterLaunch sl;
+  sl.mode = mode;
+  sl.dtype = to_dt(out.dtype());
+  sl.dst_dim_stride = o.stride(dim);
+  sl.bound = o.size(dim);
+  Tensor src_view;
+  if (src != nullptr) {
+    const Tensor v = as_vector(src->is_alias_of(out) ? cast_copy(*src, src->dtype()) : *src);
+    src_view = v.as_strided_view(x.sizes(), v.strides(), v.storage_offset());
+    sl.src = src_view.data_ptr();
+  } else {
+    src_view = x;  // a placeholder operand: Value mode reads no src
+    // The value's bits in out's dtype, from the CPU's fill_ (convert<T>(value.to<C>())).
+    const Tensor host = Tensor::empty({1}, TensorOptions{}.with(out.dtype()));
+    LOOM_TYPED_OP(fill_op, "aten::fill_.Scalar", Tensor(const Tensor&, const Scalar&));
+    fill_op(host, *value);
+    std::memcpy(&sl.value_bits, host.data_ptr(), host.element_size());
+  }
+  const int64_t bound = sl.bound;
+  run_scatter(op, sl, o.as_strided_view(x.sizes(), dst_strides, o.storage_offset()), x, src_view,
+              [&](int64_t v) {
+                return str_cat("index ", v, " is out of bounds for dimension ", dim, " with size ",
+                               bound);
+              });
+}
+
+Tensor scatter_run(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
+                   const Tensor* src, const Scalar* value, kernels::ScatterMode mode,
+                   Tensor* inplace) {
+  dim = check_scatter(self, dim, index, src);
+  Tensor out = inplace != nullptr ? *inplace : cast_copy(self, self.dtype());
+  scatter_into(op, out, dim, index, src, value, mode);
+  if (inplace != nullptr) out.bump_version();
+  return out;
+}
+
+Tensor scatter_src(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  return scatter_run("scatter", self, dim, index, &src, nullptr, kernels::ScatterMode::Copy,
+                     nullptr);
+}
+Tensor& scatter_src_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  scatter_run("scatter_", self, dim, index, &src, nullptr, kernels::ScatterMode::Copy, &self);
+  return self;
+}
+Tensor scatter_value(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  return scatter_run("scatter", self, dim, index, nullptr, &value, kernels::ScatterMode::Value,
+                     nullptr);
+}
+Tensor& scatter_value_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  scatter_run("scatter_", self, dim, index, nullptr, &value, kernels::ScatterMode::Value, &self);
+  return self;
+}
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  return scatter_run("scatter_add", self, dim, index, &src, nullptr, kernels::ScatterMode::Add,
+                     nullptr);
+}
+Tensor& scatter_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  scatter_run("scatter_add_", self, dim, index, &src, nullptr, kernels::ScatterMode::Add, &self);
+  return self;
 }
 
 // ---- masked_fill -----------------------------------------------------------------------------
@@ -268,6 +511,15 @@ Tensor& triu_(Tensor& self, int64_t diagonal) { return triangle_("triu_", self, 
 
 LOOM_LIBRARY_IMPL(aten, CUDA, m) {
   m.impl("index_select", &index_select);
+  m.impl("index_add", &index_add);
+  m.impl("index_add_", &index_add_);
+  m.impl("index_select_backward", &index_select_backward);
+  m.impl("scatter.src", &scatter_src);
+  m.impl("scatter_.src", &scatter_src_);
+  m.impl("scatter.value", &scatter_value);
+  m.impl("scatter_.value", &scatter_value_);
+  m.impl("scatter_add", &scatter_add);
+  m.impl("scatter_add_", &scatter_add_);
   m.impl("index_select.out", &index_select_out);
   m.impl("gather", &gather);
   m.impl("masked_fill.Scalar", &masked_fill_scalar);

@@ -248,6 +248,31 @@ void launch_gather(void* out, const void* self, const void* index, bool index_is
                    int element_size, int64_t self_dim_stride, int64_t bound, const Geometry& g,
                    int64_t numel, int64_t* bad, cudaStream_t stream);
 
+/// How launch_scatter writes: dst = src, dst = value, or dst += alpha * src (atomically).
+enum class ScatterMode : int32_t { Copy, Value, Add };
+/// Scatter along one dim over geometry g (operands: 0 = dst with the scattered dim's stride
+/// 0, 1 = index, 2 = src): dst[d + index[i] * dst_dim_stride] (op) src[s]. Copy and Value move
+/// element_size-byte words (any dtype; Value writes value_bits); Add needs a dtype with
+/// atomics (scatter_add_supported) and adds alpha (alpha_d for floats, alpha_i for integers)
+/// times src. Bad indices as launch_gather.
+struct ScatterLaunch {
+  ScatterMode mode = ScatterMode::Copy;
+  Dt dtype = Dt::Float32;
+  void* dst = nullptr;
+  const void* src = nullptr;
+  const void* index = nullptr;
+  bool index_is_int32 = false;
+  int64_t dst_dim_stride = 0, bound = 0;
+  double alpha_d = 1;
+  int64_t alpha_i = 1;
+  uint64_t value_bits = 0;
+  int64_t* bad = nullptr;
+};
+/// Runs a scatter on stream.
+void launch_scatter(const ScatterLaunch& s, const Geometry& g, int64_t numel, cudaStream_t stream);
+/// Whether ScatterMode::Add supports dtype (float32/64, float16, bfloat16, int32, int64).
+bool scatter_add_supported(Dt dtype);
+
 /// tril (upper = false) / triu (upper = true) in place on a contiguous [batch, rows, cols]
 /// tensor: zeroes the elements outside the triangle of the diagonal-th diagonal.
 void launch_triangle(void* data, int element_size, int64_t batch, int64_t rows, int64_t cols,
