@@ -21,6 +21,8 @@
 #include "loom/dispatcher/plugin_loader.h"
 #include "loom/loom.h"
 #include "ops_test_util.h"
+// Header-only and over public ops, so it can run here on CPU tensors.
+#include "../../../plugins/cuda/src/libs/einsum_by_bmm.h"
 #include "test_util.h"
 
 namespace loom::testing {
@@ -136,7 +138,7 @@ TEST(CudaLibs, RegistersACudaKernelForEachLibraryOp) {
       "smooth_l1_loss_backward", "huber_loss", "huber_loss_backward", "soft_margin_loss",
       "soft_margin_loss_backward", "binary_cross_entropy", "binary_cross_entropy_backward",
       "binary_cross_entropy_with_logits", "embedding",
-      "embedding_dense_backward"};
+      "embedding_dense_backward", "einsum"};
   for (const std::string& name : ops) {
     const auto op = Dispatcher::instance().find_op("aten::" + name);
     ASSERT_TRUE(op.has_value()) << name;
@@ -163,6 +165,63 @@ TEST(CudaLibs, ExportsTheCudnnSearchCounter) {
   ASSERT_NE(fn, nullptr) << "loom_cuda_cudnn_find_count is not exported by " << cuda_plugin_path();
   if (cuda_unavailable().empty()) return;  // a GPU run may have searched already
   EXPECT_EQ(fn(), 0);
+}
+
+/// einsum cases: equation and operand sizes.
+struct EinsumCase {
+  const char* equation;
+  std::vector<std::vector<int64_t>> sizes;
+};
+
+std::vector<EinsumCase> einsum_cases() {
+  return {{"ij,jk->ik", {{3, 4}, {4, 5}}},
+          {"bij,bjk->bik", {{2, 3, 4}, {2, 4, 5}}},
+          {"bhqd,bhkd->bhqk", {{2, 3, 5, 4}, {2, 3, 6, 4}}},
+          {"ii->i", {{4, 4}}},
+          {"ii", {{4, 4}}},
+          {"i,i", {{5}, {5}}},
+          {"i,i->i", {{1}, {5}}},
+          {"i,j->ij", {{3}, {4}}},
+          {"ijk->kji", {{2, 3, 4}}},
+          {"ab,ab->a", {{3, 4}, {3, 4}}},
+          {"abc,cd->", {{2, 3, 4}, {4, 5}}},
+          {"ba,ac", {{3, 2}, {2, 4}}},
+          {"ij,jk,kl->il", {{2, 3}, {3, 4}, {4, 5}}},
+          {"...ij,...jk->...ik", {{2, 1, 3, 4}, {3, 4, 5}}},
+          {"bij,jk->bk", {{2, 3, 4}, {4, 5}}},
+          {"iij,jk->ik", {{3, 3, 4}, {4, 2}}}};
+}
+
+TEST(CudaLibs, EinsumByBmmMatchesTheReferenceOnCpu) {
+  cuda_plugin_path();  // the reference einsum and the ops it is written over
+  uint64_t seed = 1;
+  for (const EinsumCase& c : einsum_cases()) {
+    std::vector<Tensor> ops;
+    for (const auto& s : c.sizes) ops.push_back(rnd(s, seed++, DType::Float64, ops.size() == 1));
+    const Tensor want = einsum(c.equation, ops);
+    const Tensor got = cuda::libs::einsum_by_bmm(c.equation, ops);
+    SCOPED_TRACE(c.equation);
+    expect_close(got, want.sizes(), to_doubles(want), 1e-12, 1e-12);
+  }
+  EXPECT_TRUE(contains(message_of([] {
+                         cuda::libs::einsum_by_bmm("ij,jk", {rnd({2, 3}, 1), rnd({4, 5}, 2)});
+                       }),
+                       "einsum(): operands do not broadcast: subscript j"));
+}
+
+TEST(CudaLibs, EinsumMatchesTheReference) {
+  SKIP_WITHOUT_GPU();
+  const Flags flags(false, false);
+  uint64_t seed = 1;
+  for (const EinsumCase& c : einsum_cases()) {
+    std::vector<Tensor> ops, gops;
+    for (const auto& s : c.sizes) {
+      ops.push_back(rnd(s, seed++));
+      gops.push_back(cuda(ops.back()));
+    }
+    SCOPED_TRACE(c.equation);
+    expect_matches(einsum(c.equation, gops), einsum(c.equation, ops), DType::Float32, 20);
+  }
 }
 
 // ---- matmul (cuBLAS) ----
