@@ -23,6 +23,7 @@
 #include "ops_test_util.h"
 // Header-only and over public ops, so it can run here on CPU tensors.
 #include "../../../plugins/cuda/src/libs/einsum_by_bmm.h"
+#include "../../../plugins/cuda/src/libs/pad_by_copy.h"
 #include "test_util.h"
 
 namespace loom::testing {
@@ -138,7 +139,7 @@ TEST(CudaLibs, RegistersACudaKernelForEachLibraryOp) {
       "smooth_l1_loss_backward", "huber_loss", "huber_loss_backward", "soft_margin_loss",
       "soft_margin_loss_backward", "binary_cross_entropy", "binary_cross_entropy_backward",
       "binary_cross_entropy_with_logits", "embedding",
-      "embedding_dense_backward", "einsum"};
+      "embedding_dense_backward", "einsum", "constant_pad_nd"};
   for (const std::string& name : ops) {
     const auto op = Dispatcher::instance().find_op("aten::" + name);
     ASSERT_TRUE(op.has_value()) << name;
@@ -209,6 +210,21 @@ TEST(CudaLibs, EinsumByBmmMatchesTheReferenceOnCpu) {
                        "einsum(): operands do not broadcast: subscript j"));
 }
 
+TEST(CudaLibs, ConstantPadByCopyMatchesTheReferenceOnCpu) {
+  cuda_plugin_path();
+  const Tensor x = rnd({2, 3, 4, 5}, 1, DType::Float32, /*strided=*/true);
+  const std::vector<std::vector<int64_t>> pads = {
+      {1, 2}, {0, 0, 2, 1}, {-1, 2, 1, -2}, {1, 1, 1, 1, 1, 1}, {-2, -3}, {-5, 1}};
+  for (const auto& p : pads) {
+    const Tensor want = constant_pad_nd(x, p, 0.5);
+    const Tensor got = cuda::libs::constant_pad_by_copy(x, p, 0.5);
+    SCOPED_TRACE(sizes_str(p));
+    expect_close(got, want.sizes(), to_doubles(want), 0, 0);
+  }
+  EXPECT_TRUE(contains(message_of([&] { cuda::libs::constant_pad_by_copy(x, {-3, -3}, 0); }),
+                       "resulted in a negative output size"));
+}
+
 TEST(CudaLibs, EinsumMatchesTheReference) {
   SKIP_WITHOUT_GPU();
   const Flags flags(false, false);
@@ -222,6 +238,9 @@ TEST(CudaLibs, EinsumMatchesTheReference) {
     SCOPED_TRACE(c.equation);
     expect_matches(einsum(c.equation, gops), einsum(c.equation, ops), DType::Float32, 20);
   }
+  const Tensor x = rnd({2, 3, 4, 5}, 100);
+  expect_matches(constant_pad_nd(cuda(x), {-1, 2, 1, 1}, 0.5), constant_pad_nd(x, {-1, 2, 1, 1}, 0.5),
+                 DType::Float32);
 }
 
 // ---- matmul (cuBLAS) ----
