@@ -153,6 +153,7 @@ TEST(CudaKernels, RegistersACudaKernelForEachOwnOp) {
       "squeeze.dim", "unsqueeze", "transpose.int", "permute", "t", "expand", "expand_as", "narrow",
       "slice.Tensor", "select.int", "as_strided", "split.Tensor", "chunk", "unbind.int", "view_as",
       "movedim.int", "unsqueeze_", "transpose_", "cat", "stack", "concat", "repeat", "tile", "roll",
+      "flip",
       // indexing
       "index_select", "index_select.out", "gather", "index_add", "index_add_",
       "index_select_backward", "scatter.src", "scatter_.value", "scatter_add", "scatter_add_",
@@ -578,6 +579,12 @@ TEST(CudaKernels, ViewsAndShapeCopies) {
              return roll(in[0], {2, -1}, {0, 1});
            },
            {rnd({4, 5}, 7)});
+  check_op("flip",
+           [](const std::vector<Tensor>& in) {
+             return flip(in[0].t(), {0, 1});
+           },
+           {rnd({4, 5}, 8)});
+  check_op("flip one dim", [](const std::vector<Tensor>& in) { return flip(in[0], {1}); }, {x});
   // A view shares the CUDA storage.
   const Tensor g = cuda(x);
   const Tensor v = transpose(g, 0, 1);

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "kernels/copy_kernel.h"
+#include "kernels/cuda_iterator.h"
+#include "kernels/kernel_api.h"
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/library.h"
 #include "runtime/context.h"
@@ -187,9 +189,49 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   return out;
 }
 
+// The input read backwards along each flipped dim: a geometry with negative source strides
+// from the last element there (views cannot have negative strides; the kernels can).
+Tensor flip(const Tensor& self, IntArrayRef dims) {
+  check_cuda_tensors("flip", {{"self", self}});
+  std::vector<bool> flipped(self.dim(), false);
+  for (int64_t d : dims) {
+    const int64_t w = wrap_dim(d, self.dim());
+    if (self.dim() == 0) continue;
+    LOOM_CHECK(!flipped[w], "dims has duplicates, original flip dims size=", dims.size(),
+               ", but unique flip dims size=", dims.size() - 1);
+    flipped[w] = true;
+  }
+  Dims sizes(self.sizes().begin(), self.sizes().end());
+  Tensor out = empty_contiguous(self, self.dtype(), sizes);
+  if (out.numel() == 0) return out;
+  const int64_t nd = self.dim();
+  LOOM_CHECK_T(ValueError, nd <= kernels::kMaxDims, "flip: CUDA kernels take at most ",
+               kernels::kMaxDims, " dimensions, got ", nd);
+  kernels::Geometry g;
+  g.ndim = nd == 0 ? 1 : static_cast<int>(nd);
+  g.sizes[0] = 1;
+  int64_t offset = 0;
+  for (int64_t d = 0; d < nd; ++d) {
+    const int k = static_cast<int>(nd - 1 - d);  // innermost first
+    g.sizes[k] = sizes[d];
+    g.strides[0][k] = out.stride(d);
+    g.strides[1][k] = flipped[d] ? -self.stride(d) : self.stride(d);
+    if (flipped[d]) offset += (sizes[d] - 1) * self.stride(d);
+  }
+  const char* src = static_cast<const char*>(self.data_ptr()) +
+                    offset * static_cast<int64_t>(self.element_size());
+  const int dev = device_index(self);
+  DeviceGuard guard(dev);
+  kernels::launch_copy(out.data_ptr(), to_dt(out.dtype()), src, to_dt(self.dtype()), g, out.numel(),
+                       current_stream(dev));
+  check_launch("flip");
+  return out;
+}
+
 }  // namespace
 
 LOOM_LIBRARY_IMPL(aten, CUDA, m) {
+  m.impl("flip", &flip);
   m.impl("cat", &cat);
   m.impl("stack", &stack);
   m.impl("concat", &cat);
