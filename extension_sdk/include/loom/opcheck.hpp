@@ -12,6 +12,7 @@
 ///              element, reporting the worst one as gradcheck does;
 ///   error      inputs the op must refuse, and a piece of the message it must say.
 ///
+/// @code
 ///     #include <loom/opcheck.hpp>
 ///     namespace ls = loom::stable;
 ///     auto report = loom::opcheck::OpCheck("custom::scaled_softplus")
@@ -26,6 +27,7 @@
 ///         .run();
 ///     std::cout << report;                       // one line per check
 ///     return report.ok() ? 0 : 1;                // or report.throw_if_failed();
+/// @endcode
 ///
 /// From GoogleTest: `EXPECT_TRUE(report.ok()) << report;`.
 ///
