@@ -156,9 +156,9 @@ TEST(CudaKernels, RegistersACudaKernelForEachOwnOp) {
       "flip",
       // indexing
       "index_select", "index_select.out", "gather", "index_add", "index_add_",
-      "index_select_backward", "scatter.src", "scatter_.value", "scatter_add", "scatter_add_",
-      "masked_fill.Scalar", "masked_fill.Tensor", "masked_fill_.Scalar", "masked_fill_.Tensor",
-      "tril", "triu", "tril_", "triu_"};
+      "index_select_backward", "index_fill.int_Scalar", "index_fill_.int_Tensor", "scatter.src",
+      "scatter_.value", "scatter_add", "scatter_add_", "masked_fill.Scalar", "masked_fill.Tensor",
+      "masked_fill_.Scalar", "masked_fill_.Tensor", "tril", "triu", "tril_", "triu_"};
   for (const std::string& name : ops) {
     const auto op = Dispatcher::instance().find_op("aten::" + name);
     ASSERT_TRUE(op.has_value()) << name;
@@ -621,6 +621,9 @@ TEST(CudaKernels, IndexingOps) {
   check_op("scatter value",
            [](const std::vector<Tensor>& in) { return scatter(in[0], 2, in[1], 0.5); },
            {x, rnd_int({5, 7, 1}, 6, DType::Int64, 0, 3)});
+  check_op("index_fill",
+           [](const std::vector<Tensor>& in) { return index_fill(in[0], 1, in[1], 2.5); },
+           {x, tensor(std::vector<int64_t>{-1, 2, 2}, {3})});
   const Tensor bad = cuda(tensor(std::vector<int64_t>{0, 9}, {2}));
   const std::string msg = message_of<IndexError>([&] { index_select(cuda(x), 0, bad); });
   EXPECT_TRUE(contains(msg, "index out of range in self")) << msg;

@@ -71,9 +71,10 @@ __global__ void __launch_bounds__(kBlockThreads)
   for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     Offset off[3];
     calc.get(i, off);
-    const auto v = static_cast<int64_t>(index[off[1]]);
+    auto v = static_cast<int64_t>(index[off[1]]);
+    if (sl.wrap_negative && v < 0 && v >= -sl.bound) v += sl.bound;
     if (v < 0 || v >= sl.bound) {
-      sl.bad[1] = v;
+      sl.bad[1] = static_cast<int64_t>(index[off[1]]);
       sl.bad[0] = 1;
       continue;
     }

@@ -377,6 +377,76 @@ Tensor& scatter_add_(Tensor& self, int64_t dim, const Tensor& index, const Tenso
   return self;
 }
 
+// ---- index_fill ------------------------------------------------------------------------------
+
+Tensor& index_fill_impl(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  check_cuda_tensors("index_fill_", {{"self", self}, {"index", index}});
+  LOOM_CHECK_T(IndexError, index.dtype() == DType::Int64,
+               "index_fill_(): Expected dtype int64 for index.");
+  dim = wrap_dim(dim, self.dim());
+  LOOM_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
+  const Tensor s = as_vector(self);
+  const int64_t size = s.size(dim);
+  if (index.numel() > 0 && s.numel() > 0) {
+    // Iterate over self's shape with dim replaced by the indices.
+    Dims sizes(s.sizes().begin(), s.sizes().end());
+    sizes[dim] = index.numel();
+    Dims dst_strides(s.strides().begin(), s.strides().end());
+    dst_strides[dim] = 0;
+    Dims index_strides(sizes.size(), 0);
+    index_strides[dim] = index.dim() == 0 ? 0 : index.stride(0);
+    const Tensor index_view = index.as_strided_view(sizes, index_strides, index.storage_offset());
+    kernels::ScatterLaunch sl;
+    sl.mode = kernels::ScatterMode::Value;
+    sl.dtype = to_dt(self.dtype());
+    sl.dst_dim_stride = s.stride(dim);
+    sl.bound = size;
+    sl.wrap_negative = true;
+    // The value's bits in self's dtype, from the CPU's fill_ (convert<T>(value.to<C>())).
+    const Tensor host = Tensor::empty({1}, TensorOptions{}.with(self.dtype()));
+    LOOM_TYPED_OP(fill_op, "aten::fill_.Scalar", Tensor(const Tensor&, const Scalar&));
+    fill_op(host, value);
+    std::memcpy(&sl.value_bits, host.data_ptr(), host.element_size());
+    run_scatter("index_fill_", sl, s.as_strided_view(sizes, dst_strides, s.storage_offset()),
+                index_view, index_view, [&](int64_t v) {
+                  return str_cat("index ", v, " is out of bounds for dimension ", dim,
+                                 " with size ", size);
+                });
+  }
+  self.bump_version();
+  return self;
+}
+
+Scalar index_fill_value(const Tensor& value) {
+  LOOM_CHECK(value.dim() == 0,
+             "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+             value.dim(), " dimension(s).");
+  if (value.device().is_cpu()) return value.item();
+  LOOM_TYPED_OP(copy_op, "aten::copy_", Tensor(const Tensor&, const Tensor&, bool));
+  Tensor host = Tensor::empty({}, TensorOptions{}.with(value.dtype()));
+  copy_op(host, value, false);  // device to host (runtime/copy.cpp)
+  return host.item();
+}
+
+Tensor& index_fill_scalar_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  return index_fill_impl(self, dim, index, value);
+}
+Tensor& index_fill_tensor_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& value) {
+  return index_fill_impl(self, dim, index, index_fill_value(value));
+}
+Tensor index_fill_scalar(const Tensor& self, int64_t dim, const Tensor& index,
+                         const Scalar& value) {
+  check_cuda_tensors("index_fill", {{"self", self}});
+  Tensor result = cast_copy(self, self.dtype());
+  return index_fill_impl(result, dim, index, value);
+}
+Tensor index_fill_tensor(const Tensor& self, int64_t dim, const Tensor& index,
+                         const Tensor& value) {
+  check_cuda_tensors("index_fill", {{"self", self}});
+  Tensor result = cast_copy(self, self.dtype());
+  return index_fill_impl(result, dim, index, index_fill_value(value));
+}
+
 // ---- masked_fill -----------------------------------------------------------------------------
 
 // The C type name PyTorch prints for a dtype (the CPU's c_type_name).
@@ -522,6 +592,10 @@ LOOM_LIBRARY_IMPL(aten, CUDA, m) {
   m.impl("scatter_add_", &scatter_add_);
   m.impl("index_select.out", &index_select_out);
   m.impl("gather", &gather);
+  m.impl("index_fill.int_Scalar", &index_fill_scalar);
+  m.impl("index_fill.int_Tensor", &index_fill_tensor);
+  m.impl("index_fill_.int_Scalar", &index_fill_scalar_);
+  m.impl("index_fill_.int_Tensor", &index_fill_tensor_);
   m.impl("masked_fill.Scalar", &masked_fill_scalar);
   m.impl("masked_fill.Tensor", &masked_fill_tensor);
   m.impl("masked_fill_.Scalar", &masked_fill_scalar_);

@@ -266,6 +266,7 @@ struct ScatterLaunch {
   double alpha_d = 1;
   int64_t alpha_i = 1;
   uint64_t value_bits = 0;
+  bool wrap_negative = false;  ///< an index in [-bound, 0) counts from the end (index_fill)
   int64_t* bad = nullptr;
 };
 /// Runs a scatter on stream.
