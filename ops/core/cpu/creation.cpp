@@ -2,6 +2,8 @@
 // eye, the random factories (rand, randn, randint, bernoulli) and the *_like forms.
 // Random ops draw from the Generator argument, or the CPU default generator when it is
 // None, so loom::manual_seed(s) makes them reproducible.
+#include "loom/ops/meta/creation.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -17,6 +19,9 @@
 namespace loom::ops::cpu {
 namespace {
 
+using meta::check_floating;
+using meta::check_layout;
+using meta::float_dtype;
 using Dims = std::vector<int64_t>;
 
 // Writes one element of dtype t from a double (floating values) or an int64 (exact integers).
@@ -69,23 +74,10 @@ char* element(const Tensor& t, int64_t i) {
   return static_cast<char*>(t.data_ptr()) + i * static_cast<int64_t>(t.element_size());
 }
 
-// PyTorch's torch.strided is layout 0; the reference backend has no other.
-void check_layout(const char* op, std::optional<int64_t> layout) {
-  LOOM_CHECK_T(NotImplementedError, !layout || *layout == 0, op, ": layout ", *layout,
-               " is not supported (only torch.strided)");
-}
-
-void check_sizes(IntArrayRef size) {
-  for (int64_t s : size) {
-    LOOM_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ",
-               sizes_str(size));
-  }
-}
-
 Tensor make_empty(const char* op, IntArrayRef size, DType dtype, std::optional<int64_t> layout,
                   std::optional<Device> device) {
   check_layout(op, layout);
-  check_sizes(size);
+  meta::check_sizes(size);
   return Tensor::empty(size, TensorOptions{}.with(dtype).with(device.value_or(Device())));
 }
 
@@ -111,8 +103,6 @@ void fill_contiguous(const Tensor& t, const Scalar& value) {
   }
 }
 
-DType float_dtype(std::optional<DType> dtype) { return dtype.value_or(default_float_dtype()); }
-
 Tensor empty(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t> layout,
              std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
   return make_empty("empty", size, float_dtype(dtype), layout, device);
@@ -132,17 +122,10 @@ Tensor ones(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>
   return out;
 }
 
-// PyTorch infers full's dtype from the fill value: bool, int64 or the default float.
-DType scalar_default_dtype(const Scalar& s) {
-  if (s.is_bool()) return DType::Bool;
-  if (s.is_integral()) return DType::Int64;
-  return default_float_dtype();
-}
-
 Tensor full(IntArrayRef size, const Scalar& value, std::optional<DType> dtype,
             std::optional<int64_t> layout, std::optional<Device> device, std::optional<bool>) {
   Tensor out =
-      make_empty("full", size, dtype.value_or(scalar_default_dtype(value)), layout, device);
+      make_empty("full", size, dtype.value_or(meta::scalar_default_dtype(value)), layout, device);
   fill_contiguous(out, value);
   return out;
 }
@@ -150,28 +133,11 @@ Tensor full(IntArrayRef size, const Scalar& value, std::optional<DType> dtype,
 Tensor arange_start_step(const Scalar& start, const Scalar& end, const Scalar& step,
                          std::optional<DType> dtype, std::optional<int64_t> layout,
                          std::optional<Device> device, std::optional<bool>) {
-  const bool all_integral =
-      !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point();
-  const DType t = dtype.value_or(all_integral ? DType::Int64 : default_float_dtype());
-  const double xstart = start.to_double();
-  const double xend = end.to_double();
-  const double xstep = step.to_double();
-  LOOM_CHECK(xstep != 0, "step must be nonzero");
-  LOOM_CHECK(std::isfinite(xstart) && std::isfinite(xend), "unsupported range: ", xstart, " -> ",
-             xend);
-  LOOM_CHECK((xstep > 0 && xend >= xstart) || (xstep < 0 && xend <= xstart),
-             "upper bound and larger bound inconsistent with step sign");
-  int64_t size;
-  const bool exact = all_integral && is_integral(t, /*include_bool=*/false);
-  if (exact) {
-    const int64_t a = start.to_int(), b = end.to_int(), s = step.to_int();
-    size = s > 0 ? (b - a + s - 1) / s : (a - b + (-s) - 1) / (-s);
-  } else {
-    const double size_d = std::ceil((xend - xstart) / xstep);
-    LOOM_CHECK(size_d >= 0 && size_d <= static_cast<double>(std::numeric_limits<int64_t>::max()),
-               "invalid size, possible overflow?");
-    size = static_cast<int64_t>(size_d);
-  }
+  const meta::ArangeParams a = meta::arange_params(start, end, step, dtype);
+  const DType t = a.dtype;
+  const int64_t size = a.size;
+  const bool exact = a.exact;
+  const double xstart = a.start, xstep = a.step;
   Tensor out = make_empty("arange", {size}, t, layout, device);
   for (int64_t i = 0; i < size; ++i) {
     if (exact) {
@@ -196,7 +162,7 @@ Tensor arange(const Scalar& end, std::optional<DType> dtype, std::optional<int64
 
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::optional<DType> dtype,
                 std::optional<int64_t> layout, std::optional<Device> device, std::optional<bool>) {
-  LOOM_CHECK(steps >= 0, "number of steps must be non-negative");
+  meta::check_linspace_steps(steps);
   const DType t = float_dtype(dtype);
   Tensor out = make_empty("linspace", {steps}, t, layout, device);
   const double a = start.to_double();
@@ -217,8 +183,7 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::opti
 
 Tensor eye_m(int64_t n, int64_t m, std::optional<DType> dtype, std::optional<int64_t> layout,
              std::optional<Device> device, std::optional<bool> pin) {
-  LOOM_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
-  LOOM_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  meta::check_eye_sizes(n, m);
   Tensor out = zeros({n, m}, dtype, layout, device, pin);
   for (int64_t i = 0; i < std::min(n, m); ++i) store_int(element(out, i * m + i), out.dtype(), 1);
   return out;
@@ -243,11 +208,6 @@ double uniform01(Generator& g, DType t) {
   return static_cast<double>(g.next_u64() >> (64 - bits)) * std::ldexp(1.0, -bits);
 }
 
-void check_floating(const char* op, DType t) {
-  LOOM_CHECK_T(TypeError, is_floating_point(t), op, ": expected a floating point dtype, got ",
-               dtype_name(t));
-}
-
 void fill_uniform(const Tensor& out, Generator& g) {
   for (int64_t i = 0; i < out.numel(); ++i) {
     store_double(element(out, i), out.dtype(), uniform01(g, out.dtype()));
@@ -267,8 +227,7 @@ void fill_normal(const Tensor& out, Generator& g) {
 }
 
 void fill_randint(const Tensor& out, int64_t low, int64_t high, Generator& g) {
-  LOOM_CHECK(low < high, "random_ expects 'from' to be less than 'to', but got from=", low,
-             " >= to=", high);
+  meta::check_randint_range(low, high);
   const auto range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
   for (int64_t i = 0; i < out.numel(); ++i) {
     const auto v = static_cast<int64_t>(static_cast<uint64_t>(low) + g.next_u64() % range);
@@ -334,38 +293,11 @@ Tensor randint(int64_t high, IntArrayRef size, std::optional<DType> dtype,
 
 // ---- *_like ----
 
-// PyTorch's preserve_format: a dense, non-overlapping self (a permutation of a contiguous
-// layout, e.g. a transpose) gives its strides to the result; anything else gets contiguous.
-Dims like_strides(const Tensor& self, std::optional<int64_t> memory_format) {
-  const int64_t nd = self.dim();
-  const DimVector contiguous = contiguous_strides(self.sizes());
-  Dims fallback(contiguous.begin(), contiguous.end());
-  // MemoryFormat: 0 contiguous, 1 preserve (the default), 2/3 channels_last(_3d).
-  LOOM_CHECK_T(NotImplementedError, !memory_format || *memory_format <= 1, "memory_format ",
-               memory_format.value_or(0),
-               " is not supported by the reference kernels (contiguous and preserve are)");
-  if ((memory_format && *memory_format == 0) || self.is_contiguous()) return fallback;
-  std::vector<int64_t> perm(nd);
-  std::iota(perm.begin(), perm.end(), 0);
-  // Outermost first: larger stride, ties keep dim order.
-  std::stable_sort(perm.begin(), perm.end(),
-                   [&](int64_t a, int64_t b) { return self.stride(a) > self.stride(b); });
-  Dims strides(nd);
-  int64_t expected = 1;
-  for (int64_t k = nd - 1; k >= 0; --k) {
-    const int64_t d = perm[k];
-    if (self.size(d) != 1 && self.stride(d) != expected) return fallback;
-    strides[d] = expected;
-    expected *= std::max<int64_t>(self.size(d), 1);
-  }
-  return strides;
-}
-
 Tensor like(const char* op, const Tensor& self, std::optional<DType> dtype,
             std::optional<int64_t> layout, std::optional<Device> device,
             std::optional<int64_t> memory_format) {
   check_layout(op, layout);
-  const Dims strides = like_strides(self, memory_format);
+  const Dims strides = meta::like_strides(self, memory_format);
   Tensor flat = Tensor::empty(
       {self.numel()},
       TensorOptions{}.with(dtype.value_or(self.dtype())).with(device.value_or(self.device())));
@@ -454,22 +386,20 @@ double read_probability(const Tensor& p, int64_t i) {
 }
 
 Tensor bernoulli(const Tensor& self, Generator* gen) {
-  LOOM_CHECK_T(TypeError, is_floating_point(self.dtype()),
-               "bernoulli: expected a floating point tensor of probabilities, got ",
-               self.describe());
+  meta::check_bernoulli_self(self);
   const Tensor p = contiguous_copy(self);  // read in row-major order
   Generator& g = generator_or_default(gen);
   Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(self.dtype()));
   for (int64_t i = 0; i < out.numel(); ++i) {
     const double prob = read_probability(p, i);
-    LOOM_CHECK(prob >= 0 && prob <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", prob);
+    meta::check_probability(prob);
     store_double(element(out, i), out.dtype(), g.next_double() < prob ? 1.0 : 0.0);
   }
   return out;
 }
 
 Tensor bernoulli_p(const Tensor& self, double prob, Generator* gen) {
-  LOOM_CHECK(prob >= 0 && prob <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", prob);
+  meta::check_probability(prob);
   Generator& g = generator_or_default(gen);
   Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(self.dtype()));
   for (int64_t i = 0; i < out.numel(); ++i) {

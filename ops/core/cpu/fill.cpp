@@ -1,6 +1,7 @@
 // Reference CPU kernels: fill_ (Scalar and 0-d Tensor value) and zero_, any layout.
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/creation.h"
 
 namespace loom::ops::cpu {
 namespace {
@@ -23,10 +24,7 @@ Tensor& fill_(Tensor& self, const Scalar& value) {
 }
 
 Tensor& fill_tensor_(Tensor& self, const Tensor& value) {
-  LOOM_CHECK(value.defined() && value.dim() == 0,
-             "fill_.Tensor: fill_ only supports 0-dimension "
-             "value tensor but got tensor with ",
-             value.defined() ? value.dim() : 0, " dimensions.");
+  meta::check_fill_value(value);
   fill_impl("fill_.Tensor", self, value.item());
   return self;
 }

@@ -21,12 +21,16 @@
 #include "loom/core/half.h"
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/creation.h"
 #include "loom/ops/op_handle.h"
 #include "runtime/context.h"
 
 namespace loom::cuda {
 namespace {
 
+using ops::meta::check_floating;
+using ops::meta::check_layout;
+using ops::meta::float_dtype;
 using Dims = std::vector<int64_t>;
 
 // The bits of one element of dtype t holding v: fill_'s convert<T>(v.to<compute_t<T>>()), or
@@ -106,10 +110,7 @@ Tensor& fill_(Tensor& self, const Scalar& value) {
 }
 
 Tensor& fill_tensor_(Tensor& self, const Tensor& value) {
-  LOOM_CHECK(value.defined() && value.dim() == 0,
-             "fill_.Tensor: fill_ only supports 0-dimension "
-             "value tensor but got tensor with ",
-             value.defined() ? value.dim() : 0, " dimensions.");
+  ops::meta::check_fill_value(value);
   check_cuda_tensors("fill_.Tensor", {{"self", self}});
   if (value.device().is_cpu()) {
     fill_cuda("fill_.Tensor", self, value.item(), false);
@@ -129,18 +130,6 @@ Tensor& zero_(Tensor& self) {
 
 // ---- factories ---------------------------------------------------------------------------------
 
-void check_layout(const char* op, std::optional<int64_t> layout) {
-  LOOM_CHECK_T(NotImplementedError, !layout || *layout == 0, op, ": layout ", *layout,
-               " is not supported (only torch.strided)");
-}
-
-void check_sizes(IntArrayRef size) {
-  for (int64_t s : size) {
-    LOOM_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ",
-               sizes_str(size));
-  }
-}
-
 // The CUDA device a factory allocates on: device with its index resolved.
 Device cuda_device(const char* op, std::optional<Device> device) {
   LOOM_CHECK_T(DeviceError, device && device->type() == device_type(), op,
@@ -154,11 +143,9 @@ Device cuda_device(const char* op, std::optional<Device> device) {
 Tensor make_empty(const char* op, IntArrayRef size, DType dtype, std::optional<int64_t> layout,
                   std::optional<Device> device) {
   check_layout(op, layout);
-  check_sizes(size);
+  ops::meta::check_sizes(size);
   return Tensor::empty(size, TensorOptions{}.with(dtype).with(cuda_device(op, device)));
 }
-
-DType float_dtype(std::optional<DType> dtype) { return dtype.value_or(default_float_dtype()); }
 
 Tensor empty(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t> layout,
              std::optional<Device> device, std::optional<bool>, std::optional<int64_t>) {
@@ -179,16 +166,10 @@ Tensor ones(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>
   return out;
 }
 
-DType scalar_default_dtype(const Scalar& s) {
-  if (s.is_bool()) return DType::Bool;
-  if (s.is_integral()) return DType::Int64;
-  return default_float_dtype();
-}
-
 Tensor full(IntArrayRef size, const Scalar& value, std::optional<DType> dtype,
             std::optional<int64_t> layout, std::optional<Device> device, std::optional<bool>) {
-  Tensor out =
-      make_empty("full", size, dtype.value_or(scalar_default_dtype(value)), layout, device);
+  Tensor out = make_empty("full", size, dtype.value_or(ops::meta::scalar_default_dtype(value)),
+                          layout, device);
   fill_cuda("full", out, value, true);
   return out;
 }
@@ -196,33 +177,14 @@ Tensor full(IntArrayRef size, const Scalar& value, std::optional<DType> dtype,
 Tensor arange_start_step(const Scalar& start, const Scalar& end, const Scalar& step,
                          std::optional<DType> dtype, std::optional<int64_t> layout,
                          std::optional<Device> device, std::optional<bool>) {
-  const bool all_integral =
-      !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point();
-  const DType t = dtype.value_or(all_integral ? DType::Int64 : default_float_dtype());
-  const double xstart = start.to_double();
-  const double xend = end.to_double();
-  const double xstep = step.to_double();
-  LOOM_CHECK(xstep != 0, "step must be nonzero");
-  LOOM_CHECK(std::isfinite(xstart) && std::isfinite(xend), "unsupported range: ", xstart, " -> ",
-             xend);
-  LOOM_CHECK((xstep > 0 && xend >= xstart) || (xstep < 0 && xend <= xstart),
-             "upper bound and larger bound inconsistent with step sign");
-  int64_t size;
-  const bool exact = all_integral && is_integral(t, /*include_bool=*/false);
-  if (exact) {
-    const int64_t a = start.to_int(), b = end.to_int(), s = step.to_int();
-    size = s > 0 ? (b - a + s - 1) / s : (a - b + (-s) - 1) / (-s);
-  } else {
-    const double size_d = std::ceil((xend - xstart) / xstep);
-    LOOM_CHECK(size_d >= 0 && size_d <= static_cast<double>(std::numeric_limits<int64_t>::max()),
-               "invalid size, possible overflow?");
-    size = static_cast<int64_t>(size_d);
-  }
+  const ops::meta::ArangeParams a = ops::meta::arange_params(start, end, step, dtype);
+  const DType t = a.dtype;
+  const int64_t size = a.size;
   Tensor out = make_empty("arange", {size}, t, layout, device);
   const int dev = device_index(out);
   DeviceGuard guard(dev);
-  kernels::launch_arange(out.data_ptr(), to_dt(t), size, exact, start.to_int(), step.to_int(),
-                         xstart, xstep, current_stream(dev));
+  kernels::launch_arange(out.data_ptr(), to_dt(t), size, a.exact, start.to_int(), step.to_int(),
+                         a.start, a.step, current_stream(dev));
   check_launch("arange");
   return out;
 }
@@ -260,8 +222,7 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::opti
 
 Tensor eye_m(int64_t n, int64_t m, std::optional<DType> dtype, std::optional<int64_t> layout,
              std::optional<Device> device, std::optional<bool> pin) {
-  LOOM_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
-  LOOM_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  ops::meta::check_eye_sizes(n, m);
   Tensor out = zeros({n, m}, dtype, layout, device, pin);
   const int64_t k = std::min(n, m);
   if (k > 0) fill_cuda("eye", out.as_strided_view({k}, {m + 1}, 0), 1, true);
@@ -274,11 +235,6 @@ Tensor eye(int64_t n, std::optional<DType> dtype, std::optional<int64_t> layout,
 }
 
 // ---- random factories --------------------------------------------------------------------------
-
-void check_floating(const char* op, DType t) {
-  LOOM_CHECK_T(TypeError, is_floating_point(t), op, ": expected a floating point dtype, got ",
-               dtype_name(t));
-}
 
 // Fills the contiguous CUDA tensor out with r (op, a, b ...) from gen or the device's default.
 void random_fill(const char* op, const Tensor& out, kernels::RandomLaunch r, Generator* gen) {
@@ -334,8 +290,7 @@ Tensor randn(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t
 }
 
 void randint_fill(const Tensor& out, int64_t low, int64_t high, Generator* gen) {
-  LOOM_CHECK(low < high, "random_ expects 'from' to be less than 'to', but got from=", low,
-             " >= to=", high);
+  ops::meta::check_randint_range(low, high);
   kernels::RandomLaunch r = rand_op(kernels::RandOp::RandInt);
   r.low = low;
   r.range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
@@ -367,30 +322,6 @@ Tensor randint(int64_t high, IntArrayRef size, std::optional<DType> dtype,
 
 // ---- *_like (Note [CUDA factories]) ----------------------------------------------------------
 
-// The CPU's like_strides: preserve_format keeps a dense permuted layout, else contiguous.
-Dims like_strides(const Tensor& self, std::optional<int64_t> memory_format) {
-  const int64_t nd = self.dim();
-  const DimVector contiguous = contiguous_strides(self.sizes());
-  Dims fallback(contiguous.begin(), contiguous.end());
-  LOOM_CHECK_T(NotImplementedError, !memory_format || *memory_format <= 1, "memory_format ",
-               memory_format.value_or(0),
-               " is not supported by the reference kernels (contiguous and preserve are)");
-  if ((memory_format && *memory_format == 0) || self.is_contiguous()) return fallback;
-  std::vector<int64_t> perm(nd);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::stable_sort(perm.begin(), perm.end(),
-                   [&](int64_t a, int64_t b) { return self.stride(a) > self.stride(b); });
-  Dims strides(nd);
-  int64_t expected = 1;
-  for (int64_t k = nd - 1; k >= 0; --k) {
-    const int64_t d = perm[k];
-    if (self.size(d) != 1 && self.stride(d) != expected) return fallback;
-    strides[d] = expected;
-    expected *= std::max<int64_t>(self.size(d), 1);
-  }
-  return strides;
-}
-
 // The device a *_like result goes to.
 Device like_device(const Tensor& self, std::optional<Device> device) {
   return device.value_or(self.device());
@@ -400,7 +331,7 @@ Tensor like(const char* op, const Tensor& self, std::optional<DType> dtype,
             std::optional<int64_t> layout, std::optional<Device> device,
             std::optional<int64_t> memory_format) {
   check_layout(op, layout);
-  const Dims strides = like_strides(self, memory_format);
+  const Dims strides = ops::meta::like_strides(self, memory_format);
   const Device target = cuda_device(op, like_device(self, device));
   Tensor flat = Tensor::empty({self.numel()},
                               TensorOptions{}.with(dtype.value_or(self.dtype())).with(target));
@@ -507,9 +438,7 @@ Tensor randint_like(const Tensor& self, int64_t high, std::optional<DType> dtype
 // device-to-host round trip per call, so probabilities outside give 0 (< 0) or 1 (> 1).
 Tensor bernoulli(const Tensor& self, Generator* gen) {
   check_cuda_tensors("bernoulli", {{"self", self}});
-  LOOM_CHECK_T(TypeError, is_floating_point(self.dtype()),
-               "bernoulli: expected a floating point tensor of probabilities, got ",
-               self.describe());
+  ops::meta::check_bernoulli_self(self);
   const Tensor p = contiguous_cuda(self);
   Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(self.dtype()).with(self.device()));
   kernels::RandomLaunch r = rand_op(kernels::RandOp::Bernoulli);
@@ -520,7 +449,7 @@ Tensor bernoulli(const Tensor& self, Generator* gen) {
 
 Tensor bernoulli_p(const Tensor& self, double prob, Generator* gen) {
   check_cuda_tensors("bernoulli.p", {{"self", self}});
-  LOOM_CHECK(prob >= 0 && prob <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", prob);
+  ops::meta::check_probability(prob);
   Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(self.dtype()).with(self.device()));
   random_fill("bernoulli.p", out, rand_op(kernels::RandOp::Bernoulli, prob), gen);
   return out;
