@@ -179,6 +179,8 @@ LoomStatus* plugin_library(LoomPluginContext* ctx, const char* ns, LoomLibrary**
   auto& context = *reinterpret_cast<PluginContext*>(ctx);
   auto* lib = ns ? new LoomLibrary(Library(Library::Kind::Def, ns, std::nullopt), true)
                  : new LoomLibrary(Library(Library::Kind::Fragment, "", std::nullopt), true);
+  // Its kernels are the plugin's provider ("which provider implements this op" names it).
+  lib->library.set_provider(context.name());
   context.keep(RegistrationHandle([lib] { delete lib; }),
                str_cat("stable-ABI library '", ns ? ns : "", "'"));
   lib->context = &context;
