@@ -10,6 +10,7 @@
 
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/linalg.h"
 #include "onednn.h"
 
 namespace loom::onednn {
@@ -265,22 +266,6 @@ Tensor new_empty(IntArrayRef sizes) {
   return Tensor::empty(sizes, TensorOptions{}.with(DType::Float32));
 }
 
-/// Whether dims [0, last] of t merge into one dim without a copy; if so *stride is its stride.
-bool mergeable(const Tensor& t, int64_t last, int64_t* stride) {
-  *stride = 1;
-  int64_t expect = -1;
-  for (int64_t d = last; d >= 0; --d) {
-    if (t.size(d) == 1) continue;
-    if (expect < 0) {
-      *stride = t.stride(d);
-    } else if (t.stride(d) != expect) {
-      return false;
-    }
-    expect = t.stride(d) * t.size(d);
-  }
-  return true;
-}
-
 // ---- mm, bmm
 
 bool mm_shapes(const Tensor& self, const Tensor& mat2) {
@@ -432,7 +417,7 @@ bool folded_product_into(const Tensor& a, const Operand& b, const Tensor& out, c
   const int64_t k = a.size(-1), n = out.size(-1);
   int64_t row_stride = 0;
   const Scalar one(1);
-  if (a.dim() == 2 || mergeable(a, a.dim() - 2, &row_stride)) {
+  if (a.dim() == 2 || ops::meta::mergeable(a, 0, a.dim() - 2, &row_stride)) {
     const int64_t rows = a.numel() / k;
     const Operand a2 =
         a.dim() == 2 ? operand_of(a, 2) : matrix(a.data_ptr(), rows, k, row_stride, a.stride(-1));

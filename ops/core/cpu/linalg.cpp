@@ -4,6 +4,7 @@
 #include "cpu/gemm.h"
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/linalg.h"
 
 namespace loom::ops::cpu {
 
@@ -14,38 +15,13 @@ using gemm::for_each_offset;
 using gemm::Mat;
 using gemm::mat_of;
 using gemm::row_major_strides;
-using gemm::c_type_name;
+using meta::check_same_mm_dtype;
+using meta::expand_view;
 
 namespace {
 
 Tensor new_empty(IntArrayRef sizes, DType t) {
   return Tensor::empty(sizes, TensorOptions{}.with(t));
-}
-
-void check_same_mm_dtype(std::string_view op, const Tensor& a, const Tensor& b) {
-  LOOM_CHECK_T(TypeError, a.dtype() == b.dtype(), op,
-               ": expected m1 and m2 to have the same dtype, but got: ", c_type_name(a.dtype()),
-               " != ", c_type_name(b.dtype()));
-}
-
-/// A view of t broadcast to sizes (right-aligned, size-1 dims get stride 0), with
-/// PyTorch's expand message.
-Tensor expand_view(std::string_view op, const Tensor& t, IntArrayRef sizes) {
-  const auto nd = static_cast<int64_t>(sizes.size());
-  LOOM_CHECK(t.dim() <= nd, op, ": the number of sizes provided (", nd,
-             ") must be greater or equal to the number of dimensions in the tensor (", t.dim(),
-             ")");
-  std::vector<int64_t> st(static_cast<size_t>(nd), 0);
-  for (int64_t d = nd - 1, e = t.dim() - 1; e >= 0; --d, --e) {
-    if (t.size(e) == sizes[d]) {
-      st[d] = t.stride(e);
-    } else {
-      LOOM_CHECK(t.size(e) == 1, op, ": The expanded size of the tensor (", sizes[d],
-                 ") must match the existing size (", t.size(e), ") at non-singleton dimension ", d,
-                 ".  Target sizes: ", sizes_str(sizes), ".  Tensor sizes: ", sizes_str(t.sizes()));
-    }
-  }
-  return t.as_strided_view(sizes, st, t.storage_offset());
 }
 
 /// dst = beta * src elementwise (same sizes, any strides); beta == 0 writes zeros without
@@ -100,13 +76,7 @@ void into_out(const Tensor& out, std::initializer_list<const Tensor*> inputs, F&
 void check_mm(std::string_view op, const Tensor& self, const Tensor& mat2) {
   check_defined(op, {{"self", self}, {"mat2", mat2}});
   check_same_device(op, {{"self", self}, {"mat2", mat2}});
-  LOOM_CHECK(self.dim() == 2, op, ": self must be a matrix, got ", self.dim(), "-D tensor ",
-             self.describe());
-  LOOM_CHECK(mat2.dim() == 2, op, ": mat2 must be a matrix, got ", mat2.dim(), "-D tensor ",
-             mat2.describe());
-  LOOM_CHECK(self.size(1) == mat2.size(0), op, ": mat1 and mat2 shapes cannot be multiplied (",
-             self.size(0), "x", self.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
-  check_same_mm_dtype(op, self, mat2);
+  meta::check_mm(op, self, mat2);
 }
 
 Tensor mm(const Tensor& self, const Tensor& mat2) {
@@ -127,29 +97,15 @@ Tensor& mm_out(const Tensor& self, const Tensor& mat2, Tensor& out) {
 void check_addmm(std::string_view op, const Tensor& self, const Tensor& mat1, const Tensor& mat2) {
   check_defined(op, {{"self", self}, {"mat1", mat1}, {"mat2", mat2}});
   check_same_device(op, {{"self", self}, {"mat1", mat1}, {"mat2", mat2}});
-  LOOM_CHECK(mat1.dim() == 2, op, ": mat1 must be a matrix, got ", mat1.dim(), "-D tensor");
-  LOOM_CHECK(mat2.dim() == 2, op, ": mat2 must be a matrix, got ", mat2.dim(), "-D tensor");
-  LOOM_CHECK(mat1.size(1) == mat2.size(0), op, ": mat1 and mat2 shapes cannot be multiplied (",
-             mat1.size(0), "x", mat1.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
-  check_same_mm_dtype(op, mat1, mat2);
-  LOOM_CHECK_T(TypeError, self.dtype() == mat1.dtype(), op,
-               ": self and mat2 must have the same dtype, but got ", c_type_name(self.dtype()),
-               " and ", c_type_name(mat2.dtype()));
+  meta::check_addmm(op, self, mat1, mat2);
 }
 
-/// PyTorch refuses a floating beta or alpha for integer tensors rather than truncating it.
-void check_scalars(std::string_view op, DType t, const Scalar& beta, const Scalar& alpha) {
-  if (!is_integral(t)) return;
-  LOOM_CHECK(!beta.is_floating_point(), op,
-             ": For integral input tensors, argument beta must not be a floating point number.");
-  LOOM_CHECK(!alpha.is_floating_point(), op,
-             ": For integral input tensors, argument alpha must not be a floating point number.");
-}
+using meta::check_mm_scalars;
 
 /// out = beta*self + alpha*(mat1 @ mat2), out already [m, n].
 void addmm_compute(std::string_view op, const Tensor& self, const Tensor& mat1, const Tensor& mat2,
                    const Scalar& beta, const Scalar& alpha, const Tensor& out) {
-  check_scalars(op, out.dtype(), beta, alpha);
+  check_mm_scalars(op, out.dtype(), beta, alpha);
   const Tensor s = expand_view(op, self, out.sizes());
   if (beta.to_double() == 0) {
     gemm_into(op, mat1, mat2, out, Scalar(0), alpha);
@@ -199,14 +155,7 @@ Tensor& addmm_out(const Tensor& self, const Tensor& mat1, const Tensor& mat2, co
 
 void check_bmm(std::string_view op, const Tensor& b1, const Tensor& b2) {
   check_same_device(op, {{"batch1", b1}, {"batch2", b2}});
-  LOOM_CHECK(b1.dim() == 3, op, ": batch1 must be a 3D tensor, got ", b1.dim(), "-D tensor ",
-             b1.describe());
-  LOOM_CHECK(b2.dim() == 3, op, ": batch2 must be a 3D tensor, got ", b2.dim(), "-D tensor ",
-             b2.describe());
-  LOOM_CHECK(b2.size(0) == b1.size(0) && b2.size(1) == b1.size(2), op,
-             ": Expected size for first two dimensions of batch2 tensor to be: [", b1.size(0), ", ",
-             b1.size(2), "] but got: [", b2.size(0), ", ", b2.size(1), "].");
-  check_same_mm_dtype(op, b1, b2);
+  meta::check_bmm(op, b1, b2);
 }
 
 Tensor bmm(const Tensor& self, const Tensor& mat2) {
@@ -232,7 +181,7 @@ Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, c
   check_defined("baddbmm", {{"self", self}, {"batch1", batch1}, {"batch2", batch2}});
   check_bmm("baddbmm", batch1, batch2);
   check_same_dtype("baddbmm", {{"self", self}, {"batch1", batch1}});
-  check_scalars("baddbmm", batch1.dtype(), beta, alpha);
+  check_mm_scalars("baddbmm", batch1.dtype(), beta, alpha);
   Tensor out = new_empty({batch1.size(0), batch1.size(1), batch2.size(2)}, batch1.dtype());
   const Tensor s = expand_view("baddbmm", self, out.sizes());
   if (beta.to_double() == 0) {
@@ -249,7 +198,7 @@ Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, co
   check_defined("addbmm", {{"self", self}, {"batch1", batch1}, {"batch2", batch2}});
   check_bmm("addbmm", batch1, batch2);
   check_same_dtype("addbmm", {{"self", self}, {"batch1", batch1}});
-  check_scalars("addbmm", batch1.dtype(), beta, alpha);
+  check_mm_scalars("addbmm", batch1.dtype(), beta, alpha);
   Tensor out = new_empty({batch1.size(1), batch2.size(2)}, batch1.dtype());
   // out = beta*self, then the products summed into it one batch at a time.
   scale_into("addbmm", out, expand_view("addbmm", self, out.sizes()), beta);
@@ -270,16 +219,7 @@ Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, co
 Tensor dot(const Tensor& self, const Tensor& tensor) {
   check_defined("dot", {{"self", self}, {"tensor", tensor}});
   check_same_device("dot", {{"self", self}, {"tensor", tensor}});
-  LOOM_CHECK(self.dim() == 1 && tensor.dim() == 1, "dot: 1D tensors expected, but got ", self.dim(),
-             "D and ", tensor.dim(), "D tensors");
-  LOOM_CHECK(self.size(0) == tensor.size(0), "dot: inconsistent tensor size, expected tensor [",
-             self.size(0), "] and src [", tensor.size(0),
-             "] to have the same number of elements, but got ", self.size(0), " and ",
-             tensor.size(0), " elements respectively");
-  LOOM_CHECK_T(TypeError, self.dtype() == tensor.dtype(),
-               "dot : expected both vectors to have same dtype, but found ",
-               torch_type_name(self.dtype()), " and ",
-               torch_type_name(tensor.dtype()));
+  meta::check_dot(self, tensor);
   Tensor out = new_empty({}, self.dtype());
   const Tensor a =
       self.as_strided_view({1, self.size(0)}, {0, self.stride(0)}, self.storage_offset());
@@ -292,11 +232,7 @@ Tensor dot(const Tensor& self, const Tensor& tensor) {
 Tensor mv(const Tensor& self, const Tensor& vec) {
   check_defined("mv", {{"self", self}, {"vec", vec}});
   check_same_device("mv", {{"self", self}, {"vec", vec}});
-  LOOM_CHECK(self.dim() == 2 && vec.dim() == 1, "mv: vector + matrix @ vector expected, got 1, ",
-             self.dim(), ", ", vec.dim());
-  LOOM_CHECK(self.size(1) == vec.size(0), "mv: size mismatch, got input (", self.size(0),
-             "), mat (", self.size(0), "x", self.size(1), "), vec (", vec.size(0), ")");
-  check_same_mm_dtype("mv", self, vec);
+  meta::check_mv(self, vec);
   Tensor out = new_empty({self.size(0)}, self.dtype());
   gemm_into("mv", self,
             vec.as_strided_view({vec.size(0), 1}, {vec.stride(0), 0}, vec.storage_offset()),
@@ -323,10 +259,7 @@ Tensor converted(const Tensor& t, DType d) {
 Tensor outer(const Tensor& self, const Tensor& vec2) {
   check_defined("outer", {{"self", self}, {"vec2", vec2}});
   check_same_device("outer", {{"self", self}, {"vec2", vec2}});
-  LOOM_CHECK(self.dim() == 1, "outer: Expected 1-D argument self, but got ", self.dim(), "-D");
-  LOOM_CHECK(vec2.dim() == 1, "outer: Expected 1-D argument vec2, but got ", vec2.dim(), "-D");
-  // outer is a broadcast product in PyTorch, so it promotes.
-  const DType d = promote_types(self.dtype(), vec2.dtype());
+  const DType d = meta::check_outer(self, vec2);
   const Tensor a = converted(self, d), b = converted(vec2, d);
   Tensor out = new_empty({a.size(0), b.size(0)}, d);
   gemm_into("outer", a.as_strided_view({a.size(0), 1}, {a.stride(0), 0}, a.storage_offset()),
@@ -371,59 +304,24 @@ void batched_gemm_into(std::string_view op, const Tensor& a, const Tensor& b, co
   });
 }
 
-/// Whether dims [d0, d1] of t can be merged into one dim without a copy; if so *stride is
-/// the merged dim's stride (size-1 dims, whose strides are arbitrary, are ignored).
-static bool mergeable(const Tensor& t, int64_t d0, int64_t d1, int64_t* stride) {
-  *stride = 1;
-  int64_t expect = -1;
-  for (int64_t d = d1; d >= d0; --d) {
-    if (t.size(d) == 1) continue;
-    if (expect < 0) {
-      *stride = t.stride(d);
-    } else if (t.stride(d) != expect) {
-      return false;
-    }
-    expect = t.stride(d) * t.size(d);
-  }
-  return true;
-}
-
 static Tensor matmul_reference(std::string_view op, const Tensor& a, const Tensor& b) {
   check_defined(op, {{"self", a}, {"other", b}});
   check_same_device(op, {{"self", a}, {"other", b}});
+  meta::check_matmul_dims(op, a, b);
   const int64_t da = a.dim(), db = b.dim();
-  LOOM_CHECK(da > 0 && db > 0, op,
-             ": both arguments to matmul need to be at least 1D, but they are ", da, "D and ", db,
-             "D");
   if (da == 1 && db == 1) return dot(a, b);
   if (da == 2 && db == 1) return mv(a, b);
   if (da == 2 && db == 2) return mm(a, b);
   check_same_mm_dtype(op, a, b);
   // As matrices: a 1-D a is a row [1, k], a 1-D b a column [k, 1]; those dims are dropped.
-  const Tensor A =
-      da == 1 ? a.as_strided_view({1, a.size(0)}, {0, a.stride(0)}, a.storage_offset()) : a;
-  const Tensor B =
-      db == 1 ? b.as_strided_view({b.size(0), 1}, {b.stride(0), 0}, b.storage_offset()) : b;
-  const int64_t m = A.size(-2), k = A.size(-1), n = B.size(-1);
-  LOOM_CHECK(B.size(-2) == k, op, ": mat1 and mat2 shapes cannot be multiplied (", m, "x", k,
-             " and ", B.size(-2), "x", n, ")");
-  // Broadcast the batch dims.
-  const int64_t ba = A.dim() - 2, bb = B.dim() - 2, nb = std::max(ba, bb);
-  std::vector<int64_t> batch(static_cast<size_t>(nb));
-  for (int64_t i = 0; i < nb; ++i) {
-    const int64_t ea = i - (nb - ba), eb = i - (nb - bb);
-    const int64_t sa = ea >= 0 ? A.size(ea) : 1, sb = eb >= 0 ? B.size(eb) : 1;
-    LOOM_CHECK(sa == sb || sa == 1 || sb == 1, op, ": The size of tensor a (", sa,
-               ") must match the size of tensor b (", sb, ") at non-singleton dimension ", i);
-    batch[i] = sa == 1 ? sb : sa;
-  }
-  std::vector<int64_t> result;  // PyTorch's output shape
-  result.insert(result.end(), batch.begin(), batch.end());
-  if (da > 1) result.push_back(m);
-  if (db > 1) result.push_back(n);
-  Tensor out = new_empty(result, a.dtype());
+  const Tensor A = da == 1 ? meta::as_row(a) : a;
+  const Tensor B = db == 1 ? meta::as_column(b) : b;
+  const meta::MatmulShape shape = meta::matmul_shape(op, A, B, da, db);
+  const std::vector<int64_t>& batch = shape.batch;
+  const int64_t m = shape.m, k = shape.k, n = shape.n;
+  Tensor out = new_empty(shape.result, a.dtype());
   int64_t row_stride = 0;
-  if (bb == 0 && mergeable(A, 0, A.dim() - 2, &row_stride)) {
+  if (B.dim() == 2 && meta::mergeable(A, 0, A.dim() - 2, &row_stride)) {
     // [..., m, k] @ [k, n]: one GEMM over the merged rows, as PyTorch folds it.
     int64_t rows = m;
     for (int64_t s : batch) rows *= s;
@@ -448,8 +346,7 @@ Tensor matmul(const Tensor& self, const Tensor& other) {
 
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
   check_defined("linear", {{"input", input}, {"weight", weight}});
-  LOOM_CHECK(weight.dim() <= 2, "linear: t() expects a tensor with <= 2 dimensions, but weight is ",
-             weight.dim(), "D");
+  meta::check_linear_weight(weight);
   const Tensor wt = weight.dim() < 2 ? weight
                                      : weight.as_strided_view({weight.size(1), weight.size(0)},
                                                               {weight.stride(1), weight.stride(0)},

@@ -1,5 +1,6 @@
-// Reference CPU kernel: einsum. The equation is parsed into labels; each operand becomes a
-// strided view over its labels (a repeated label sums its strides, i.e. takes the diagonal;
+// Reference CPU kernel: einsum. The equation is parsed into labels (loom/ops/meta/einsum.h,
+// shared with the CUDA plugin, with the checks); each operand becomes a strided view over its
+// labels (a repeated label sums its strides, i.e. takes the diagonal;
 // a size-1 dim broadcast against a larger one gets stride 0). Operands are then contracted
 // left to right, each pair as one batched GEMM ([batch, left, contracted] @ [batch,
 // contracted, right]); labels that only one side has and nothing later needs are summed out
@@ -11,6 +12,7 @@
 #include "cpu/gemm.h"
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/einsum.h"
 
 namespace loom::ops::cpu {
 namespace {
@@ -20,16 +22,6 @@ using gemm::dispatch;
 using gemm::Elem;
 using gemm::for_each_offset;
 using gemm::row_major_strides;
-
-constexpr int kLetters = 52;  // A-Z then a-z, as PyTorch orders an implicit output
-
-int label_of(char c) { return c >= 'A' && c <= 'Z' ? c - 'A' : c - 'a' + 26; }
-std::string label_name(int l) {
-  if (l >= kLetters) return "...";
-  return std::string(1, static_cast<char>(l < 26 ? 'A' + l : 'a' + l - 26));
-}
-
-constexpr int kEllipsis = -1;
 
 /// An operand (or intermediate) as a strided view over distinct labels.
 struct Term {
@@ -43,30 +35,6 @@ struct Term {
     return -1;
   }
 };
-
-/// Parses one side's subscripts ("ij", "...ij", "b...") into labels, kEllipsis for "...".
-std::vector<int> parse_term(std::string_view eq, size_t begin, size_t end, std::string_view what) {
-  std::vector<int> out;
-  bool ellipsis = false;
-  for (size_t i = begin; i < end; ++i) {
-    const char c = eq[i];
-    if (c == ' ') continue;
-    if (c == '.') {
-      LOOM_CHECK(!ellipsis, "einsum(): found more than one ellipsis ('...') in ", what);
-      LOOM_CHECK(i + 2 < end && eq[i + 1] == '.' && eq[i + 2] == '.', "einsum(): found '.' for ",
-                 what, " that is not part of any ellipsis");
-      ellipsis = true;
-      out.push_back(kEllipsis);
-      i += 2;
-      continue;
-    }
-    LOOM_CHECK((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'),
-               "einsum(): invalid subscript given at index ", i,
-               " in the equation string, subscripts must be in [a-zA-Z]");
-    out.push_back(label_of(c));
-  }
-  return out;
-}
 
 /// A contiguous tensor holding term summed over its labels not in keep, dims in keep's order
 /// (every kept label must be in the term).
@@ -186,124 +154,14 @@ Term contract(std::string_view op, const Term& x0, const Term& y0,
 
 Tensor einsum(std::string_view equation, TensorList tensors, std::optional<IntArrayRef> path) {
   constexpr std::string_view op = "einsum";
-  LOOM_CHECK(!tensors.empty(), "einsum(): must provide at least one operand");
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    LOOM_CHECK_T(TypeError, tensors[i].defined(), "einsum(): operand ", i,
-                 " is an undefined tensor");
-    LOOM_CHECK_T(DeviceError, tensors[i].device() == tensors[0].device(),
-                 "einsum(): expected all operands on the same device, got operand 0 on ",
-                 tensors[0].device().str(), " and operand ", i, " on ", tensors[i].device().str());
-    LOOM_CHECK_T(TypeError, tensors[i].dtype() == tensors[0].dtype(),
-                 "einsum(): expected all operands to have the same dtype, but got ",
-                 dtype_name(tensors[0].dtype()), " for operand 0 and ",
-                 dtype_name(tensors[i].dtype()), " for operand ", i);
-  }
-  // Split "lhs->rhs" and the lhs at commas.
-  const size_t arrow = equation.find("->");
-  const size_t lhs_end = arrow == std::string_view::npos ? equation.size() : arrow;
-  std::vector<std::vector<int>> terms;
-  for (size_t b = 0;;) {
-    const size_t comma = std::min(equation.find(',', b), lhs_end);
-    terms.push_back(parse_term(equation, b, comma, str_cat("operand ", terms.size())));
-    if (comma >= lhs_end) break;
-    b = comma + 1;
-  }
-  LOOM_CHECK(terms.size() <= tensors.size(),
-             "einsum(): fewer operands were provided than specified in the equation (",
-             tensors.size(), " given, ", terms.size(), " in the equation)");
-  LOOM_CHECK(terms.size() >= tensors.size(),
-             "einsum(): more operands were provided than specified in the equation (",
-             tensors.size(), " given, ", terms.size(), " in the equation)");
-
-  // Dims per term; the ellipsis covers the dims its subscripts leave over, right-aligned
-  // across operands as in broadcasting.
-  int64_t ell_dims = 0;
-  std::vector<int64_t> term_ell(terms.size(), 0);
-  for (size_t i = 0; i < terms.size(); ++i) {
-    const bool has_ell = std::count(terms[i].begin(), terms[i].end(), kEllipsis) > 0;
-    const auto named = static_cast<int64_t>(terms[i].size()) - (has_ell ? 1 : 0);
-    const int64_t nd = tensors[i].dim();
-    if (has_ell) {
-      LOOM_CHECK(named <= nd, "einsum(): the number of subscripts in the equation (", named,
-                 ") is more than the number of dimensions (", nd, ") for operand ", i);
-      term_ell[i] = nd - named;
-    } else {
-      LOOM_CHECK(named == nd, "einsum(): the number of subscripts in the equation (", named,
-                 ") does not match the number of dimensions (", nd, ") for operand ", i,
-                 " and no ellipsis was given");
-    }
-    ell_dims = std::max(ell_dims, term_ell[i]);
-  }
-  const int n_labels = kLetters + static_cast<int>(ell_dims);
-  std::vector<int64_t> size_of(static_cast<size_t>(n_labels), -1);
-  std::vector<int> count(static_cast<size_t>(n_labels), 0);
+  const meta::EinsumEquation eq = meta::parse_einsum(equation, tensors);
   std::vector<Term> ops;
-  for (size_t i = 0; i < terms.size(); ++i) {
-    Term x;
-    x.t = tensors[i];
-    int64_t d = 0;
-    auto add_dim = [&](int l) {
-      const int64_t s = tensors[i].size(d), st = tensors[i].stride(d);
-      ++d;
-      const int j = x.find(l);
-      if (j < 0) {
-        x.labels.push_back(l);
-        x.sizes.push_back(s);
-        x.strides.push_back(st);
-        ++count[l];
-        return;
-      }
-      LOOM_CHECK(x.sizes[j] == s, "einsum(): subscript ", label_name(l),
-                 " is repeated for operand ", i, " but the sizes don't match, ", x.sizes[j],
-                 " != ", s);
-      x.strides[j] += st;  // the diagonal
-      ++count[l];
-    };
-    for (int l : terms[i]) {
-      if (l != kEllipsis) {
-        add_dim(l);
-        continue;
-      }
-      for (int64_t e = ell_dims - term_ell[i]; e < ell_dims; ++e)
-        add_dim(kLetters + static_cast<int>(e));
-    }
-    for (size_t j = 0; j < x.labels.size(); ++j) {
-      int64_t& g = size_of[x.labels[j]];
-      const int64_t s = x.sizes[j];
-      LOOM_CHECK(g < 0 || g == s || g == 1 || s == 1,
-                 "einsum(): operands do not broadcast: subscript ", label_name(x.labels[j]),
-                 " has size ", s, " for operand ", i, " but size ", g, " for an earlier operand");
-      if (g < 0 || g == 1) g = s;
-    }
-    ops.push_back(std::move(x));
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const meta::EinsumOperand& x = eq.operands[i];
+    ops.push_back(Term{tensors[i], x.labels, x.sizes, x.strides});
   }
-  for (Term& x : ops)
-    for (size_t j = 0; j < x.labels.size(); ++j)
-      if (x.sizes[j] != size_of[x.labels[j]]) {  // a size-1 dim broadcast
-        x.sizes[j] = size_of[x.labels[j]];
-        x.strides[j] = 0;
-      }
-
-  // The output labels: explicit after "->", else the ellipsis then the labels seen once.
-  std::vector<int> out_labels;
-  if (arrow != std::string_view::npos) {
-    for (int l : parse_term(equation, arrow + 2, equation.size(), "the output")) {
-      if (l == kEllipsis) {
-        for (int e = 0; e < ell_dims; ++e) out_labels.push_back(kLetters + e);
-        continue;
-      }
-      LOOM_CHECK(count[l] > 0, "einsum(): output subscript ", label_name(l),
-                 " does not appear in the equation for any input operand");
-      LOOM_CHECK(std::find(out_labels.begin(), out_labels.end(), l) == out_labels.end(),
-                 "einsum(): output subscript ", label_name(l),
-                 " appears more than once in the output");
-      out_labels.push_back(l);
-    }
-  } else {
-    for (int e = 0; e < ell_dims; ++e) out_labels.push_back(kLetters + e);
-    for (int l = 0; l < kLetters; ++l)
-      if (count[l] == 1) out_labels.push_back(l);
-  }
+  const std::vector<int>& out_labels = eq.output;
+  const int n_labels = eq.num_labels;
 
   Term cur = ops[0];
   for (size_t i = 1; i < ops.size(); ++i) {

@@ -5,10 +5,8 @@
 /// includes only Loom's public headers, so tests/plugins/cuda/libs_test.cpp also runs it on
 /// CPU tensors against the reference kernel (this machine has no GPU).
 ///
-/// The equation's front end is the reference's (ops/core/cpu/linalg_einsum.cpp): labels a-z,
-/// A-Z and one "..." per term, right-aligned across operands; a repeated label in a term is
-/// its diagonal (its strides summed); a size-1 dim broadcasts (stride 0); the implicit output
-/// is the ellipsis, then the labels seen once, in order A-Z a-z. Operands are then contracted
+/// The equation's front end, checks and messages are the reference's: both parse with
+/// loom/ops/meta/einsum.h (its file comment gives the rules). Operands are then contracted
 /// left to right, each pair as one bmm [batch, left, contracted] @ [batch, contracted, right]
 /// after the labels only one side has and nothing later needs are summed out.
 
@@ -22,21 +20,13 @@
 #include "loom/core/str_cat.h"
 #include "loom/core/tensor.h"
 #include "loom/ops/linalg.h"
+#include "loom/ops/meta/einsum.h"
 #include "loom/ops/pointwise.h"
 #include "loom/ops/reduction.h"
 #include "loom/ops/shape.h"
 
 namespace loom::cuda::libs {
 namespace einsum_detail {
-
-inline constexpr int kLetters = 52;  // A-Z then a-z
-inline constexpr int kEllipsis = -1;
-
-inline int label_of(char c) { return c >= 'A' && c <= 'Z' ? c - 'A' : c - 'a' + 26; }
-inline std::string label_name(int l) {
-  if (l >= kLetters) return "...";
-  return std::string(1, static_cast<char>(l < 26 ? 'A' + l : 'a' + l - 26));
-}
 
 /// An operand or intermediate: a tensor (or strided view) with one distinct label per dim.
 struct Term {
@@ -48,30 +38,6 @@ struct Term {
     return -1;
   }
 };
-
-inline std::vector<int> parse_term(std::string_view eq, size_t begin, size_t end,
-                                   const std::string& what) {
-  std::vector<int> out;
-  bool ellipsis = false;
-  for (size_t i = begin; i < end; ++i) {
-    const char c = eq[i];
-    if (c == ' ') continue;
-    if (c == '.') {
-      LOOM_CHECK(!ellipsis, "einsum(): found more than one ellipsis ('...') in ", what);
-      LOOM_CHECK(i + 2 < end && eq[i + 1] == '.' && eq[i + 2] == '.', "einsum(): found '.' for ",
-                 what, " that is not part of any ellipsis");
-      ellipsis = true;
-      out.push_back(kEllipsis);
-      i += 2;
-      continue;
-    }
-    LOOM_CHECK((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'),
-               "einsum(): invalid subscript given at index ", i,
-               " in the equation string, subscripts must be in [a-zA-Z]");
-    out.push_back(label_of(c));
-  }
-  return out;
-}
 
 /// x summed over its labels that keep does not hold.
 inline Term sum_out(const Term& x, const std::vector<bool>& keep) {
@@ -153,137 +119,25 @@ inline Term contract(const Term& a0, const Term& b0, const std::vector<bool>& ne
 /// einsum(equation, tensors) over views, sums and bmm (see the file comment).
 inline Tensor einsum_by_bmm(std::string_view equation, TensorList tensors) {
   using namespace einsum_detail;
-  LOOM_CHECK(!tensors.empty(), "einsum(): must provide at least one operand");
+  const ops::meta::EinsumEquation eq = ops::meta::parse_einsum(equation, tensors);
+  // Each operand as a view with one dim per distinct label (diagonals for repeats, stride 0
+  // for broadcast dims).
+  std::vector<Term> operands;
   for (size_t i = 0; i < tensors.size(); ++i) {
-    LOOM_CHECK_T(TypeError, tensors[i].defined(), "einsum(): operand ", i,
-                 " is an undefined tensor");
-    LOOM_CHECK_T(DeviceError, tensors[i].device() == tensors[0].device(),
-                 "einsum(): expected all operands on the same device, got operand 0 on ",
-                 tensors[0].device().str(), " and operand ", i, " on ", tensors[i].device().str());
-    LOOM_CHECK_T(TypeError, tensors[i].dtype() == tensors[0].dtype(),
-                 "einsum(): expected all operands to have the same dtype, but got ",
-                 dtype_name(tensors[0].dtype()), " for operand 0 and ",
-                 dtype_name(tensors[i].dtype()), " for operand ", i);
+    const ops::meta::EinsumOperand& x = eq.operands[i];
+    operands.push_back(
+        Term{tensors[i].as_strided_view(x.sizes, x.strides, tensors[i].storage_offset()), x.labels});
   }
-  const size_t arrow = equation.find("->");
-  const size_t lhs_end = arrow == std::string_view::npos ? equation.size() : arrow;
-  std::vector<std::vector<int>> terms;
-  for (size_t b = 0;;) {
-    const size_t comma = std::min(equation.find(',', b), lhs_end);
-    terms.push_back(parse_term(equation, b, comma, str_cat("operand ", terms.size())));
-    if (comma >= lhs_end) break;
-    b = comma + 1;
-  }
-  LOOM_CHECK(terms.size() <= tensors.size(),
-             "einsum(): fewer operands were provided than specified in the equation (",
-             tensors.size(), " given, ", terms.size(), " in the equation)");
-  LOOM_CHECK(terms.size() >= tensors.size(),
-             "einsum(): more operands were provided than specified in the equation (",
-             tensors.size(), " given, ", terms.size(), " in the equation)");
-  // The ellipsis covers the dims the named subscripts leave over, right-aligned.
-  int64_t ell_dims = 0;
-  std::vector<int64_t> term_ell(terms.size(), 0);
-  for (size_t i = 0; i < terms.size(); ++i) {
-    const bool has_ell = std::count(terms[i].begin(), terms[i].end(), kEllipsis) > 0;
-    const auto named = static_cast<int64_t>(terms[i].size()) - (has_ell ? 1 : 0);
-    const int64_t nd = tensors[i].dim();
-    if (has_ell) {
-      LOOM_CHECK(named <= nd, "einsum(): the number of subscripts in the equation (", named,
-                 ") is more than the number of dimensions (", nd, ") for operand ", i);
-      term_ell[i] = nd - named;
-    } else {
-      LOOM_CHECK(named == nd, "einsum(): the number of subscripts in the equation (", named,
-                 ") does not match the number of dimensions (", nd, ") for operand ", i,
-                 " and no ellipsis was given");
-    }
-    ell_dims = std::max(ell_dims, term_ell[i]);
-  }
-  const auto n_labels = static_cast<size_t>(kLetters + ell_dims);
-  std::vector<int64_t> size_of(n_labels, -1);
-  std::vector<int> count(n_labels, 0);
-  // Each operand as a view with one dim per distinct label (diagonals for repeats).
-  std::vector<Term> ops;
-  std::vector<std::vector<int64_t>> op_sizes, op_strides;
-  for (size_t i = 0; i < terms.size(); ++i) {
-    Term x;
-    std::vector<int64_t> sizes, strides;
-    int64_t d = 0;
-    auto add_dim = [&](int l) {
-      const int64_t s = tensors[i].size(d), st = tensors[i].stride(d);
-      ++d;
-      ++count[static_cast<size_t>(l)];
-      const int j = x.find(l);
-      if (j < 0) {
-        x.labels.push_back(l);
-        sizes.push_back(s);
-        strides.push_back(st);
-        return;
-      }
-      LOOM_CHECK(sizes[static_cast<size_t>(j)] == s, "einsum(): subscript ", label_name(l),
-                 " is repeated for operand ", i, " but the sizes don't match, ",
-                 sizes[static_cast<size_t>(j)], " != ", s);
-      strides[static_cast<size_t>(j)] += st;  // the diagonal
-    };
-    for (int l : terms[i]) {
-      if (l != kEllipsis) {
-        add_dim(l);
-        continue;
-      }
-      for (int64_t e = ell_dims - term_ell[i]; e < ell_dims; ++e) {
-        add_dim(kLetters + static_cast<int>(e));
-      }
-    }
-    for (size_t j = 0; j < x.labels.size(); ++j) {
-      int64_t& g = size_of[static_cast<size_t>(x.labels[j])];
-      const int64_t s = sizes[j];
-      LOOM_CHECK(g < 0 || g == s || g == 1 || s == 1,
-                 "einsum(): operands do not broadcast: subscript ", label_name(x.labels[j]),
-                 " has size ", s, " for operand ", i, " but size ", g, " for an earlier operand");
-      if (g < 0 || g == 1) g = s;
-    }
-    x.t = tensors[i];
-    ops.push_back(std::move(x));
-    op_sizes.push_back(std::move(sizes));
-    op_strides.push_back(std::move(strides));
-  }
-  // Size-1 dims broadcast to the label's size (stride 0).
-  for (size_t i = 0; i < ops.size(); ++i) {
-    for (size_t j = 0; j < ops[i].labels.size(); ++j) {
-      const int64_t g = size_of[static_cast<size_t>(ops[i].labels[j])];
-      if (op_sizes[i][j] != g) {
-        op_sizes[i][j] = g;
-        op_strides[i][j] = 0;
-      }
-    }
-    ops[i].t = tensors[i].as_strided_view(op_sizes[i], op_strides[i], tensors[i].storage_offset());
-  }
-  std::vector<int> out_labels;
-  if (arrow != std::string_view::npos) {
-    for (int l : parse_term(equation, arrow + 2, equation.size(), "the output")) {
-      if (l == kEllipsis) {
-        for (int e = 0; e < ell_dims; ++e) out_labels.push_back(kLetters + e);
-        continue;
-      }
-      LOOM_CHECK(count[static_cast<size_t>(l)] > 0, "einsum(): output subscript ", label_name(l),
-                 " does not appear in the equation for any input operand");
-      LOOM_CHECK(std::find(out_labels.begin(), out_labels.end(), l) == out_labels.end(),
-                 "einsum(): output subscript ", label_name(l),
-                 " appears more than once in the output");
-      out_labels.push_back(l);
-    }
-  } else {
-    for (int e = 0; e < ell_dims; ++e) out_labels.push_back(kLetters + e);
-    for (int l = 0; l < kLetters; ++l)
-      if (count[static_cast<size_t>(l)] == 1) out_labels.push_back(l);
-  }
+  const std::vector<int>& out_labels = eq.output;
+  const auto n_labels = static_cast<size_t>(eq.num_labels);
   std::vector<bool> in_output(n_labels, false);
   for (int l : out_labels) in_output[static_cast<size_t>(l)] = true;
-  Term cur = ops[0];
-  for (size_t i = 1; i < ops.size(); ++i) {
+  Term cur = operands[0];
+  for (size_t i = 1; i < operands.size(); ++i) {
     std::vector<bool> needed = in_output;
-    for (size_t j = i + 1; j < ops.size(); ++j)
-      for (int l : ops[j].labels) needed[static_cast<size_t>(l)] = true;
-    cur = contract(cur, ops[i], needed);
+    for (size_t j = i + 1; j < operands.size(); ++j)
+      for (int l : operands[j].labels) needed[static_cast<size_t>(l)] = true;
+    cur = contract(cur, operands[i], needed);
   }
   cur = sum_out(cur, in_output);
   return loom::contiguous(permuted(cur, out_labels));

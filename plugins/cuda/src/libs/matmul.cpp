@@ -1,6 +1,7 @@
 // CUDA kernels of the matmul family through cuBLAS: mm, bmm, addmm, baddbmm, addbmm, mv, dot,
 // outer, matmul, linear and the out= forms of mm, bmm and addmm (the ops the reference CPU
-// provider registers in ops/core/cpu/linalg.cpp), with its checks and messages.
+// provider registers in ops/core/cpu/linalg.cpp), with the checks and messages both share
+// (loom/ops/meta/linalg.h).
 //
 // Note [cuBLAS layouts]: cuBLAS is column-major; a row-major C = A @ B is computed as the
 // column-major C^T = B^T @ A^T, so every call passes (B, A) with n and m swapped. A matrix
@@ -26,45 +27,24 @@
 #include "loom/core/backend_flags.h"
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/linalg.h"
 #include "loom/ops/pointwise.h"
 
 namespace loom::cuda::libs {
 namespace {
 
-// ---- views ----
+using ops::meta::as_column;
+using ops::meta::as_row;
+using ops::meta::check_same_mm_dtype;
+using ops::meta::expand_view;
+using ops::meta::mergeable;
 
-/// A view of t broadcast to sizes (right-aligned; size-1 dims get stride 0), with the CPU
-/// kernels' expand message.
-Tensor expand_view(std::string_view op, const Tensor& t, IntArrayRef sizes) {
-  const auto nd = static_cast<int64_t>(sizes.size());
-  LOOM_CHECK(t.dim() <= nd, op, ": the number of sizes provided (", nd,
-             ") must be greater or equal to the number of dimensions in the tensor (", t.dim(),
-             ")");
-  std::vector<int64_t> st(static_cast<size_t>(nd), 0);
-  for (int64_t d = nd - 1, e = t.dim() - 1; e >= 0; --d, --e) {
-    if (t.size(e) == sizes[d]) {
-      st[d] = t.stride(e);
-    } else {
-      LOOM_CHECK(t.size(e) == 1, op, ": The expanded size of the tensor (", sizes[d],
-                 ") must match the existing size (", t.size(e), ") at non-singleton dimension ", d,
-                 ".  Target sizes: ", sizes_str(sizes), ".  Tensor sizes: ", sizes_str(t.sizes()));
-    }
-  }
-  return t.as_strided_view(sizes, st, t.storage_offset());
-}
+// ---- views ----
 
 /// A 2-d view [r, c] as a batch of one [1, r, c].
 Tensor batch_of_one(const Tensor& t) {
   return t.as_strided_view({1, t.size(0), t.size(1)}, {0, t.stride(0), t.stride(1)},
                            t.storage_offset());
-}
-
-/// A 1-d vector as a row [1, n] or a column [n, 1].
-Tensor as_row(const Tensor& v) {
-  return v.as_strided_view({1, v.size(0)}, {0, v.stride(0)}, v.storage_offset());
-}
-Tensor as_column(const Tensor& v) {
-  return v.as_strided_view({v.size(0), 1}, {v.stride(0), 0}, v.storage_offset());
 }
 
 /// The transpose of a 2-d view.
@@ -159,46 +139,20 @@ void check_matmul_dtype(std::string_view op, const Tensor& t, std::string_view n
                " is not supported by cuBLAS here (float32, float64, float16 and bfloat16 are)");
 }
 
-void check_same_mm_dtype(std::string_view op, const Tensor& a, const Tensor& b) {
-  LOOM_CHECK_T(TypeError, a.dtype() == b.dtype(), op,
-               ": expected m1 and m2 to have the same dtype, but got: ", dtype_name(a.dtype()),
-               " != ", dtype_name(b.dtype()));
-}
-
 void check_mm(std::string_view op, const Tensor& self, const Tensor& mat2) {
   check_cuda_tensors(op, {{"self", self}, {"mat2", mat2}});
-  LOOM_CHECK(self.dim() == 2, op, ": self must be a matrix, got ", self.dim(), "-D tensor ",
-             self.describe());
-  LOOM_CHECK(mat2.dim() == 2, op, ": mat2 must be a matrix, got ", mat2.dim(), "-D tensor ",
-             mat2.describe());
-  LOOM_CHECK(self.size(1) == mat2.size(0), op, ": mat1 and mat2 shapes cannot be multiplied (",
-             self.size(0), "x", self.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
-  check_same_mm_dtype(op, self, mat2);
+  ops::meta::check_mm(op, self, mat2);
   check_matmul_dtype(op, self, "self");
 }
 
 void check_addmm(std::string_view op, const Tensor& self, const Tensor& mat1, const Tensor& mat2) {
   check_cuda_tensors(op, {{"self", self}, {"mat1", mat1}, {"mat2", mat2}});
-  LOOM_CHECK(mat1.dim() == 2, op, ": mat1 must be a matrix, got ", mat1.dim(), "-D tensor");
-  LOOM_CHECK(mat2.dim() == 2, op, ": mat2 must be a matrix, got ", mat2.dim(), "-D tensor");
-  LOOM_CHECK(mat1.size(1) == mat2.size(0), op, ": mat1 and mat2 shapes cannot be multiplied (",
-             mat1.size(0), "x", mat1.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
-  check_same_mm_dtype(op, mat1, mat2);
-  LOOM_CHECK_T(TypeError, self.dtype() == mat1.dtype(), op,
-               ": self and mat2 must have the same dtype, but got ", dtype_name(self.dtype()),
-               " and ", dtype_name(mat2.dtype()));
+  ops::meta::check_addmm(op, self, mat1, mat2);
   check_matmul_dtype(op, mat1, "mat1");
 }
 
 void check_bmm(std::string_view op, const Tensor& b1, const Tensor& b2) {
-  LOOM_CHECK(b1.dim() == 3, op, ": batch1 must be a 3D tensor, got ", b1.dim(), "-D tensor ",
-             b1.describe());
-  LOOM_CHECK(b2.dim() == 3, op, ": batch2 must be a 3D tensor, got ", b2.dim(), "-D tensor ",
-             b2.describe());
-  LOOM_CHECK(b2.size(0) == b1.size(0) && b2.size(1) == b1.size(2), op,
-             ": Expected size for first two dimensions of batch2 tensor to be: [", b1.size(0), ", ",
-             b1.size(2), "] but got: [", b2.size(0), ", ", b2.size(1), "].");
-  check_same_mm_dtype(op, b1, b2);
+  ops::meta::check_bmm(op, b1, b2);
   check_matmul_dtype(op, b1, "batch1");
 }
 
@@ -325,15 +279,7 @@ Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, co
 Tensor dot(const Tensor& self, const Tensor& tensor) {
   constexpr std::string_view op = "dot";
   check_cuda_tensors(op, {{"self", self}, {"tensor", tensor}});
-  LOOM_CHECK(self.dim() == 1 && tensor.dim() == 1, "dot: 1D tensors expected, but got ", self.dim(),
-             "D and ", tensor.dim(), "D tensors");
-  LOOM_CHECK(self.size(0) == tensor.size(0), "dot: inconsistent tensor size, expected tensor [",
-             self.size(0), "] and src [", tensor.size(0),
-             "] to have the same number of elements, but got ", self.size(0), " and ",
-             tensor.size(0), " elements respectively");
-  LOOM_CHECK_T(TypeError, self.dtype() == tensor.dtype(),
-               "dot : expected both vectors to have same dtype, but found ",
-               dtype_name(self.dtype()), " and ", dtype_name(tensor.dtype()));
+  ops::meta::check_dot(self, tensor);
   check_matmul_dtype(op, self, "self");
   OpGuard g(op, self);
   Tensor out = new_on(self, {}, self.dtype());
@@ -345,11 +291,7 @@ Tensor dot(const Tensor& self, const Tensor& tensor) {
 Tensor mv(const Tensor& self, const Tensor& vec) {
   constexpr std::string_view op = "mv";
   check_cuda_tensors(op, {{"self", self}, {"vec", vec}});
-  LOOM_CHECK(self.dim() == 2 && vec.dim() == 1, "mv: vector + matrix @ vector expected, got 1, ",
-             self.dim(), ", ", vec.dim());
-  LOOM_CHECK(self.size(1) == vec.size(0), "mv: size mismatch, got input (", self.size(0),
-             "), mat (", self.size(0), "x", self.size(1), "), vec (", vec.size(0), ")");
-  check_same_mm_dtype(op, self, vec);
+  ops::meta::check_mv(self, vec);
   check_matmul_dtype(op, self, "self");
   OpGuard g(op, self);
   Tensor out = new_on(self, {self.size(0)}, self.dtype());
@@ -361,10 +303,7 @@ Tensor mv(const Tensor& self, const Tensor& vec) {
 Tensor outer(const Tensor& self, const Tensor& vec2) {
   constexpr std::string_view op = "outer";
   check_cuda_tensors(op, {{"self", self}, {"vec2", vec2}});
-  LOOM_CHECK(self.dim() == 1, "outer: Expected 1-D argument self, but got ", self.dim(), "-D");
-  LOOM_CHECK(vec2.dim() == 1, "outer: Expected 1-D argument vec2, but got ", vec2.dim(), "-D");
-  // outer is a broadcast product in PyTorch, so it promotes.
-  const DType d = promote_types(self.dtype(), vec2.dtype());
+  const DType d = ops::meta::check_outer(self, vec2);
   const Tensor a = self.dtype() == d ? self : loom::to(self, d);
   const Tensor b = vec2.dtype() == d ? vec2 : loom::to(vec2, d);
   check_matmul_dtype(op, a, "self");
@@ -376,22 +315,6 @@ Tensor outer(const Tensor& self, const Tensor& vec2) {
 }
 
 // ---- matmul, linear ----
-
-/// Whether dims [d0, d1] of t merge into one dim without a copy; if so *stride is its stride.
-bool mergeable(const Tensor& t, int64_t d0, int64_t d1, int64_t* stride) {
-  *stride = 1;
-  int64_t expect = -1;
-  for (int64_t d = d1; d >= d0; --d) {
-    if (t.size(d) == 1) continue;
-    if (expect < 0) {
-      *stride = t.stride(d);
-    } else if (t.stride(d) != expect) {
-      return false;
-    }
-    expect = t.stride(d) * t.size(d);
-  }
-  return true;
-}
 
 /// t [batch..., r, c] as [B, r, c]: a view when its batch dims merge, else a contiguous copy.
 Tensor fold_batch(const Tensor& t) {
@@ -409,10 +332,8 @@ Tensor fold_batch(const Tensor& t) {
 
 Tensor matmul_impl(std::string_view op, const Tensor& a, const Tensor& b) {
   check_cuda_tensors(op, {{"self", a}, {"other", b}});
+  ops::meta::check_matmul_dims(op, a, b);
   const int64_t da = a.dim(), db = b.dim();
-  LOOM_CHECK(da > 0 && db > 0, op,
-             ": both arguments to matmul need to be at least 1D, but they are ", da, "D and ", db,
-             "D");
   if (da == 1 && db == 1) return dot(a, b);
   if (da == 2 && db == 1) return mv(a, b);
   if (da == 2 && db == 2) return mm(a, b);
@@ -421,27 +342,15 @@ Tensor matmul_impl(std::string_view op, const Tensor& a, const Tensor& b) {
   // As matrices: a 1-D a is a row [1, k], a 1-D b a column [k, 1]; those dims are dropped.
   const Tensor A = da == 1 ? as_row(a) : a;
   const Tensor B = db == 1 ? as_column(b) : b;
-  const int64_t m = A.size(-2), k = A.size(-1), n = B.size(-1);
-  LOOM_CHECK(B.size(-2) == k, op, ": mat1 and mat2 shapes cannot be multiplied (", m, "x", k,
-             " and ", B.size(-2), "x", n, ")");
-  const int64_t ba = A.dim() - 2, bb = B.dim() - 2, nb = std::max(ba, bb);
-  std::vector<int64_t> batch(static_cast<size_t>(nb));
-  for (int64_t i = 0; i < nb; ++i) {
-    const int64_t ea = i - (nb - ba), eb = i - (nb - bb);
-    const int64_t sa = ea >= 0 ? A.size(ea) : 1, sb = eb >= 0 ? B.size(eb) : 1;
-    LOOM_CHECK(sa == sb || sa == 1 || sb == 1, op, ": The size of tensor a (", sa,
-               ") must match the size of tensor b (", sb, ") at non-singleton dimension ", i);
-    batch[i] = sa == 1 ? sb : sa;
-  }
-  std::vector<int64_t> result(batch);
-  if (da > 1) result.push_back(m);
-  if (db > 1) result.push_back(n);
+  const ops::meta::MatmulShape shape = ops::meta::matmul_shape(op, A, B, da, db);
+  const std::vector<int64_t>& batch = shape.batch;
+  const int64_t m = shape.m, k = shape.k, n = shape.n;
   OpGuard g(op, a);
-  Tensor out = new_on(a, result, a.dtype());
+  Tensor out = new_on(a, shape.result, a.dtype());
   int64_t rows = m;
   for (int64_t s : batch) rows *= s;
   int64_t row_stride = 0;
-  if (bb == 0 && mergeable(A, 0, A.dim() - 2, &row_stride)) {
+  if (B.dim() == 2 && mergeable(A, 0, A.dim() - 2, &row_stride)) {
     // [..., m, k] @ [k, n]: one GEMM over the merged rows.
     const Tensor a2 = A.as_strided_view({rows, k}, {row_stride, A.stride(-1)}, A.storage_offset());
     gemm(op, g.device(), batch_of_one(a2), batch_of_one(B), out.as_strided_view({1, rows, n}, {0, n, 1}, 0),
@@ -463,8 +372,7 @@ Tensor matmul(const Tensor& self, const Tensor& other) { return matmul_impl("mat
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
   constexpr std::string_view op = "linear";
   check_cuda_tensors(op, {{"input", input}, {"weight", weight}});
-  LOOM_CHECK(weight.dim() <= 2, "linear: t() expects a tensor with <= 2 dimensions, but weight is ",
-             weight.dim(), "D");
+  ops::meta::check_linear_weight(weight);
   const bool has_bias = bias && bias->defined();
   if (has_bias) {
     check_cuda_tensors(op, {{"input", input}, {"weight", weight}, {"bias", *bias}});
