@@ -12,52 +12,22 @@
 
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
+#include "loom/optim/meta/steps.h"
 
 namespace loom::optim::cpu {
 namespace {
 
-/// One tensor argument of an update op: its schema name and the tensor (undefined when an
-/// optional argument is absent).
-struct StepArg {
-  std::string_view name;
-  Tensor tensor;
-};
+using meta::bump_versions;
+using meta::StepArg;
+using meta::value_or_undefined;
 
-/// The checks every update op makes before it touches memory: param and grad given, param
-/// float32 or float64, every tensor on the CPU with param's dtype and shape; and, since every
-/// argument but grad (args[1]) is written, no written tensor with elements sharing memory
-/// (an expanded one) or sharing storage with another argument.
+/// The checks of meta::check_step_args, every tensor on the CPU.
 void check_step_args(std::string_view op, const std::vector<StepArg>& args) {
-  const Tensor& param = args[0].tensor;
-  check_defined(op, {{args[0].name, args[0].tensor}, {args[1].name, args[1].tensor}});
-  LOOM_CHECK_T(TypeError, param.dtype() == DType::Float32 || param.dtype() == DType::Float64, op,
-               ": expected param to be a float32 or float64 tensor, got ", param.describe());
-  for (const StepArg& a : args) {
-    if (!a.tensor.defined()) continue;
+  meta::check_step_args(op, args, [&](const StepArg& a) {
     LOOM_CHECK_T(DeviceError, a.tensor.device().is_cpu(), op,
                  ": expected all tensors on the cpu (this is the CPU kernel), got ", a.name, " ",
                  a.tensor.describe());
-    LOOM_CHECK_T(TypeError, a.tensor.dtype() == param.dtype(), op, ": expected ", a.name,
-                 " to have param's dtype ", dtype_name(param.dtype()), ", got ", a.name, " ",
-                 a.tensor.describe(), " and param ", param.describe());
-    LOOM_CHECK(a.tensor.sizes() == param.sizes(), op, ": expected ", a.name,
-               " to have param's shape ", sizes_str(param.sizes()), ", got ", a.name, " ",
-               a.tensor.describe());
-  }
-  for (size_t i = 0; i < args.size(); ++i) {
-    const Tensor& t = args[i].tensor;
-    if (i == 1 || !t.defined()) continue;
-    for (int64_t d = 0; d < t.dim(); ++d) {
-      LOOM_CHECK(t.size(d) <= 1 || t.stride(d) != 0, op, ": ", args[i].name,
-                 " is written in place but some of its elements share memory (stride 0 in dim ", d,
-                 " of ", t.describe(), "); pass a tensor with its own memory, e.g. a clone");
-    }
-    for (size_t j = 0; j < args.size(); ++j) {
-      if (j == i || !args[j].tensor.defined() || t.numel() == 0) continue;
-      LOOM_CHECK(!t.is_alias_of(args[j].tensor), op, ": ", args[i].name, " and ", args[j].name,
-                 " share memory; every tensor the step writes needs its own");
-    }
-  }
+  });
 }
 
 /// Calls visit(offset, i) for element i (row-major order) of t, at element offset `offset`.
@@ -146,22 +116,13 @@ T lerp(T self, T end, T weight) {
                                    : end - (end - self) * (T(1) - weight);
 }
 
-Tensor value_or_undefined(const std::optional<Tensor>& t) { return t ? *t : Tensor(); }
-
-void bump(std::initializer_list<Tensor> written) {
-  for (const Tensor& t : written) {
-    if (t.defined()) t.bump_version();
-  }
-}
-
 void sgd_step_(Tensor& param, const Tensor& grad, const std::optional<Tensor>& momentum_buffer,
                double lr, double momentum, double dampening, double weight_decay, bool nesterov,
                bool maximize, bool is_first_step) {
   constexpr std::string_view op = "optim::sgd_step_";
   const Tensor buf = value_or_undefined(momentum_buffer);
   check_step_args(op, {{"param", param}, {"grad", grad}, {"momentum_buffer", buf}});
-  LOOM_CHECK(momentum == 0 || buf.defined(), op, ": momentum=", momentum,
-             " needs a momentum_buffer, got none");
+  meta::check_sgd_step(op, momentum, buf);
   dispatch_floating(param.dtype(), [&]<typename T>() {
     const T t_lr = T(lr), t_mom = T(momentum), t_damp = T(1 - dampening), t_wd = T(weight_decay);
     const T sign = maximize ? T(-1) : T(1);
@@ -193,7 +154,7 @@ void sgd_step_(Tensor& param, const Tensor& grad, const std::optional<Tensor>& m
         },
         weight_decay != 0, momentum != 0, nesterov, is_first_step);
   });
-  bump({param, momentum != 0 ? buf : Tensor()});
+  bump_versions({param, momentum != 0 ? buf : Tensor()});
 }
 
 void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
@@ -207,17 +168,13 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_
                        {"exp_avg", exp_avg},
                        {"exp_avg_sq", exp_avg_sq},
                        {"max_exp_avg_sq", vmax}});
-  LOOM_CHECK(exp_avg.defined() && exp_avg_sq.defined(), op,
-             ": expected exp_avg and exp_avg_sq, got an undefined tensor");
-  LOOM_CHECK(!amsgrad || vmax.defined(), op, ": amsgrad=True needs max_exp_avg_sq, got none");
-  LOOM_CHECK(step >= 1, op, ": expected step >= 1 (the number of this update), got ", step);
+  meta::check_adam_step(op, exp_avg, exp_avg_sq, vmax, amsgrad, step);
   // Scalars as PyTorch's single-tensor Adam forms them, in double, then in the dtype.
-  const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(step));
-  const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(step));
+  const meta::AdamScalars sc = meta::adam_scalars(step, lr, beta1, beta2, weight_decay);
   dispatch_floating(param.dtype(), [&]<typename T>() {
-    const T step_size = T(lr / bias_correction1);
-    const T bc2_sqrt = T(std::sqrt(bias_correction2));
-    const T decay = T(1 - lr * weight_decay), t_wd = T(weight_decay);
+    const T step_size = T(sc.step_size);
+    const T bc2_sqrt = T(sc.bc2_sqrt);
+    const T decay = T(sc.decay), t_wd = T(weight_decay);
     const T w1 = T(1 - beta1), b2 = T(beta2), w2 = T(1 - beta2), t_eps = T(eps);
     const T sign = maximize ? T(-1) : T(1);
     with_flags(
@@ -259,7 +216,7 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_
         },
         decoupled_weight_decay, weight_decay != 0, amsgrad);
   });
-  bump({param, exp_avg, exp_avg_sq, amsgrad ? vmax : Tensor()});
+  bump_versions({param, exp_avg, exp_avg_sq, amsgrad ? vmax : Tensor()});
 }
 
 void rmsprop_step_(Tensor& param, const Tensor& grad, Tensor& square_avg,
@@ -273,10 +230,7 @@ void rmsprop_step_(Tensor& param, const Tensor& grad, Tensor& square_avg,
                        {"square_avg", square_avg},
                        {"grad_avg", gavg},
                        {"momentum_buffer", buf}});
-  LOOM_CHECK(square_avg.defined(), op, ": expected square_avg, got an undefined tensor");
-  LOOM_CHECK(!centered || gavg.defined(), op, ": centered=True needs grad_avg, got none");
-  LOOM_CHECK(momentum <= 0 || buf.defined(), op, ": momentum=", momentum,
-             " needs a momentum_buffer, got none");
+  meta::check_rmsprop_step(op, square_avg, gavg, buf, centered, momentum);
   dispatch_floating(param.dtype(), [&]<typename T>() {
     const T t_lr = T(lr), t_alpha = T(alpha), w = T(1 - alpha), t_eps = T(eps);
     const T t_wd = T(weight_decay), t_mom = T(momentum);
@@ -313,16 +267,15 @@ void rmsprop_step_(Tensor& param, const Tensor& grad, Tensor& square_avg,
         },
         weight_decay != 0, centered, momentum > 0);
   });
-  bump({param, square_avg, centered ? gavg : Tensor(), momentum > 0 ? buf : Tensor()});
+  bump_versions({param, square_avg, centered ? gavg : Tensor(), momentum > 0 ? buf : Tensor()});
 }
 
 void adagrad_step_(Tensor& param, const Tensor& grad, Tensor& state_sum, int64_t step, double lr,
                    double lr_decay, double weight_decay, double eps, bool maximize) {
   constexpr std::string_view op = "optim::adagrad_step_";
   check_step_args(op, {{"param", param}, {"grad", grad}, {"state_sum", state_sum}});
-  LOOM_CHECK(state_sum.defined(), op, ": expected state_sum, got an undefined tensor");
-  LOOM_CHECK(step >= 1, op, ": expected step >= 1 (the number of this update), got ", step);
-  const double clr = lr / (1 + static_cast<double>(step - 1) * lr_decay);
+  meta::check_adagrad_step(op, state_sum, step);
+  const double clr = meta::adagrad_clr(step, lr, lr_decay);
   dispatch_floating(param.dtype(), [&]<typename T>() {
     const T t_clr = T(clr), t_wd = T(weight_decay), t_eps = T(eps);
     const T sign = maximize ? T(-1) : T(1);
@@ -344,7 +297,7 @@ void adagrad_step_(Tensor& param, const Tensor& grad, Tensor& state_sum, int64_t
         },
         weight_decay != 0);
   });
-  bump({param, state_sum});
+  bump_versions({param, state_sum});
 }
 
 }  // namespace

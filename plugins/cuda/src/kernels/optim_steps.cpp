@@ -1,7 +1,7 @@
 // CUDA kernels of the optimizers' fused update ops (optim::sgd_step_, adam_step_, rmsprop_step_,
-// adagrad_step_): the checks of the CPU kernels (plugins/optim/ops/cpu_steps.cpp), the scalars
-// formed as there, then one launch per parameter (optim_steps.cu). Float32 and float64, as on
-// the CPU.
+// adagrad_step_): the checks and scalars the CPU kernels (plugins/optim/ops/cpu_steps.cpp) share
+// with them (loom/optim/meta/steps.h), then one launch per parameter (optim_steps.cu). Float32
+// and float64, as on the CPU.
 //
 // Note [CUDA optimizer steps]: the optim:: schemas are defined by libloom_optim, a library a
 // program links (like libtorch's optim), not by a plugin, so they exist in a process only if
@@ -25,6 +25,7 @@
 #include "loom/dispatcher/library.h"
 #include "loom/ops/core.h"
 #include "loom/ops/tensor_methods.h"
+#include "loom/optim/meta/steps.h"
 #include "runtime/context.h"
 
 namespace loom::cuda {
@@ -32,52 +33,25 @@ namespace {
 
 using kernels::Dt;
 
-/// One tensor argument of an update op: its schema name and the tensor (undefined when an
-/// optional argument is absent).
-struct StepArg {
-  std::string_view name;
-  Tensor tensor;
-};
+using optim::meta::bump_versions;
+using optim::meta::StepArg;
+using optim::meta::value_or_undefined;
 
-/// The CPU kernels' checks (param and grad given, param float32 or float64, every tensor of
-/// param's dtype and shape, no written tensor with self-overlapping elements or sharing memory
-/// with another argument), with every tensor on param's CUDA device instead of the CPU.
+/// The checks of optim::meta::check_step_args (the CPU kernels' own), with every tensor on
+/// param's CUDA device instead of the CPU.
 void check_step_args(std::string_view op, const std::vector<StepArg>& args) {
   const Tensor& param = args[0].tensor;
   check_defined(op, {{args[0].name, args[0].tensor}, {args[1].name, args[1].tensor}});
   LOOM_CHECK_T(DeviceError, param.device().type() == device_type(), op,
                ": expected all tensors on a CUDA device (this is the CUDA kernel), got param ",
                param.describe());
-  LOOM_CHECK_T(TypeError, param.dtype() == DType::Float32 || param.dtype() == DType::Float64, op,
-               ": expected param to be a float32 or float64 tensor, got ", param.describe());
   const int device = device_index(param);
-  for (const StepArg& a : args) {
-    if (!a.tensor.defined()) continue;
+  optim::meta::check_step_args(op, args, [&](const StepArg& a) {
     LOOM_CHECK_T(DeviceError,
                  a.tensor.device().type() == device_type() && device_index(a.tensor) == device, op,
                  ": expected all tensors on param's device cuda:", device, ", got ", a.name, " ",
                  a.tensor.describe());
-    LOOM_CHECK_T(TypeError, a.tensor.dtype() == param.dtype(), op, ": expected ", a.name,
-                 " to have param's dtype ", dtype_name(param.dtype()), ", got ", a.name, " ",
-                 a.tensor.describe(), " and param ", param.describe());
-    LOOM_CHECK(a.tensor.sizes() == param.sizes(), op, ": expected ", a.name,
-               " to have param's shape ", sizes_str(param.sizes()), ", got ", a.name, " ",
-               a.tensor.describe());
-  }
-  for (size_t i = 0; i < args.size(); ++i) {
-    const Tensor& t = args[i].tensor;
-    if (i == 1 || !t.defined()) continue;
-    for (int64_t d = 0; d < t.dim(); ++d) {
-      LOOM_CHECK(t.size(d) <= 1 || t.stride(d) != 0, op, ": ", args[i].name,
-                 " is written in place but some of its elements share memory (stride 0 in dim ", d,
-                 " of ", t.describe(), "); pass a tensor with its own memory, e.g. a clone");
-    }
-    for (size_t j = 0; j < args.size(); ++j) {
-      if (j == i || !args[j].tensor.defined() || t.numel() == 0) continue;
-      LOOM_CHECK(!t.is_alias_of(args[j].tensor), op, ": ", args[i].name, " and ", args[j].name,
-                 " share memory; every tensor the step writes needs its own");
-    }
-  }
+  });
 }
 
 /// The kernels take contiguous tensors. Parameters and their state almost always are; one that
@@ -104,22 +78,13 @@ class Staged {
 
 Dt dt(const Tensor& param) { return param.dtype() == DType::Float64 ? Dt::Float64 : Dt::Float32; }
 
-Tensor value_or_undefined(const std::optional<Tensor>& t) { return t ? *t : Tensor(); }
-
-void bump(std::initializer_list<Tensor> written) {
-  for (const Tensor& t : written) {
-    if (t.defined()) t.bump_version();
-  }
-}
-
 void sgd_step_(Tensor& param, const Tensor& grad, const std::optional<Tensor>& momentum_buffer,
                double lr, double momentum, double dampening, double weight_decay, bool nesterov,
                bool maximize, bool is_first_step) {
   constexpr std::string_view op = "optim::sgd_step_";
   const Tensor buf = value_or_undefined(momentum_buffer);
   check_step_args(op, {{"param", param}, {"grad", grad}, {"momentum_buffer", buf}});
-  LOOM_CHECK(momentum == 0 || buf.defined(), op, ": momentum=", momentum,
-             " needs a momentum_buffer, got none");
+  optim::meta::check_sgd_step(op, momentum, buf);
   const DeviceGuard guard(device_index(param));
   const Staged x(param, true), g(grad, false), b(momentum != 0 ? buf : Tensor(), true);
   kernels::SgdStepLaunch a;
@@ -138,7 +103,7 @@ void sgd_step_(Tensor& param, const Tensor& grad, const std::optional<Tensor>& m
   check_launch(op);
   x.finish();
   b.finish();
-  bump({param, momentum != 0 ? buf : Tensor()});
+  bump_versions({param, momentum != 0 ? buf : Tensor()});
 }
 
 void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
@@ -152,13 +117,10 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_
                        {"exp_avg", exp_avg},
                        {"exp_avg_sq", exp_avg_sq},
                        {"max_exp_avg_sq", vmax}});
-  LOOM_CHECK(exp_avg.defined() && exp_avg_sq.defined(), op,
-             ": expected exp_avg and exp_avg_sq, got an undefined tensor");
-  LOOM_CHECK(!amsgrad || vmax.defined(), op, ": amsgrad=True needs max_exp_avg_sq, got none");
-  LOOM_CHECK(step >= 1, op, ": expected step >= 1 (the number of this update), got ", step);
+  optim::meta::check_adam_step(op, exp_avg, exp_avg_sq, vmax, amsgrad, step);
   // The scalars as the CPU kernel forms them (PyTorch's single-tensor Adam), in double.
-  const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(step));
-  const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(step));
+  const optim::meta::AdamScalars sc =
+      optim::meta::adam_scalars(step, lr, beta1, beta2, weight_decay);
   const DeviceGuard guard(device_index(param));
   const Staged x(param, true), g(grad, false), m(exp_avg, true), v(exp_avg_sq, true),
       vm(amsgrad ? vmax : Tensor(), true);
@@ -169,9 +131,9 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_
   a.exp_avg_sq = v.ptr();
   a.max_exp_avg_sq = vm.ptr();
   a.numel = param.numel();
-  a.step_size = lr / bias_correction1;
-  a.bc2_sqrt = std::sqrt(bias_correction2);
-  a.decay = 1 - lr * weight_decay;
+  a.step_size = sc.step_size;
+  a.bc2_sqrt = sc.bc2_sqrt;
+  a.decay = sc.decay;
   a.weight_decay = weight_decay;
   a.beta1 = beta1;
   a.beta2 = beta2;
@@ -182,7 +144,7 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_
   kernels::launch_adam_step(dt(param), a, current_stream());
   check_launch(op);
   for (const Staged* s : {&x, &m, &v, &vm}) s->finish();
-  bump({param, exp_avg, exp_avg_sq, amsgrad ? vmax : Tensor()});
+  bump_versions({param, exp_avg, exp_avg_sq, amsgrad ? vmax : Tensor()});
 }
 
 void rmsprop_step_(Tensor& param, const Tensor& grad, Tensor& square_avg,
@@ -196,10 +158,7 @@ void rmsprop_step_(Tensor& param, const Tensor& grad, Tensor& square_avg,
                        {"square_avg", square_avg},
                        {"grad_avg", gavg},
                        {"momentum_buffer", buf}});
-  LOOM_CHECK(square_avg.defined(), op, ": expected square_avg, got an undefined tensor");
-  LOOM_CHECK(!centered || gavg.defined(), op, ": centered=True needs grad_avg, got none");
-  LOOM_CHECK(momentum <= 0 || buf.defined(), op, ": momentum=", momentum,
-             " needs a momentum_buffer, got none");
+  optim::meta::check_rmsprop_step(op, square_avg, gavg, buf, centered, momentum);
   const DeviceGuard guard(device_index(param));
   const Staged x(param, true), g(grad, false), sq(square_avg, true),
       ga(centered ? gavg : Tensor(), true), b(momentum > 0 ? buf : Tensor(), true);
@@ -220,15 +179,14 @@ void rmsprop_step_(Tensor& param, const Tensor& grad, Tensor& square_avg,
   kernels::launch_rmsprop_step(dt(param), a, current_stream());
   check_launch(op);
   for (const Staged* s : {&x, &sq, &ga, &b}) s->finish();
-  bump({param, square_avg, centered ? gavg : Tensor(), momentum > 0 ? buf : Tensor()});
+  bump_versions({param, square_avg, centered ? gavg : Tensor(), momentum > 0 ? buf : Tensor()});
 }
 
 void adagrad_step_(Tensor& param, const Tensor& grad, Tensor& state_sum, int64_t step, double lr,
                    double lr_decay, double weight_decay, double eps, bool maximize) {
   constexpr std::string_view op = "optim::adagrad_step_";
   check_step_args(op, {{"param", param}, {"grad", grad}, {"state_sum", state_sum}});
-  LOOM_CHECK(state_sum.defined(), op, ": expected state_sum, got an undefined tensor");
-  LOOM_CHECK(step >= 1, op, ": expected step >= 1 (the number of this update), got ", step);
+  optim::meta::check_adagrad_step(op, state_sum, step);
   const DeviceGuard guard(device_index(param));
   const Staged x(param, true), g(grad, false), sum(state_sum, true);
   kernels::AdagradStepLaunch a;
@@ -236,7 +194,7 @@ void adagrad_step_(Tensor& param, const Tensor& grad, Tensor& state_sum, int64_t
   a.grad = g.ptr();
   a.state_sum = sum.ptr();
   a.numel = param.numel();
-  a.clr = lr / (1 + static_cast<double>(step - 1) * lr_decay);
+  a.clr = optim::meta::adagrad_clr(step, lr, lr_decay);
   a.weight_decay = weight_decay;
   a.eps = eps;
   a.maximize = maximize;
@@ -244,7 +202,7 @@ void adagrad_step_(Tensor& param, const Tensor& grad, Tensor& state_sum, int64_t
   check_launch(op);
   x.finish();
   sum.finish();
-  bump({param, state_sum});
+  bump_versions({param, state_sum});
 }
 
 }  // namespace
