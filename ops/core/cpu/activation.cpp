@@ -5,9 +5,12 @@
 
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/pointwise.h"
 
 namespace loom::ops::cpu {
 namespace {
+
+using meta::check_hardtanh_limits;
 
 // Floating activations keep the dtype and refuse integers, as PyTorch's kernels do.
 #define LOOM_ACTIVATION(Name, name, expr)                   \
@@ -107,13 +110,6 @@ struct Softplus {
 
 // ---- kernels with arguments --------------------------------------------------------------------
 
-/// PyTorch refuses negative limits on uint8, where they would wrap.
-void check_hardtanh_limits(const Tensor& self, const Scalar& lo, const Scalar& hi) {
-  LOOM_CHECK_T(ValueError,
-               self.dtype() != DType::UInt8 || (lo.to_double() >= 0 && hi.to_double() >= 0),
-               "cannot do hardtanh on an unsigned type with negative limits");
-}
-
 Tensor hardtanh(const Tensor& self, const Scalar& lo, const Scalar& hi) {
   check_hardtanh_limits(self, lo, hi);
   return unary_run("hardtanh", self, nullptr, false, Hardtanh{lo.to_double(), hi.to_double()});
@@ -158,9 +154,7 @@ Tensor& elu_out(const Tensor& self, const Scalar& alpha, const Scalar& scale,
 }
 
 Gelu gelu_op(std::string_view op, std::string_view approximate) {
-  LOOM_CHECK(approximate == "none" || approximate == "tanh", op,
-             ": approximate argument must be either none or tanh, got '", approximate, "'");
-  return {approximate == "tanh"};
+  return {meta::parse_gelu_approximate(op, approximate)};
 }
 Tensor gelu(const Tensor& self, std::string_view approximate) {
   return unary_run("gelu", self, nullptr, false, gelu_op("gelu", approximate));

@@ -6,27 +6,19 @@
 
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/pointwise.h"
 
 namespace loom::ops::cpu {
 namespace {
 
+using meta::bool_if;
+using meta::check_alpha;
+using meta::check_sub_bool;
+using meta::parse_rounding;
+using meta::Rounding;
+using meta::throw_zero_division;
+
 // ---- add / sub ---------------------------------------------------------------------------
-
-void check_alpha(std::string_view op, DType result, const Scalar& alpha) {
-  LOOM_CHECK_T(TypeError, !(is_integral(result) && alpha.is_floating_point()), op,
-               ": For integral input tensors, argument alpha must not be a floating point number.");
-  LOOM_CHECK_T(TypeError, result == DType::Bool || !alpha.is_bool(), op,
-               ": Boolean alpha only supported for Boolean results.");
-}
-
-void check_sub_bool(std::string_view op, DType a, std::optional<DType> b) {
-  LOOM_CHECK_T(TypeError, !(a == DType::Bool && b == DType::Bool), op,
-               ": Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
-               "`^` or `logical_xor()` operator instead.");
-  LOOM_CHECK_T(TypeError, a != DType::Bool && b != DType::Bool, op,
-               ": Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
-               "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-}
 
 // Note [Small-tensor fast path]
 // For a handful of elements the engine's set-up (broadcast, promotion, coalescing) costs
@@ -151,9 +143,6 @@ Tensor& sub_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Te
   add_impl("sub.out", self, other, alpha, &out, false, -1);
   return out;
 }
-std::optional<DType> bool_if(const Scalar& s) {
-  return s.is_bool() ? std::optional<DType>(DType::Bool) : std::nullopt;
-}
 Tensor sub_scalar(const Tensor& self, const Scalar& other, const Scalar& alpha) {
   check_sub_bool("sub.Scalar", self.dtype(), bool_if(other));
   return add_scalar_impl("sub.Scalar", self, other, alpha, nullptr, false, -1);
@@ -187,17 +176,6 @@ struct Mul {
 
 // ---- div -----------------------------------------------------------------------------------
 
-enum class Rounding { None, Trunc, Floor };
-
-Rounding parse_rounding(std::string_view op, std::optional<std::string_view> mode) {
-  if (!mode) return Rounding::None;
-  if (*mode == "trunc") return Rounding::Trunc;
-  if (*mode == "floor") return Rounding::Floor;
-  LOOM_THROW(ValueError, op,
-             ": div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
-             *mode, "'");
-}
-
 // PyTorch's div_floor for floats (c10::div_floor_floating): floor(a / b) computed through
 // fmod so it agrees with Python's //.
 template <typename C>
@@ -221,10 +199,6 @@ C div_floor_int(C a, C b) {
     if ((a % b != 0) && ((a < 0) != (b < 0))) return q - 1;
   }
   return q;
-}
-
-[[noreturn]] void throw_zero_division(std::string_view op) {
-  LOOM_THROW(ValueError, op, ": ZeroDivisionError (integer division by zero)");
 }
 
 // Integer kernels divide by a checked divisor: a zero sets the flag (functors may not throw
@@ -469,9 +443,7 @@ Tensor pow_impl(std::string_view op, const Tensor* self, const Scalar* scalar_se
   }
   set_variant_output(it, inplace ? self : out, inplace);
   it.build();
-  LOOM_CHECK(!(scalar_exp != nullptr && is_integral(it.common_dtype(), false) &&
-               scalar_exp->is_integral() && scalar_exp->to_int() < 0),
-             op, ": Integers to negative integer powers are not allowed.");
+  meta::check_pow_exponent(op, it.common_dtype(), scalar_exp);
   dispatch_dtypes<kAllTypes>(op, it.common_dtype(), [&]<typename T>(T*) {
     using C = compute_t<T>;
     if (self != nullptr && exponent != nullptr) {

@@ -11,6 +11,7 @@
 #include "loom/core/half.h"
 #include "loom/core/tensor.h"
 #include "loom/core/tensor_checks.h"
+#include "loom/ops/meta/pointwise.h"
 
 namespace loom::ops::cpu {
 
@@ -124,63 +125,10 @@ decltype(auto) dispatch_floats(std::string_view op, const Tensor& t, F&& f) {
   }
 }
 
-/// PyTorch's legacy names, used in its dtype messages ("Float", "Long", "Bool").
-inline std::string_view torch_type_name(DType d) {
-  switch (d) {
-    case DType::Bool:
-      return "Bool";
-    case DType::UInt8:
-      return "Byte";
-    case DType::Int8:
-      return "Char";
-    case DType::Int16:
-      return "Short";
-    case DType::Int32:
-      return "Int";
-    case DType::Int64:
-      return "Long";
-    case DType::Float16:
-      return "Half";
-    case DType::BFloat16:
-      return "BFloat16";
-    case DType::Float32:
-      return "Float";
-    case DType::Float64:
-      break;
-  }
-  return "Double";
-}
-
-/// The C type name PyTorch prints for a dtype ("float", "double", "long int", "c10::Half").
-inline std::string_view c_type_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "bool";
-    case DType::UInt8:
-      return "unsigned char";
-    case DType::Int8:
-      return "signed char";
-    case DType::Int16:
-      return "short int";
-    case DType::Int32:
-      return "int";
-    case DType::Int64:
-      return "long int";
-    case DType::Float16:
-      return "c10::Half";
-    case DType::BFloat16:
-      return "c10::BFloat16";
-    case DType::Float32:
-      return "float";
-    case DType::Float64:
-      return "double";
-  }
-  return "?";
-}
-
-/// Throws PyTorch's "not implemented for" TypeError: `"silu" not implemented for 'Long'`.
-[[noreturn]] inline void throw_dtype_unsupported(std::string_view op, DType d) {
-  LOOM_THROW(TypeError, "\"", op, "\" not implemented for '", torch_type_name(d), "'");
-}
+// PyTorch's dtype names in messages and the "not implemented for" error, shared with every
+// backend (loom/ops/meta/pointwise.h).
+using meta::c_type_name;
+using meta::throw_dtype_unsupported;
+using meta::torch_type_name;
 
 }  // namespace loom::ops::cpu

@@ -4,17 +4,18 @@
 
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/pointwise.h"
 
 namespace loom::ops::cpu {
 namespace {
+
+using meta::check_lerp;
 
 // ---- where ---------------------------------------------------------------------------------
 
 Tensor where_impl(std::string_view op, const Tensor& condition, const Tensor& self,
                   const Tensor& other, const Tensor* out) {
-  LOOM_CHECK_T(TypeError, condition.defined() && condition.dtype() == DType::Bool, op,
-               ": where expected condition to be a boolean tensor, but got a tensor with dtype ",
-               condition.defined() ? torch_type_name(condition.dtype()) : "undefined");
+  meta::check_where_condition(op, condition);
   TensorIterator it(op);
   it.add_input("condition", condition, DType::Bool)
       .add_input("self", self)
@@ -43,16 +44,6 @@ template <typename C>
 C lerp_value(C self, C end, C weight) {
   return std::abs(weight) < C(0.5) ? self + weight * (end - self)
                                    : end - (end - self) * (C(1) - weight);
-}
-
-void check_lerp(std::string_view op, const Tensor& self, const Tensor& end, const Tensor* weight) {
-  LOOM_CHECK_T(TypeError, self.dtype() == end.dtype(), op, ": expected dtype ",
-               dtype_name(self.dtype()), " for `end` but got dtype ", dtype_name(end.dtype()));
-  if (weight != nullptr) {
-    LOOM_CHECK_T(TypeError, self.dtype() == weight->dtype(), op, ": expected dtype ",
-                 dtype_name(self.dtype()), " for `weight` but got dtype ",
-                 dtype_name(weight->dtype()));
-  }
 }
 
 Tensor lerp_impl(std::string_view op, const Tensor& self, const Tensor& end, const Tensor* weight,
@@ -103,20 +94,13 @@ template <bool kDiv>
 Tensor addc_impl(std::string_view op, const Tensor& self, const Tensor& t1, const Tensor& t2,
                  const Scalar& value, const Tensor* out, bool inplace) {
   if constexpr (kDiv) {
-    LOOM_CHECK_T(TypeError, !is_integral(t1.dtype()) || !is_integral(t2.dtype()), op,
-                 ": Integer division with addcdiv is no longer supported, and in a future release "
-                 "addcdiv will perform a true division of tensor1 and tensor2. The historic "
-                 "addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / "
-                 "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
-                 "tensor2) for float inputs. The future addcdiv behavior is just the latter "
-                 "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+    meta::check_addcdiv_operands(op, t1, t2);
   }
   TensorIterator it(op);
   it.add_input("self", self).add_input("tensor1", t1).add_input("tensor2", t2);
   set_variant_output(it, inplace ? &self : out, inplace);
   it.build();
-  LOOM_CHECK_T(TypeError, !(is_integral(it.common_dtype()) && value.is_floating_point()), op,
-               ": For integral input tensors, argument value must not be a floating point number.");
+  meta::check_addc_value(op, it.common_dtype(), value);
   constexpr unsigned cats = kDiv ? kFloats : (kInts | kFloats);
   dispatch_dtypes<cats>(op, it.common_dtype(), [&]<typename T>(T*) {
     using C = compute_t<T>;

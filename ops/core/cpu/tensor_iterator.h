@@ -27,12 +27,20 @@
 #include "cpu/elementwise.h"
 #include "loom/core/str_cat.h"
 #include "loom/core/tensor_impl.h"
+#include "loom/ops/meta/pointwise.h"
 
 namespace loom::ops::cpu {
 
-/// Dtype categories a kernel accepts (bitmask) for dispatch_dtypes.
-inline constexpr unsigned kBool = 1, kInts = 2, kFloats = 4;
-inline constexpr unsigned kAllTypes = kBool | kInts | kFloats;
+// Dtype categories, promotion and output kinds: the rules every backend shares
+// (loom/ops/meta/pointwise.h).
+using meta::broadcast_shapes;
+using meta::kAllTypes;
+using meta::kBool;
+using meta::kFloats;
+using meta::kInts;
+using meta::OutputKind;
+using meta::ResultRule;
+using meta::ResultTypeState;
 
 /// Calls f (`[&]<typename T>(T*)`) for dtype d if its category is in Cats; otherwise throws
 /// PyTorch's `"op" not implemented for 'Long'`.
@@ -47,38 +55,6 @@ void dispatch_dtypes(std::string_view op, DType d, F&& f) {
     }
   });
 }
-
-/// The broadcast of two shapes with PyTorch's rule and message: "The size of tensor a (3)
-/// must match the size of tensor b (4) at non-singleton dimension 1".
-DimVector broadcast_shapes(std::string_view op, IntArrayRef a, IntArrayRef b);
-
-/// PyTorch's result_type bookkeeping: tensors with dims outrank 0-d tensors, which outrank
-/// wrapped numbers (Scalars), except that a lower rank in a higher category (bool < int <
-/// float) lifts the category: int tensor + 2.5 -> float32, int32 tensor + 2 -> int32.
-struct ResultTypeState {
-  std::optional<DType> dim_result, zero_result, wrapped_result;
-  /// Takes part a tensor argument.
-  void add(const Tensor& t);
-  /// Takes part a wrapped number (float -> the default float dtype, int -> int64).
-  void add(const Scalar& s);
-  /// The result; float32 if nothing took part.
-  DType result() const;
-};
-
-/// How the result dtype follows from the common (promoted) dtype of the inputs.
-enum class ResultRule {
-  Common,      ///< the common dtype (add, mul, neg)
-  IntToFloat,  ///< the common dtype, but integral and bool inputs compute in float32 (exp)
-  Bool,        ///< computed in the common dtype, written as bool (eq, logical_and)
-};
-
-/// Where the result goes.
-enum class OutputKind {
-  New,      ///< a new tensor of the broadcast shape
-  Out,      ///< an out= tensor: same shape, and the result dtype must be castable to it
-  InPlace,  ///< self: the broadcast shape must be self's, the result castable to its dtype
-  Copy,     ///< copy_: like InPlace, but any dtype conversion is allowed
-};
 
 /// T, whatever I is: expands a pack of indices into a pack of types.
 template <size_t I, typename T>

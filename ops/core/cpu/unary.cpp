@@ -7,9 +7,13 @@
 
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/pointwise.h"
 
 namespace loom::ops::cpu {
 namespace {
+
+using meta::check_clamp_bounds;
+using meta::check_neg;
 
 // Floating math: integer and bool inputs compute in float32, as torch.exp(int tensor).
 #define LOOM_FLOAT_UNARY(Name, name, expr)                      \
@@ -98,11 +102,6 @@ struct Sign {
   }
 };
 
-void check_neg(std::string_view op, const Tensor& self) {
-  LOOM_CHECK_T(TypeError, self.dtype() != DType::Bool, op,
-               ": Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
-               "to invert a mask, use the `~` or `logical_not()` operator instead.");
-}
 Tensor neg(const Tensor& self) {
   check_neg("neg", self);
   return unary_fn<Neg>(self);
@@ -157,11 +156,6 @@ C clamp_value(C x, std::optional<C> lo, std::optional<C> hi) {
   if (lo && x < *lo) x = *lo;
   if (hi && x > *hi) x = *hi;  // min > max gives max, as PyTorch
   return x;
-}
-
-void check_clamp_bounds(std::string_view op, bool has_min, bool has_max) {
-  LOOM_CHECK(has_min || has_max, op,
-             ": torch.clamp: At least one of 'min' or 'max' must not be None");
 }
 
 Tensor clamp_impl(std::string_view op, const Tensor& self, const std::optional<Scalar>& min,
@@ -239,18 +233,6 @@ Tensor& clamp_t_out(const Tensor& self, const std::optional<Tensor>& min,
 
 // ---- nan_to_num --------------------------------------------------------------------------------
 
-// The largest finite value of storage type T, in double.
-template <typename T>
-double max_finite() {
-  if constexpr (std::is_same_v<T, Half>) {
-    return 65504.0;
-  } else if constexpr (std::is_same_v<T, BFloat16>) {
-    return static_cast<double>(bfloat16_to_float(0x7f7f));
-  } else {
-    return static_cast<double>(std::numeric_limits<T>::max());
-  }
-}
-
 Tensor nan_to_num_impl(std::string_view op, const Tensor& self, std::optional<double> nan,
                        std::optional<double> posinf, std::optional<double> neginf,
                        const Tensor* out, bool inplace) {
@@ -262,8 +244,8 @@ Tensor nan_to_num_impl(std::string_view op, const Tensor& self, std::optional<do
     using C = compute_t<T>;
     if constexpr (std::is_floating_point_v<C>) {
       const C n = static_cast<C>(nan.value_or(0.0));
-      const C p = static_cast<C>(posinf.value_or(max_finite<T>()));
-      const C q = static_cast<C>(neginf.value_or(-max_finite<T>()));
+      const C p = static_cast<C>(posinf.value_or(meta::max_finite(it.common_dtype())));
+      const C q = static_cast<C>(neginf.value_or(-meta::max_finite(it.common_dtype())));
       it.for_each<T, T>([n, p, q](C x) {
         return x != x                                     ? n
                : x == std::numeric_limits<C>::infinity()  ? p

@@ -8,9 +8,13 @@
 #include "kernels/cuda_iterator.h"
 #include "kernels/pointwise_layer.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/pointwise.h"
 
 namespace loom::cuda {
 namespace {
+
+using ops::meta::check_hardtanh_limits;
+using ops::meta::check_lerp;
 
 using kernels::PointwiseLaunch;
 using kernels::PwOp;
@@ -34,11 +38,6 @@ PointwiseLaunch params(double a, double b = 0, double c = 0) {
   return p;
 }
 
-void check_hardtanh_limits(const Tensor& self, const Scalar& lo, const Scalar& hi) {
-  LOOM_CHECK_T(ValueError,
-               self.dtype() != DType::UInt8 || (lo.to_double() >= 0 && hi.to_double() >= 0),
-               "cannot do hardtanh on an unsigned type with negative limits");
-}
 Tensor hardtanh(const Tensor& self, const Scalar& lo, const Scalar& hi) {
   check_hardtanh_limits(self, lo, hi);
   return unary_run("hardtanh", PwOp::Hardtanh, kInts | kFloats, ResultRule::Common, self, nullptr,
@@ -101,10 +100,9 @@ Tensor& elu_out(const Tensor& self, const Scalar& alpha, const Scalar& scale,
 }
 
 PointwiseLaunch gelu_params(std::string_view op, std::string_view approximate) {
-  LOOM_CHECK(approximate == "none" || approximate == "tanh", op,
-             ": approximate argument must be either none or tanh, got '", approximate, "'");
+  const bool tanh = ops::meta::parse_gelu_approximate(op, approximate);
   PointwiseLaunch p;
-  p.s.i[0] = approximate == "tanh" ? 1 : 0;
+  p.s.i[0] = tanh ? 1 : 0;
   return p;
 }
 Tensor gelu(const Tensor& self, std::string_view approximate) {
@@ -148,9 +146,7 @@ Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const S
 
 Tensor where_impl(std::string_view op, const Tensor& condition, const Tensor& self,
                   const Tensor& other, const Tensor* out) {
-  LOOM_CHECK_T(TypeError, condition.defined() && condition.dtype() == DType::Bool, op,
-               ": where expected condition to be a boolean tensor, but got a tensor with dtype ",
-               condition.defined() ? torch_type_name(condition.dtype()) : "undefined");
+  ops::meta::check_where_condition(op, condition);
   CudaIterator it(op);
   // The condition stays out of promotion; it is read as 0/1 in the common dtype.
   it.add_input("condition", condition, /*promote=*/false)
@@ -170,15 +166,6 @@ Tensor& where_self_out(const Tensor& condition, const Tensor& self, const Tensor
   return out;
 }
 
-void check_lerp(std::string_view op, const Tensor& self, const Tensor& end, const Tensor* weight) {
-  LOOM_CHECK_T(TypeError, self.dtype() == end.dtype(), op, ": expected dtype ",
-               dtype_name(self.dtype()), " for `end` but got dtype ", dtype_name(end.dtype()));
-  if (weight != nullptr) {
-    LOOM_CHECK_T(TypeError, self.dtype() == weight->dtype(), op, ": expected dtype ",
-                 dtype_name(self.dtype()), " for `weight` but got dtype ",
-                 dtype_name(weight->dtype()));
-  }
-}
 Tensor lerp_impl(std::string_view op, const Tensor& self, const Tensor& end, const Tensor* weight,
                  const Scalar* scalar_weight, const Tensor* out, bool inplace) {
   check_lerp(op, self, end, weight);
@@ -222,20 +209,13 @@ template <bool kDiv>
 Tensor addc_impl(std::string_view op, const Tensor& self, const Tensor& t1, const Tensor& t2,
                  const Scalar& value, const Tensor* out, bool inplace) {
   if constexpr (kDiv) {
-    LOOM_CHECK_T(TypeError, !is_integral(t1.dtype()) || !is_integral(t2.dtype()), op,
-                 ": Integer division with addcdiv is no longer supported, and in a future release "
-                 "addcdiv will perform a true division of tensor1 and tensor2. The historic "
-                 "addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / "
-                 "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
-                 "tensor2) for float inputs. The future addcdiv behavior is just the latter "
-                 "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+    ops::meta::check_addcdiv_operands(op, t1, t2);
   }
   CudaIterator it(op);
   it.add_input("self", self).add_input("tensor1", t1).add_input("tensor2", t2);
   it.set_variant_output(inplace ? &self : out, inplace);
   it.build();
-  LOOM_CHECK_T(TypeError, !(is_integral(it.common_dtype()) && value.is_floating_point()), op,
-               ": For integral input tensors, argument value must not be a floating point number.");
+  ops::meta::check_addc_value(op, it.common_dtype(), value);
   check_dtype_category(op, it.common_dtype(), kDiv ? kFloats : (kInts | kFloats));
   PointwiseLaunch p = launch_of(kDiv ? PwOp::Addcdiv : PwOp::Addcmul);
   set_slot(p.s, 0, value);

@@ -20,51 +20,6 @@ static_assert(static_cast<int>(kernels::Dt::Float64) == static_cast<int>(DType::
                   static_cast<int>(kernels::Dt::Float16) == static_cast<int>(DType::Float16),
               "kernels::Dt must number dtypes as loom::DType does");
 
-std::string_view torch_type_name(DType d) {
-  switch (d) {
-    case DType::Bool:
-      return "Bool";
-    case DType::UInt8:
-      return "Byte";
-    case DType::Int8:
-      return "Char";
-    case DType::Int16:
-      return "Short";
-    case DType::Int32:
-      return "Int";
-    case DType::Int64:
-      return "Long";
-    case DType::Float16:
-      return "Half";
-    case DType::BFloat16:
-      return "BFloat16";
-    case DType::Float32:
-      return "Float";
-    case DType::Float64:
-      break;
-  }
-  return "Double";
-}
-
-void check_dtype_category(std::string_view op, DType d, unsigned cats) {
-  const unsigned cat = d == DType::Bool ? kBool : is_floating_point(d) ? kFloats : kInts;
-  LOOM_CHECK_T(TypeError, (cats & cat) != 0, "\"", op, "\" not implemented for '",
-               torch_type_name(d), "'");
-}
-
-DimVector broadcast_shapes(std::string_view op, IntArrayRef a, IntArrayRef b) {
-  const size_t n = std::max(a.size(), b.size());
-  DimVector out(n, 1);
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    LOOM_CHECK(da == db || da == 1 || db == 1, op, ": The size of tensor a (", da,
-               ") must match the size of tensor b (", db, ") at non-singleton dimension ", i);
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
-
 kernels::Geometry make_geometry(std::string_view op, IntArrayRef shape,
                                 const std::vector<const Tensor*>& operands) {
   const size_t nops = operands.size();
@@ -79,29 +34,10 @@ kernels::Geometry make_geometry(std::string_view op, IntArrayRef shape,
     const int64_t off = ndim - t->dim();
     for (int64_t d = 0; d < t->dim(); ++d) full[k][off + d] = t->size(d) == 1 ? 0 : t->stride(d);
   }
-  // Coalesce outermost to innermost as the CPU engine does: merge d into the previous kept
-  // dim when every operand steps through both as one.
+  // Coalesced outermost to innermost as the CPU engine does.
   DimVector sizes;
-  std::vector<DimVector> strides(nops);
-  for (int64_t d = 0; d < ndim; ++d) {
-    if (shape[d] == 1) continue;
-    if (!sizes.empty()) {
-      bool mergeable = true;
-      for (size_t k = 0; k < nops; ++k)
-        mergeable = mergeable && strides[k].back() == full[k][d] * shape[d];
-      if (mergeable) {
-        sizes.back() *= shape[d];
-        for (size_t k = 0; k < nops; ++k) strides[k].back() = full[k][d];
-        continue;
-      }
-    }
-    sizes.push_back(shape[d]);
-    for (size_t k = 0; k < nops; ++k) strides[k].push_back(full[k][d]);
-  }
-  if (sizes.empty()) {
-    sizes.push_back(1);
-    for (size_t k = 0; k < nops; ++k) strides[k].push_back(0);
-  }
+  std::vector<DimVector> strides;
+  ops::meta::coalesce_dims(shape, full, sizes, strides);
   LOOM_CHECK_T(ValueError, sizes.size() <= static_cast<size_t>(kernels::kMaxDims), op,
                ": CUDA kernels take at most ", kernels::kMaxDims,
                " dimensions that cannot be merged, got ", sizes.size(), " for shape ",
@@ -151,45 +87,15 @@ Scalar cast_value(const Scalar& v, DType dtype) {
   return Scalar(v.to_double());
 }
 
-// Note [Output layout follows the input] (ops/core/cpu/pointwise_engine.cpp): the strides
-// of a dense, not row-major input of the full shape, or empty.
-std::vector<int64_t> dense_layout_of(const Tensor& t, IntArrayRef shape) {
-  if (t.sizes() != shape || t.dim() < 2 || t.is_contiguous()) return {};
-  const auto n = static_cast<size_t>(t.dim());
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const int64_t sa = t.stride(static_cast<int64_t>(a)), sb = t.stride(static_cast<int64_t>(b));
-    return sa != sb ? sa < sb : a > b;
-  });
-  std::vector<int64_t> strides(n);
-  int64_t run = 1;
-  for (size_t i : order) {
-    const int64_t size = t.size(static_cast<int64_t>(i));
-    if (size != 1 && t.stride(static_cast<int64_t>(i)) != run) return {};
-    strides[i] = run;
-    run *= std::max<int64_t>(size, 1);
-  }
-  return strides;
-}
-
-void update(std::optional<DType>& slot, DType d) { slot = slot ? promote_types(*slot, d) : d; }
-
-// c10's combine_categories, as the CPU's ResultTypeState.
-std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> lower) {
-  if (!higher) return lower;
-  if (!lower) return higher;
-  if (is_floating_point(*higher)) return higher;
-  if (*higher == DType::Bool || is_floating_point(*lower)) return promote_types(*higher, *lower);
-  return higher;
-}
-
 }  // namespace
+
+// Note [Output layout follows the input] (loom/ops/meta/pointwise.h).
+using ops::meta::dense_layout_of;
 
 CudaIterator& CudaIterator::add_input(std::string_view name, const Tensor& t, bool promote) {
   LOOM_CHECK_T(TypeError, t.defined(), op_,
                ": expected a proper Tensor but got an undefined Tensor for argument '", name, "'");
-  if (promote) update(t.dim() == 0 ? zero_result_ : dim_result_, t.dtype());
+  if (promote) promotion_.add(t);
   if (t.dim() == 0 && t.device().is_cpu()) {
     inputs_.push_back({name, Tensor(), t.item(), promote, /*from_cpu_tensor=*/true});
     return *this;
@@ -199,9 +105,7 @@ CudaIterator& CudaIterator::add_input(std::string_view name, const Tensor& t, bo
 }
 
 CudaIterator& CudaIterator::add_promotion_scalar(const Scalar& s) {
-  update(wrapped_result_, s.is_floating_point() ? default_float_dtype()
-                          : s.is_bool()         ? DType::Bool
-                                                : DType::Int64);
+  promotion_.add(s);
   return *this;
 }
 
@@ -241,22 +145,14 @@ void CudaIterator::build() {
     if (in.tensor.defined()) shape_ = broadcast_shapes(op_, shape_, in.tensor.sizes());
   }
   if (kind_ == OutputKind::InPlace || kind_ == OutputKind::Copy) {
-    const DimVector full = broadcast_shapes(op_, out_.sizes(), shape_);
-    LOOM_CHECK(IntArrayRef(full.data(), full.size()) == out_.sizes(), op_, ": output with shape ",
-               sizes_str(out_.sizes()), " doesn't match the broadcast shape ",
-               sizes_str({full.data(), full.size()}));
-    shape_ = DimVector(out_.sizes().begin(), out_.sizes().end());
+    shape_ = ops::meta::check_inplace_shape(op_, out_, shape_);
   }
   numel_ = 1;
   for (int64_t s : shape_) numel_ *= s;
 
   // Dtypes.
-  common_ =
-      combine(dim_result_, combine(zero_result_, wrapped_result_)).value_or(default_float_dtype());
-  if (rule_ == ResultRule::IntToFloat && !is_floating_point(common_))
-    common_ = default_float_dtype();
-  result_ = rule_ == ResultRule::Bool ? DType::Bool : common_;
-  if (kind_ == OutputKind::Copy) result_ = out_.dtype();
+  common_ = ops::meta::computation_dtype(promotion_.result(), rule_);
+  result_ = ops::meta::result_dtype(common_, rule_, kind_, out_);
 
   // Output.
   const TensorOptions opts = TensorOptions{}.with(dev);
@@ -271,19 +167,9 @@ void CudaIterator::build() {
       out_ = Tensor::empty({numel_}, opts.with(result_)).as_strided_view(shape(), layout, 0);
     }
   } else {
-    if (kind_ != OutputKind::Copy) {
-      LOOM_CHECK_T(TypeError, can_cast(result_, out_.dtype()), op_, ": result type ",
-                   torch_type_name(result_), " can't be cast to the desired output type ",
-                   torch_type_name(out_.dtype()));
-    }
     bool has_tensor_input = false;
     for (const Operand& in : inputs_) has_tensor_input = has_tensor_input || in.tensor.defined();
-    for (int64_t d = 0; d < out_.dim() && has_tensor_input; ++d) {
-      LOOM_CHECK(out_.size(d) <= 1 || out_.stride(d) != 0, op_,
-                 ": unsupported operation: more than one element of the written-to tensor refers "
-                 "to a single memory location. Please clone() the tensor before performing the "
-                 "operation.");
-    }
+    ops::meta::check_written_output(op_, out_, result_, kind_, has_tensor_input);
     resize_output(op_, out_, shape());
   }
   result_buf_ = out_.dtype() == result_ ? out_ : Tensor::empty(shape(), opts.with(result_));
@@ -366,7 +252,7 @@ void run_checking_zero_division(CudaIterator& it, kernels::PointwiseLaunch p) {
         it.op());
     LOOM_CUDA_CHECK(cudaStreamSynchronize(stream), it.op());
   }
-  LOOM_CHECK_T(ValueError, host == 0, it.op(), ": ZeroDivisionError (integer division by zero)");
+  if (host != 0) ops::meta::throw_zero_division(it.op());
 }
 
 }  // namespace loom::cuda

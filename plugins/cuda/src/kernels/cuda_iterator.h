@@ -13,34 +13,29 @@
 #include "loom/core/scalar.h"
 #include "loom/core/tensor.h"
 #include "loom/core/tensor_impl.h"
+#include "loom/ops/meta/pointwise.h"
 
 namespace loom::cuda {
 
 /// The kernel-side code of a dtype.
 inline kernels::Dt to_dt(DType d) { return static_cast<kernels::Dt>(static_cast<int8_t>(d)); }
 
-/// Dtype categories a kernel accepts (bitmask), as the CPU's dispatch_dtypes.
-inline constexpr unsigned kBool = 1, kInts = 2, kFloats = 4;
-inline constexpr unsigned kAllTypes = kBool | kInts | kFloats;
-
-/// Throws PyTorch's `"op" not implemented for 'Long'` unless d's category is in cats.
-void check_dtype_category(std::string_view op, DType d, unsigned cats);
-
-/// PyTorch's legacy dtype names ("Float", "Long") for messages.
-std::string_view torch_type_name(DType d);
-
-/// The broadcast of two shapes (the CPU's message on a mismatch).
-DimVector broadcast_shapes(std::string_view op, IntArrayRef a, IntArrayRef b);
+// Dtype categories, PyTorch's dtype names, broadcasting, promotion and output kinds: the rules
+// every backend shares (loom/ops/meta/pointwise.h).
+using ops::meta::broadcast_shapes;
+using ops::meta::check_dtype_category;
+using ops::meta::kAllTypes;
+using ops::meta::kBool;
+using ops::meta::kFloats;
+using ops::meta::kInts;
+using ops::meta::OutputKind;
+using ops::meta::ResultRule;
+using ops::meta::torch_type_name;
 
 /// Element strides of each operand over shape (right-aligned; 0 where broadcast; a null
 /// operand is a scalar), coalesced and innermost first (Note [CUDA kernel geometry]).
 kernels::Geometry make_geometry(std::string_view op, IntArrayRef shape,
                                 const std::vector<const Tensor*>& operands);
-
-/// How the result dtype follows from the common dtype (the CPU's ResultRule).
-enum class ResultRule { Common, IntToFloat, Bool };
-/// Where the result goes (the CPU's OutputKind).
-enum class OutputKind { New, Out, InPlace, Copy };
 
 /// See the file comment.
 class CudaIterator {
@@ -102,7 +97,7 @@ class CudaIterator {
   };
   std::string_view op_;
   std::vector<Operand> inputs_;
-  std::optional<DType> dim_result_, zero_result_, wrapped_result_;
+  ops::meta::ResultTypeState promotion_;
   Tensor out_;
   OutputKind kind_ = OutputKind::New;
   ResultRule rule_ = ResultRule::Common;

@@ -14,6 +14,7 @@
 #include "loom/core/half.h"
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/pointwise.h"
 
 namespace loom::cuda {
 namespace {
@@ -21,6 +22,15 @@ namespace {
 using kernels::PointwiseLaunch;
 using kernels::PwOp;
 using namespace pointwise;  // NOLINT: the variant layer is this file's vocabulary
+
+using ops::meta::bool_if;
+using ops::meta::check_alpha;
+using ops::meta::check_clamp_bounds;
+using ops::meta::check_neg;
+using ops::meta::check_sub_bool;
+using ops::meta::max_finite;
+using ops::meta::parse_rounding;
+using ops::meta::Rounding;
 
 // Unary math (integers compute in float32), rounding (identity on integers), the rest.
 LOOM_CUDA_OP(Exp, "exp", Exp, kFloats, IntToFloat);
@@ -68,11 +78,6 @@ LOOM_CUDA_OP(BitwiseXor, "bitwise_xor", BitwiseXor, kBool | kInts, Common);
 
 // ---- neg ---------------------------------------------------------------------------------------
 
-void check_neg(std::string_view op, const Tensor& self) {
-  LOOM_CHECK_T(TypeError, !self.defined() || self.dtype() != DType::Bool, op,
-               ": Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
-               "to invert a mask, use the `~` or `logical_not()` operator instead.");
-}
 Tensor neg(const Tensor& self) {
   check_neg("neg", self);
   return unary_fn<Neg>(self);
@@ -87,22 +92,6 @@ Tensor& neg_out(const Tensor& self, Tensor& out) {
 }
 
 // ---- add / sub -------------------------------------------------------------------------------
-
-void check_alpha(std::string_view op, DType result, const Scalar& alpha) {
-  LOOM_CHECK_T(TypeError, !(is_integral(result) && alpha.is_floating_point()), op,
-               ": For integral input tensors, argument alpha must not be a floating point number.");
-  LOOM_CHECK_T(TypeError, result == DType::Bool || !alpha.is_bool(), op,
-               ": Boolean alpha only supported for Boolean results.");
-}
-
-void check_sub_bool(std::string_view op, DType a, std::optional<DType> b) {
-  LOOM_CHECK_T(TypeError, !(a == DType::Bool && b == DType::Bool), op,
-               ": Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
-               "`^` or `logical_xor()` operator instead.");
-  LOOM_CHECK_T(TypeError, a != DType::Bool && b != DType::Bool, op,
-               ": Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
-               "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-}
 
 // self + sign * alpha * other; other is a tensor or a Scalar.
 Tensor add_impl(std::string_view op, const Tensor& self, const Tensor* other,
@@ -163,9 +152,6 @@ Tensor& sub_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Te
   add_impl("sub.out", self, &other, nullptr, alpha, &out, false, -1);
   return out;
 }
-std::optional<DType> bool_if(const Scalar& s) {
-  return s.is_bool() ? std::optional<DType>(DType::Bool) : std::nullopt;
-}
 Tensor sub_scalar(const Tensor& self, const Scalar& other, const Scalar& alpha) {
   check_sub_bool("sub.Scalar", self.dtype(), bool_if(other));
   return add_impl("sub.Scalar", self, nullptr, &other, alpha, nullptr, false, -1);
@@ -182,17 +168,6 @@ Tensor& sub_scalar_out(const Tensor& self, const Scalar& other, const Scalar& al
 }
 
 // ---- div / remainder / fmod --------------------------------------------------------------------
-
-enum class Rounding { None, Trunc, Floor };
-
-Rounding parse_rounding(std::string_view op, std::optional<std::string_view> mode) {
-  if (!mode) return Rounding::None;
-  if (*mode == "trunc") return Rounding::Trunc;
-  if (*mode == "floor") return Rounding::Floor;
-  LOOM_THROW(ValueError, op,
-             ": div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
-             *mode, "'");
-}
 
 // A binary op of integers and floats whose integer form may divide by zero; self and other
 // are each a tensor or a Scalar.
@@ -334,9 +309,7 @@ Tensor pow_impl(std::string_view op, const Tensor* self, const Scalar* scalar_se
   }
   it.set_variant_output(inplace ? self : out, inplace);
   it.build();
-  LOOM_CHECK(!(scalar_exp != nullptr && is_integral(it.common_dtype(), false) &&
-               scalar_exp->is_integral() && scalar_exp->to_int() < 0),
-             op, ": Integers to negative integer powers are not allowed.");
+  ops::meta::check_pow_exponent(op, it.common_dtype(), scalar_exp);
   check_dtype_category(op, it.common_dtype(), kAllTypes);
   it.run(launch_of(scalar_exp != nullptr ? PwOp::PowScalarExp : PwOp::Pow));
   return it.finish();
@@ -393,11 +366,6 @@ Tensor& round_decimals_out(const Tensor& self, int64_t decimals, Tensor& out) {
   unary_run("round.decimals_out", PwOp::RoundDecimals, kFloats, ResultRule::Common, self, &out,
             false, round_decimals_launch(decimals));
   return out;
-}
-
-void check_clamp_bounds(std::string_view op, bool has_min, bool has_max) {
-  LOOM_CHECK(has_min || has_max, op,
-             ": torch.clamp: At least one of 'min' or 'max' must not be None");
 }
 
 Tensor clamp_impl(std::string_view op, const Tensor& self, const std::optional<Scalar>& min,
@@ -457,20 +425,6 @@ Tensor& clamp_t_out(const Tensor& self, const std::optional<Tensor>& min,
                     const std::optional<Tensor>& max, Tensor& out) {
   clamp_tensor_impl("clamp.Tensor_out", self, min, max, &out, false);
   return out;
-}
-
-// The largest finite value of a floating dtype, in double.
-double max_finite(DType t) {
-  switch (t) {
-    case DType::Float16:
-      return 65504.0;
-    case DType::BFloat16:
-      return static_cast<double>(bfloat16_to_float(0x7f7f));
-    case DType::Float32:
-      return static_cast<double>(std::numeric_limits<float>::max());
-    default:
-      return std::numeric_limits<double>::max();
-  }
 }
 
 Tensor nan_to_num_impl(std::string_view op, const Tensor& self, std::optional<double> nan,
