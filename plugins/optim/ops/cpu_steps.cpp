@@ -21,13 +21,13 @@ using meta::bump_versions;
 using meta::StepArg;
 using meta::value_or_undefined;
 
-/// The checks of meta::check_step_args, every tensor on the CPU.
-void check_step_args(std::string_view op, const std::vector<StepArg>& args) {
-  meta::check_step_args(op, args, [&](const StepArg& a) {
+/// The CPU kernels' device rule for the meta::check_*_step checks: every tensor on the CPU.
+auto cpu_device_rule(std::string_view op) {
+  return [op](const StepArg& a) {
     LOOM_CHECK_T(DeviceError, a.tensor.device().is_cpu(), op,
                  ": expected all tensors on the cpu (this is the CPU kernel), got ", a.name, " ",
                  a.tensor.describe());
-  });
+  };
 }
 
 /// Calls visit(offset, i) for element i (row-major order) of t, at element offset `offset`.
@@ -121,8 +121,7 @@ void sgd_step_(Tensor& param, const Tensor& grad, const std::optional<Tensor>& m
                bool maximize, bool is_first_step) {
   constexpr std::string_view op = "optim::sgd_step_";
   const Tensor buf = value_or_undefined(momentum_buffer);
-  check_step_args(op, {{"param", param}, {"grad", grad}, {"momentum_buffer", buf}});
-  meta::check_sgd_step(op, momentum, buf);
+  meta::check_sgd_step(op, param, grad, buf, momentum, cpu_device_rule(op));
   dispatch_floating(param.dtype(), [&]<typename T>() {
     const T t_lr = T(lr), t_mom = T(momentum), t_damp = T(1 - dampening), t_wd = T(weight_decay);
     const T sign = maximize ? T(-1) : T(1);
@@ -163,12 +162,8 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_
                 bool decoupled_weight_decay) {
   constexpr std::string_view op = "optim::adam_step_";
   const Tensor vmax = value_or_undefined(max_exp_avg_sq);
-  check_step_args(op, {{"param", param},
-                       {"grad", grad},
-                       {"exp_avg", exp_avg},
-                       {"exp_avg_sq", exp_avg_sq},
-                       {"max_exp_avg_sq", vmax}});
-  meta::check_adam_step(op, exp_avg, exp_avg_sq, vmax, amsgrad, step);
+  meta::check_adam_step(op, param, grad, exp_avg, exp_avg_sq, vmax, amsgrad, step,
+                        cpu_device_rule(op));
   // Scalars as PyTorch's single-tensor Adam forms them, in double, then in the dtype.
   const meta::AdamScalars sc = meta::adam_scalars(step, lr, beta1, beta2, weight_decay);
   dispatch_floating(param.dtype(), [&]<typename T>() {
@@ -225,12 +220,8 @@ void rmsprop_step_(Tensor& param, const Tensor& grad, Tensor& square_avg,
                    double eps, double weight_decay, double momentum, bool centered, bool maximize) {
   constexpr std::string_view op = "optim::rmsprop_step_";
   const Tensor gavg = value_or_undefined(grad_avg), buf = value_or_undefined(momentum_buffer);
-  check_step_args(op, {{"param", param},
-                       {"grad", grad},
-                       {"square_avg", square_avg},
-                       {"grad_avg", gavg},
-                       {"momentum_buffer", buf}});
-  meta::check_rmsprop_step(op, square_avg, gavg, buf, centered, momentum);
+  meta::check_rmsprop_step(op, param, grad, square_avg, gavg, buf, centered, momentum,
+                           cpu_device_rule(op));
   dispatch_floating(param.dtype(), [&]<typename T>() {
     const T t_lr = T(lr), t_alpha = T(alpha), w = T(1 - alpha), t_eps = T(eps);
     const T t_wd = T(weight_decay), t_mom = T(momentum);
@@ -273,8 +264,7 @@ void rmsprop_step_(Tensor& param, const Tensor& grad, Tensor& square_avg,
 void adagrad_step_(Tensor& param, const Tensor& grad, Tensor& state_sum, int64_t step, double lr,
                    double lr_decay, double weight_decay, double eps, bool maximize) {
   constexpr std::string_view op = "optim::adagrad_step_";
-  check_step_args(op, {{"param", param}, {"grad", grad}, {"state_sum", state_sum}});
-  meta::check_adagrad_step(op, state_sum, step);
+  meta::check_adagrad_step(op, param, grad, state_sum, step, cpu_device_rule(op));
   const double clr = meta::adagrad_clr(step, lr, lr_decay);
   dispatch_floating(param.dtype(), [&]<typename T>() {
     const T t_clr = T(clr), t_wd = T(weight_decay), t_eps = T(eps);

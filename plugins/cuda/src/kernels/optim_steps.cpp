@@ -37,21 +37,21 @@ using optim::meta::bump_versions;
 using optim::meta::StepArg;
 using optim::meta::value_or_undefined;
 
-/// The checks of optim::meta::check_step_args (the CPU kernels' own), with every tensor on
-/// param's CUDA device instead of the CPU.
-void check_step_args(std::string_view op, const std::vector<StepArg>& args) {
-  const Tensor& param = args[0].tensor;
-  check_defined(op, {{args[0].name, args[0].tensor}, {args[1].name, args[1].tensor}});
+/// The CUDA kernels' device rule for the optim::meta::check_*_step checks (the CPU kernels'
+/// own checks): param, checked here first once param and grad are given, on a CUDA device,
+/// and every other tensor on param's device.
+auto cuda_device_rule(std::string_view op, const Tensor& param, const Tensor& grad) {
+  check_defined(op, {{"param", param}, {"grad", grad}});
   LOOM_CHECK_T(DeviceError, param.device().type() == device_type(), op,
                ": expected all tensors on a CUDA device (this is the CUDA kernel), got param ",
                param.describe());
   const int device = device_index(param);
-  optim::meta::check_step_args(op, args, [&](const StepArg& a) {
+  return [op, device](const StepArg& a) {
     LOOM_CHECK_T(DeviceError,
                  a.tensor.device().type() == device_type() && device_index(a.tensor) == device, op,
                  ": expected all tensors on param's device cuda:", device, ", got ", a.name, " ",
                  a.tensor.describe());
-  });
+  };
 }
 
 /// The kernels take contiguous tensors. Parameters and their state almost always are; one that
@@ -83,8 +83,7 @@ void sgd_step_(Tensor& param, const Tensor& grad, const std::optional<Tensor>& m
                bool maximize, bool is_first_step) {
   constexpr std::string_view op = "optim::sgd_step_";
   const Tensor buf = value_or_undefined(momentum_buffer);
-  check_step_args(op, {{"param", param}, {"grad", grad}, {"momentum_buffer", buf}});
-  optim::meta::check_sgd_step(op, momentum, buf);
+  optim::meta::check_sgd_step(op, param, grad, buf, momentum, cuda_device_rule(op, param, grad));
   const DeviceGuard guard(device_index(param));
   const Staged x(param, true), g(grad, false), b(momentum != 0 ? buf : Tensor(), true);
   kernels::SgdStepLaunch a;
@@ -112,12 +111,8 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_
                 bool decoupled_weight_decay) {
   constexpr std::string_view op = "optim::adam_step_";
   const Tensor vmax = value_or_undefined(max_exp_avg_sq);
-  check_step_args(op, {{"param", param},
-                       {"grad", grad},
-                       {"exp_avg", exp_avg},
-                       {"exp_avg_sq", exp_avg_sq},
-                       {"max_exp_avg_sq", vmax}});
-  optim::meta::check_adam_step(op, exp_avg, exp_avg_sq, vmax, amsgrad, step);
+  optim::meta::check_adam_step(op, param, grad, exp_avg, exp_avg_sq, vmax, amsgrad, step,
+                               cuda_device_rule(op, param, grad));
   // The scalars as the CPU kernel forms them (PyTorch's single-tensor Adam), in double.
   const optim::meta::AdamScalars sc =
       optim::meta::adam_scalars(step, lr, beta1, beta2, weight_decay);
@@ -153,12 +148,8 @@ void rmsprop_step_(Tensor& param, const Tensor& grad, Tensor& square_avg,
                    double eps, double weight_decay, double momentum, bool centered, bool maximize) {
   constexpr std::string_view op = "optim::rmsprop_step_";
   const Tensor gavg = value_or_undefined(grad_avg), buf = value_or_undefined(momentum_buffer);
-  check_step_args(op, {{"param", param},
-                       {"grad", grad},
-                       {"square_avg", square_avg},
-                       {"grad_avg", gavg},
-                       {"momentum_buffer", buf}});
-  optim::meta::check_rmsprop_step(op, square_avg, gavg, buf, centered, momentum);
+  optim::meta::check_rmsprop_step(op, param, grad, square_avg, gavg, buf, centered, momentum,
+                                  cuda_device_rule(op, param, grad));
   const DeviceGuard guard(device_index(param));
   const Staged x(param, true), g(grad, false), sq(square_avg, true),
       ga(centered ? gavg : Tensor(), true), b(momentum > 0 ? buf : Tensor(), true);
@@ -185,8 +176,8 @@ void rmsprop_step_(Tensor& param, const Tensor& grad, Tensor& square_avg,
 void adagrad_step_(Tensor& param, const Tensor& grad, Tensor& state_sum, int64_t step, double lr,
                    double lr_decay, double weight_decay, double eps, bool maximize) {
   constexpr std::string_view op = "optim::adagrad_step_";
-  check_step_args(op, {{"param", param}, {"grad", grad}, {"state_sum", state_sum}});
-  optim::meta::check_adagrad_step(op, state_sum, step);
+  optim::meta::check_adagrad_step(op, param, grad, state_sum, step,
+                                  cuda_device_rule(op, param, grad));
   const DeviceGuard guard(device_index(param));
   const Staged x(param, true), g(grad, false), sum(state_sum, true);
   kernels::AdagradStepLaunch a;

@@ -4,7 +4,8 @@
 /// argument checks, parameter parsing (the scalars each update forms from its hyperparameters)
 /// and the bookkeeping every backend of these ops shares, so that error messages are word for
 /// word the same on every device. The formulas are Note [Fused update formulas] in
-/// loom/optim/ops.h. Each backend passes its own device check (a callable taking a StepArg).
+/// loom/optim/ops.h. Each backend passes its own device rule (a callable taking a StepArg) to the check_*_step
+/// functions.
 
 #include <cmath>
 #include <cstddef>
@@ -65,16 +66,31 @@ inline void check_step_args(std::string_view op, const std::vector<StepArg>& arg
   }
 }
 
-/// sgd_step_'s own check (after check_step_args): momentum needs a buffer.
-inline void check_sgd_step(std::string_view op, double momentum, const Tensor& momentum_buffer) {
+/// sgd_step_'s checks: check_step_args, then a buffer when momentum is used.
+template <typename DeviceCheck>
+inline void check_sgd_step(std::string_view op, const Tensor& param, const Tensor& grad,
+                           const Tensor& momentum_buffer, double momentum,
+                           DeviceCheck&& check_device) {
+  check_step_args(op, {{"param", param}, {"grad", grad}, {"momentum_buffer", momentum_buffer}},
+                  check_device);
   LOOM_CHECK(momentum == 0 || momentum_buffer.defined(), op, ": momentum=", momentum,
              " needs a momentum_buffer, got none");
 }
 
-/// adam_step_'s own checks (after check_step_args): both moments given, max_exp_avg_sq with
+/// adam_step_'s checks: check_step_args, then both moments given, max_exp_avg_sq with
 /// amsgrad, step counted from 1.
-inline void check_adam_step(std::string_view op, const Tensor& exp_avg, const Tensor& exp_avg_sq,
-                            const Tensor& max_exp_avg_sq, bool amsgrad, int64_t step) {
+template <typename DeviceCheck>
+inline void check_adam_step(std::string_view op, const Tensor& param, const Tensor& grad,
+                            const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                            const Tensor& max_exp_avg_sq, bool amsgrad, int64_t step,
+                            DeviceCheck&& check_device) {
+  check_step_args(op,
+                  {{"param", param},
+                   {"grad", grad},
+                   {"exp_avg", exp_avg},
+                   {"exp_avg_sq", exp_avg_sq},
+                   {"max_exp_avg_sq", max_exp_avg_sq}},
+                  check_device);
   LOOM_CHECK(exp_avg.defined() && exp_avg_sq.defined(), op,
              ": expected exp_avg and exp_avg_sq, got an undefined tensor");
   LOOM_CHECK(!amsgrad || max_exp_avg_sq.defined(), op,
@@ -82,19 +98,32 @@ inline void check_adam_step(std::string_view op, const Tensor& exp_avg, const Te
   LOOM_CHECK(step >= 1, op, ": expected step >= 1 (the number of this update), got ", step);
 }
 
-/// rmsprop_step_'s own checks (after check_step_args): square_avg given, grad_avg when
-/// centered, a buffer when momentum > 0.
-inline void check_rmsprop_step(std::string_view op, const Tensor& square_avg,
-                               const Tensor& grad_avg, const Tensor& momentum_buffer,
-                               bool centered, double momentum) {
+/// rmsprop_step_'s checks: check_step_args, then square_avg given, grad_avg when centered,
+/// a buffer when momentum > 0.
+template <typename DeviceCheck>
+inline void check_rmsprop_step(std::string_view op, const Tensor& param, const Tensor& grad,
+                               const Tensor& square_avg, const Tensor& grad_avg,
+                               const Tensor& momentum_buffer, bool centered, double momentum,
+                               DeviceCheck&& check_device) {
+  check_step_args(op,
+                  {{"param", param},
+                   {"grad", grad},
+                   {"square_avg", square_avg},
+                   {"grad_avg", grad_avg},
+                   {"momentum_buffer", momentum_buffer}},
+                  check_device);
   LOOM_CHECK(square_avg.defined(), op, ": expected square_avg, got an undefined tensor");
   LOOM_CHECK(!centered || grad_avg.defined(), op, ": centered=True needs grad_avg, got none");
   LOOM_CHECK(momentum <= 0 || momentum_buffer.defined(), op, ": momentum=", momentum,
              " needs a momentum_buffer, got none");
 }
 
-/// adagrad_step_'s own checks (after check_step_args): state_sum given, step counted from 1.
-inline void check_adagrad_step(std::string_view op, const Tensor& state_sum, int64_t step) {
+/// adagrad_step_'s checks: check_step_args, then state_sum given, step counted from 1.
+template <typename DeviceCheck>
+inline void check_adagrad_step(std::string_view op, const Tensor& param, const Tensor& grad,
+                               const Tensor& state_sum, int64_t step, DeviceCheck&& check_device) {
+  check_step_args(op, {{"param", param}, {"grad", grad}, {"state_sum", state_sum}},
+                  check_device);
   LOOM_CHECK(state_sum.defined(), op, ": expected state_sum, got an undefined tensor");
   LOOM_CHECK(step >= 1, op, ": expected step >= 1 (the number of this update), got ", step);
 }
