@@ -8,9 +8,12 @@
 #include "cpu/strided_copy.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/shape.h"
 
 namespace loom::ops::cpu {
 namespace {
+
+using meta::skipped_in_cat;
 
 using Dims = std::vector<int64_t>;
 
@@ -25,9 +28,6 @@ void* block_ptr(const Tensor& t, int64_t dim, int64_t start) {
          start * t.stride(dim) * static_cast<int64_t>(t.element_size());
 }
 
-// PyTorch skips legacy 1-D empty tensors ([0]) when concatenating.
-bool skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; }
-
 // Copies src into dst (same sizes). Mixed dtypes (cat and stack promote, as PyTorch does)
 // go through aten::copy_, which owns dtype conversion; same dtypes stay a byte copy.
 void copy_into(const Tensor& dst, const Tensor& src) {
@@ -41,53 +41,20 @@ void copy_into(const Tensor& dst, const Tensor& src) {
   copy_op(dst, src, false);
 }
 
-DType promoted_dtype(TensorList tensors) {
-  DType t = tensors[0].dtype();
-  for (const Tensor& x : tensors) t = promote_types(t, x.dtype());
-  return t;
-}
-
 Tensor cat(TensorList tensors, int64_t dim) {
-  LOOM_CHECK(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    LOOM_CHECK(tensors[i].dim() > 0, "zero-dimensional tensor (at position ", i,
-               ") cannot be concatenated");
-  }
-  const Tensor* ref = nullptr;
-  for (const Tensor& t : tensors) {
-    if (!skipped_in_cat(t)) {
-      ref = &t;
-      break;
-    }
-  }
+  meta::check_cat_inputs(tensors);
   const Tensor& first = tensors[0];
   for (const Tensor& t : tensors) {
     LOOM_CHECK_T(DeviceError, t.device() == first.device(),
                  "Expected all tensors to be on the same device, but found ", first.device().str(),
                  " and ", t.device().str());
   }
-  const DType out_dtype = promoted_dtype(tensors);
-  if (ref == nullptr) {
-    return Tensor::empty({0}, TensorOptions{}.with(out_dtype).with(first.device()));
+  const meta::CatShape shape = meta::cat_shape(tensors, dim);
+  if (shape.empty) {
+    return Tensor::empty({0}, TensorOptions{}.with(shape.dtype).with(first.device()));
   }
-  dim = wrap_dim(dim, ref->dim());
-  Dims sizes(ref->sizes().begin(), ref->sizes().end());
-  int64_t total = 0;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const Tensor& t = tensors[i];
-    if (skipped_in_cat(t)) continue;
-    LOOM_CHECK(t.dim() == ref->dim(), "Tensors must have same number of dimensions: got ",
-               ref->dim(), " and ", t.dim());
-    for (int64_t d = 0; d < t.dim(); ++d) {
-      if (d == dim) continue;
-      LOOM_CHECK(t.size(d) == sizes[d], "Sizes of tensors must match except in dimension ", dim,
-                 ". Expected size ", sizes[d], " but got size ", t.size(d), " for tensor number ",
-                 i, " in the list.");
-    }
-    total += t.size(dim);
-  }
-  sizes[dim] = total;
-  Tensor out = Tensor::empty(sizes, TensorOptions{}.with(out_dtype).with(first.device()));
+  dim = shape.dim;
+  Tensor out = Tensor::empty(shape.sizes, TensorOptions{}.with(shape.dtype).with(first.device()));
   int64_t start = 0;
   for (const Tensor& t : tensors) {
     if (skipped_in_cat(t) || t.size(dim) == 0) continue;
@@ -99,18 +66,11 @@ Tensor cat(TensorList tensors, int64_t dim) {
 }
 
 Tensor stack(TensorList tensors, int64_t dim) {
-  LOOM_CHECK(!tensors.empty(), "stack expects a non-empty TensorList");
+  dim = meta::check_stack_inputs(tensors, dim);
   const Tensor& first = tensors[0];
-  dim = wrap_dim(dim, first.dim() + 1);
-  for (size_t i = 1; i < tensors.size(); ++i) {
-    LOOM_CHECK(tensors[i].sizes() == first.sizes(),
-               "stack expects each tensor to be equal size, but got ", sizes_str(first.sizes()),
-               " at entry 0 and ", sizes_str(tensors[i].sizes()), " at entry ", i);
-  }
-  Dims sizes(first.sizes().begin(), first.sizes().end());
-  sizes.insert(sizes.begin() + dim, static_cast<int64_t>(tensors.size()));
-  Tensor out =
-      Tensor::empty(sizes, TensorOptions{}.with(promoted_dtype(tensors)).with(first.device()));
+  const Dims sizes = meta::stack_sizes(tensors, dim);
+  Tensor out = Tensor::empty(
+      sizes, TensorOptions{}.with(meta::promoted_dtype(tensors)).with(first.device()));
   // Each input fills out.select(dim, i): out's strides without dim.
   Dims out_strides(out.strides().begin(), out.strides().end());
   out_strides.erase(out_strides.begin() + dim);
@@ -124,48 +84,16 @@ Tensor stack(TensorList tensors, int64_t dim) {
 }
 
 Tensor repeat(const Tensor& self, IntArrayRef repeats) {
-  const auto nd = static_cast<int64_t>(repeats.size());
-  LOOM_CHECK(nd >= self.dim(),
-             "Number of dimensions of repeat dims can not be smaller than "
-             "number of dimensions of tensor");
-  Dims sizes(nd);
-  Dims in_sizes(nd, 1), in_strides(nd, 0);
-  const int64_t lead = nd - self.dim();
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    in_sizes[lead + d] = self.size(d);
-    in_strides[lead + d] = self.stride(d);
-  }
-  for (int64_t d = 0; d < nd; ++d) {
-    LOOM_CHECK(repeats[d] >= 0, "Trying to create tensor with negative dimension ", repeats[d],
-               ": ", sizes_str(repeats));
-    sizes[d] = in_sizes[d] * repeats[d];
-  }
-  Tensor out = empty_like_contiguous(self, sizes);
+  const meta::RepeatPlan plan = meta::repeat_plan(self, repeats);
+  Tensor out = empty_like_contiguous(self, plan.sizes);
   if (out.numel() == 0) return out;
-  // View out as [r0, s0, r1, s1, ...] and copy the input into it with stride 0 over each r.
-  Dims block_sizes, dst_strides, src_strides;
-  for (int64_t d = 0; d < nd; ++d) {
-    block_sizes.push_back(repeats[d]);
-    block_sizes.push_back(in_sizes[d]);
-    dst_strides.push_back(in_sizes[d] * out.stride(d));
-    dst_strides.push_back(out.stride(d));
-    src_strides.push_back(0);
-    src_strides.push_back(in_strides[d]);
-  }
-  copy_strided(out.data_ptr(), dst_strides, self.data_ptr(), src_strides, block_sizes,
-               self.element_size());
+  copy_strided(out.data_ptr(), plan.dst_strides, self.data_ptr(), plan.src_strides,
+               plan.block_sizes, self.element_size());
   return out;
 }
 
 Tensor flip(const Tensor& self, IntArrayRef dims) {
-  std::vector<bool> flipped(self.dim(), false);
-  for (int64_t d : dims) {
-    const int64_t w = wrap_dim(d, self.dim());
-    if (self.dim() == 0) continue;
-    LOOM_CHECK(!flipped[w], "dims has duplicates, original flip dims size=", dims.size(),
-               ", but unique flip dims size=", dims.size() - 1);
-    flipped[w] = true;
-  }
+  const std::vector<bool> flipped = meta::flip_dims(self, dims);
   Dims sizes(self.sizes().begin(), self.sizes().end());
   Tensor out = empty_like_contiguous(self, sizes);
   if (out.numel() == 0) return out;
@@ -189,7 +117,7 @@ Tensor roll_one(const Tensor& self, int64_t shift, int64_t dim) {
   Tensor out = empty_like_contiguous(self, sizes);
   if (out.numel() == 0) return out;
   const int64_t n = sizes[dim];
-  const int64_t s = ((shift % n) + n) % n;
+  const int64_t s = meta::roll_shift(shift, n);
   // out[s:] = self[:n-s]; out[:s] = self[n-s:].
   Dims part = sizes;
   part[dim] = n - s;
@@ -204,7 +132,7 @@ Tensor roll_one(const Tensor& self, int64_t shift, int64_t dim) {
 }
 
 Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
-  LOOM_CHECK(!shifts.empty(), "`shifts` required");
+  meta::check_roll_shifts(shifts);
   if (dims.empty() && shifts.size() == 1) {
     // Roll the flattened tensor, then restore the shape.
     Tensor flat = contiguous_copy(self);
@@ -212,8 +140,7 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
     Tensor rolled = roll_one(line, shifts[0], 0);
     return rolled.as_strided_view(self.sizes(), contiguous_strides(self.sizes()), 0);
   }
-  LOOM_CHECK(shifts.size() == dims.size(),
-             "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:", dims.size());
+  meta::check_roll_dims(shifts, dims);
   Tensor out = self;
   for (size_t i = 0; i < dims.size(); ++i) {
     out = roll_one(out, shifts[i], wrap_dim(dims[i], self.dim()));
@@ -284,11 +211,7 @@ Tensor& triu_(Tensor& self, int64_t diagonal) { return triangle_("triu_", self, 
 
 // tile pads dims with leading ones up to self.dim(), then repeats (numpy's tile).
 Tensor tile(const Tensor& self, IntArrayRef dims) {
-  std::vector<int64_t> reps(dims.begin(), dims.end());
-  if (static_cast<int64_t>(reps.size()) < self.dim()) {
-    reps.insert(reps.begin(), self.dim() - static_cast<int64_t>(reps.size()), 1);
-  }
-  return repeat(self, reps);
+  return repeat(self, meta::tile_repeats(self, dims));
 }
 
 Tensor tril(const Tensor& self, int64_t diagonal) {

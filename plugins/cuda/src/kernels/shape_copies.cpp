@@ -9,23 +9,18 @@
 #include "kernels/kernel_api.h"
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/shape.h"
 #include "runtime/context.h"
 
 namespace loom::cuda {
 namespace {
 
+using ops::meta::skipped_in_cat;
+
 using Dims = std::vector<int64_t>;
 
 Tensor empty_contiguous(const Tensor& like, DType dtype, const Dims& sizes) {
   return Tensor::empty(sizes, TensorOptions{}.with(dtype).with(like.device()));
-}
-
-bool skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; }
-
-DType promoted_dtype(TensorList tensors) {
-  DType t = tensors[0].dtype();
-  for (const Tensor& x : tensors) t = promote_types(t, x.dtype());
-  return t;
 }
 
 void check_devices(const char* op, TensorList tensors) {
@@ -38,40 +33,13 @@ void check_devices(const char* op, TensorList tensors) {
 }
 
 Tensor cat(TensorList tensors, int64_t dim) {
-  LOOM_CHECK(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    LOOM_CHECK(tensors[i].dim() > 0, "zero-dimensional tensor (at position ", i,
-               ") cannot be concatenated");
-  }
-  const Tensor* ref = nullptr;
-  for (const Tensor& t : tensors) {
-    if (!skipped_in_cat(t)) {
-      ref = &t;
-      break;
-    }
-  }
+  ops::meta::check_cat_inputs(tensors);
   check_devices("cat", tensors);
   const Tensor& first = tensors[0];
-  const DType out_dtype = promoted_dtype(tensors);
-  if (ref == nullptr) return empty_contiguous(first, out_dtype, {0});
-  dim = wrap_dim(dim, ref->dim());
-  Dims sizes(ref->sizes().begin(), ref->sizes().end());
-  int64_t total = 0;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const Tensor& t = tensors[i];
-    if (skipped_in_cat(t)) continue;
-    LOOM_CHECK(t.dim() == ref->dim(), "Tensors must have same number of dimensions: got ",
-               ref->dim(), " and ", t.dim());
-    for (int64_t d = 0; d < t.dim(); ++d) {
-      if (d == dim) continue;
-      LOOM_CHECK(t.size(d) == sizes[d], "Sizes of tensors must match except in dimension ", dim,
-                 ". Expected size ", sizes[d], " but got size ", t.size(d), " for tensor number ",
-                 i, " in the list.");
-    }
-    total += t.size(dim);
-  }
-  sizes[dim] = total;
-  Tensor out = empty_contiguous(first, out_dtype, sizes);
+  const ops::meta::CatShape shape = ops::meta::cat_shape(tensors, dim);
+  if (shape.empty) return empty_contiguous(first, shape.dtype, {0});
+  dim = shape.dim;
+  Tensor out = empty_contiguous(first, shape.dtype, shape.sizes);
   int64_t start = 0;
   for (const Tensor& t : tensors) {
     if (skipped_in_cat(t) || t.size(dim) == 0) continue;
@@ -82,18 +50,11 @@ Tensor cat(TensorList tensors, int64_t dim) {
 }
 
 Tensor stack(TensorList tensors, int64_t dim) {
-  LOOM_CHECK(!tensors.empty(), "stack expects a non-empty TensorList");
-  const Tensor& first = tensors[0];
-  dim = wrap_dim(dim, first.dim() + 1);
-  for (size_t i = 1; i < tensors.size(); ++i) {
-    LOOM_CHECK(tensors[i].sizes() == first.sizes(),
-               "stack expects each tensor to be equal size, but got ", sizes_str(first.sizes()),
-               " at entry 0 and ", sizes_str(tensors[i].sizes()), " at entry ", i);
-  }
+  dim = ops::meta::check_stack_inputs(tensors, dim);
   check_devices("stack", tensors);
-  Dims sizes(first.sizes().begin(), first.sizes().end());
-  sizes.insert(sizes.begin() + dim, static_cast<int64_t>(tensors.size()));
-  Tensor out = empty_contiguous(first, promoted_dtype(tensors), sizes);
+  const Tensor& first = tensors[0];
+  const Dims sizes = ops::meta::stack_sizes(tensors, dim);
+  Tensor out = empty_contiguous(first, ops::meta::promoted_dtype(tensors), sizes);
   Dims out_strides(out.strides().begin(), out.strides().end());
   out_strides.erase(out_strides.begin() + dim);
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -108,45 +69,16 @@ Tensor stack(TensorList tensors, int64_t dim) {
 
 Tensor repeat(const Tensor& self, IntArrayRef repeats) {
   check_cuda_tensors("repeat", {{"self", self}});
-  const auto nd = static_cast<int64_t>(repeats.size());
-  LOOM_CHECK(nd >= self.dim(),
-             "Number of dimensions of repeat dims can not be smaller than "
-             "number of dimensions of tensor");
-  Dims sizes(nd);
-  Dims in_sizes(nd, 1), in_strides(nd, 0);
-  const int64_t lead = nd - self.dim();
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    in_sizes[lead + d] = self.size(d);
-    in_strides[lead + d] = self.stride(d);
-  }
-  for (int64_t d = 0; d < nd; ++d) {
-    LOOM_CHECK(repeats[d] >= 0, "Trying to create tensor with negative dimension ", repeats[d],
-               ": ", sizes_str(repeats));
-    sizes[d] = in_sizes[d] * repeats[d];
-  }
-  Tensor out = empty_contiguous(self, self.dtype(), sizes);
+  const ops::meta::RepeatPlan plan = ops::meta::repeat_plan(self, repeats);
+  Tensor out = empty_contiguous(self, self.dtype(), plan.sizes);
   if (out.numel() == 0) return out;
-  // View out as [r0, s0, r1, s1, ...] and copy the input in with stride 0 over each r.
-  Dims block_sizes, dst_strides, src_strides;
-  for (int64_t d = 0; d < nd; ++d) {
-    block_sizes.push_back(repeats[d]);
-    block_sizes.push_back(in_sizes[d]);
-    dst_strides.push_back(in_sizes[d] * out.stride(d));
-    dst_strides.push_back(out.stride(d));
-    src_strides.push_back(0);
-    src_strides.push_back(in_strides[d]);
-  }
-  copy_kernel("repeat", out.as_strided_view(block_sizes, dst_strides, 0),
-              self.as_strided_view(block_sizes, src_strides, self.storage_offset()));
+  copy_kernel("repeat", out.as_strided_view(plan.block_sizes, plan.dst_strides, 0),
+              self.as_strided_view(plan.block_sizes, plan.src_strides, self.storage_offset()));
   return out;
 }
 
 Tensor tile(const Tensor& self, IntArrayRef dims) {
-  std::vector<int64_t> reps(dims.begin(), dims.end());
-  if (static_cast<int64_t>(reps.size()) < self.dim()) {
-    reps.insert(reps.begin(), self.dim() - static_cast<int64_t>(reps.size()), 1);
-  }
-  return repeat(self, reps);
+  return repeat(self, ops::meta::tile_repeats(self, dims));
 }
 
 // self rolled by shift along dim: two block copies.
@@ -155,7 +87,7 @@ Tensor roll_one(const Tensor& self, int64_t shift, int64_t dim) {
   Tensor out = empty_contiguous(self, self.dtype(), sizes);
   if (out.numel() == 0) return out;
   const int64_t n = sizes[dim];
-  const int64_t s = ((shift % n) + n) % n;
+  const int64_t s = ops::meta::roll_shift(shift, n);
   // out[s:] = self[:n-s]; out[:s] = self[n-s:].
   Dims part = sizes;
   part[dim] = n - s;
@@ -172,15 +104,14 @@ Tensor roll_one(const Tensor& self, int64_t shift, int64_t dim) {
 
 Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   check_cuda_tensors("roll", {{"self", self}});
-  LOOM_CHECK(!shifts.empty(), "`shifts` required");
+  ops::meta::check_roll_shifts(shifts);
   if (dims.empty() && shifts.size() == 1) {
     Tensor flat = cast_copy(self, self.dtype());
     Tensor line = flat.as_strided_view({self.numel()}, {1}, 0);
     Tensor rolled = roll_one(line, shifts[0], 0);
     return rolled.as_strided_view(self.sizes(), contiguous_strides(self.sizes()), 0);
   }
-  LOOM_CHECK(shifts.size() == dims.size(),
-             "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:", dims.size());
+  ops::meta::check_roll_dims(shifts, dims);
   Tensor out = self;
   for (size_t i = 0; i < dims.size(); ++i) {
     out = roll_one(out, shifts[i], wrap_dim(dims[i], self.dim()));
@@ -193,14 +124,7 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
 // from the last element there (views cannot have negative strides; the kernels can).
 Tensor flip(const Tensor& self, IntArrayRef dims) {
   check_cuda_tensors("flip", {{"self", self}});
-  std::vector<bool> flipped(self.dim(), false);
-  for (int64_t d : dims) {
-    const int64_t w = wrap_dim(d, self.dim());
-    if (self.dim() == 0) continue;
-    LOOM_CHECK(!flipped[w], "dims has duplicates, original flip dims size=", dims.size(),
-               ", but unique flip dims size=", dims.size() - 1);
-    flipped[w] = true;
-  }
+  const std::vector<bool> flipped = ops::meta::flip_dims(self, dims);
   Dims sizes(self.sizes().begin(), self.sizes().end());
   Tensor out = empty_contiguous(self, self.dtype(), sizes);
   if (out.numel() == 0) return out;
