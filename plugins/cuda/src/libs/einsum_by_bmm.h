@@ -125,8 +125,8 @@ inline Tensor einsum_by_bmm(std::string_view equation, TensorList tensors) {
   std::vector<Term> operands;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const ops::meta::EinsumOperand& x = eq.operands[i];
-    operands.push_back(
-        Term{tensors[i].as_strided_view(x.sizes, x.strides, tensors[i].storage_offset()), x.labels});
+    operands.push_back(Term{
+        tensors[i].as_strided_view(x.sizes, x.strides, tensors[i].storage_offset()), x.labels});
   }
   const std::vector<int>& out_labels = eq.output;
   const auto n_labels = static_cast<size_t>(eq.num_labels);

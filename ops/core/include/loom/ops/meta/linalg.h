@@ -15,69 +15,15 @@
 #include "loom/core/error.h"
 #include "loom/core/scalar.h"
 #include "loom/core/tensor.h"
+#include "loom/ops/meta/pointwise.h"  // c_type_name, torch_type_name
 
 namespace loom::ops::meta {
-
-/// The C type name PyTorch prints for a dtype in the matmul family's dtype messages ("float",
-/// "double", "long int", "c10::Half").
-inline std::string_view mm_c_type_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "bool";
-    case DType::UInt8:
-      return "unsigned char";
-    case DType::Int8:
-      return "signed char";
-    case DType::Int16:
-      return "short int";
-    case DType::Int32:
-      return "int";
-    case DType::Int64:
-      return "long int";
-    case DType::Float16:
-      return "c10::Half";
-    case DType::BFloat16:
-      return "c10::BFloat16";
-    case DType::Float32:
-      return "float";
-    case DType::Float64:
-      return "double";
-  }
-  return "?";
-}
-
-/// PyTorch's legacy dtype name ("Float", "Long") as dot's dtype message prints it.
-inline std::string_view mm_torch_type_name(DType d) {
-  switch (d) {
-    case DType::Bool:
-      return "Bool";
-    case DType::UInt8:
-      return "Byte";
-    case DType::Int8:
-      return "Char";
-    case DType::Int16:
-      return "Short";
-    case DType::Int32:
-      return "Int";
-    case DType::Int64:
-      return "Long";
-    case DType::Float16:
-      return "Half";
-    case DType::BFloat16:
-      return "BFloat16";
-    case DType::Float32:
-      return "Float";
-    case DType::Float64:
-      break;
-  }
-  return "Double";
-}
 
 /// Throws TypeError unless the two operands of a product have the same dtype.
 inline void check_same_mm_dtype(std::string_view op, const Tensor& a, const Tensor& b) {
   LOOM_CHECK_T(TypeError, a.dtype() == b.dtype(), op,
-               ": expected m1 and m2 to have the same dtype, but got: ", mm_c_type_name(a.dtype()),
-               " != ", mm_c_type_name(b.dtype()));
+               ": expected m1 and m2 to have the same dtype, but got: ", c_type_name(a.dtype()),
+               " != ", c_type_name(b.dtype()));
 }
 
 /// A view of t broadcast to sizes (right-aligned, size-1 dims get stride 0), with PyTorch's
@@ -138,8 +84,8 @@ inline void check_addmm(std::string_view op, const Tensor& self, const Tensor& m
              mat1.size(0), "x", mat1.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
   check_same_mm_dtype(op, mat1, mat2);
   LOOM_CHECK_T(TypeError, self.dtype() == mat1.dtype(), op,
-               ": self and mat2 must have the same dtype, but got ", mm_c_type_name(self.dtype()),
-               " and ", mm_c_type_name(mat2.dtype()));
+               ": self and mat2 must have the same dtype, but got ", c_type_name(self.dtype()),
+               " and ", c_type_name(mat2.dtype()));
 }
 
 /// bmm's checks after the device check (also baddbmm's and addbmm's on batch1, batch2): two
@@ -175,7 +121,7 @@ inline void check_dot(const Tensor& self, const Tensor& tensor) {
              tensor.size(0), " elements respectively");
   LOOM_CHECK_T(TypeError, self.dtype() == tensor.dtype(),
                "dot : expected both vectors to have same dtype, but found ",
-               mm_torch_type_name(self.dtype()), " and ", mm_torch_type_name(tensor.dtype()));
+               torch_type_name(self.dtype()), " and ", torch_type_name(tensor.dtype()));
 }
 
 /// mv's checks after the device check: a matrix and a vector that fit, one dtype.
@@ -230,8 +176,8 @@ inline MatmulShape matmul_shape(std::string_view op, const Tensor& A, const Tens
   s.m = A.size(-2);
   s.k = A.size(-1);
   s.n = B.size(-1);
-  LOOM_CHECK(B.size(-2) == s.k, op, ": mat1 and mat2 shapes cannot be multiplied (", s.m, "x",
-             s.k, " and ", B.size(-2), "x", s.n, ")");
+  LOOM_CHECK(B.size(-2) == s.k, op, ": mat1 and mat2 shapes cannot be multiplied (", s.m, "x", s.k,
+             " and ", B.size(-2), "x", s.n, ")");
   const int64_t ba = A.dim() - 2, bb = B.dim() - 2, nb = std::max(ba, bb);
   s.batch.resize(static_cast<size_t>(nb));
   for (int64_t i = 0; i < nb; ++i) {

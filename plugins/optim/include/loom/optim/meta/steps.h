@@ -4,8 +4,8 @@
 /// argument checks, parameter parsing (the scalars each update forms from its hyperparameters)
 /// and the bookkeeping every backend of these ops shares, so that error messages are word for
 /// word the same on every device. The formulas are Note [Fused update formulas] in
-/// loom/optim/ops.h. Each backend passes its own device rule (a callable taking a StepArg) to the check_*_step
-/// functions.
+/// loom/optim/ops.h. Each backend passes its own device rule (a callable taking a StepArg) to the
+/// check_*_step functions.
 
 #include <cmath>
 #include <cstddef>
@@ -122,8 +122,7 @@ inline void check_rmsprop_step(std::string_view op, const Tensor& param, const T
 template <typename DeviceCheck>
 inline void check_adagrad_step(std::string_view op, const Tensor& param, const Tensor& grad,
                                const Tensor& state_sum, int64_t step, DeviceCheck&& check_device) {
-  check_step_args(op, {{"param", param}, {"grad", grad}, {"state_sum", state_sum}},
-                  check_device);
+  check_step_args(op, {{"param", param}, {"grad", grad}, {"state_sum", state_sum}}, check_device);
   LOOM_CHECK(state_sum.defined(), op, ": expected state_sum, got an undefined tensor");
   LOOM_CHECK(step >= 1, op, ": expected step >= 1 (the number of this update), got ", step);
 }
