@@ -22,6 +22,7 @@
 #include "cpu/indexing_common.h"
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/indexing.h"
 
 namespace loom::ops::cpu::indexing {
 namespace {
@@ -93,16 +94,10 @@ bool scalar_truth(const Tensor& t) { return *data_as<const bool>(nonzero_mask(t)
 
 // ---- masked_fill -----------------------------------------------------------------------------
 
-void check_fill_mask(const Tensor& mask) {
-  LOOM_CHECK_T(TypeError, mask.dtype() == DType::Bool,
-               "masked_fill_ only supports boolean masks, but got mask with dtype ",
-               c_type_name(mask.dtype()));
-}
+void check_fill_mask(const Tensor& mask) { meta::check_masked_fill_mask(mask); }
 
 Scalar fill_value(const Tensor& value) {
-  LOOM_CHECK(value.dim() == 0,
-             "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
-             value.dim(), " dimension(s).");
+  meta::check_masked_fill_value(value);
   return value.item();
 }
 

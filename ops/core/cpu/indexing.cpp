@@ -4,6 +4,8 @@
 // in compute_t<T> (float for the 16-bit floats), one rounding per update as PyTorch's CPU
 // kernels do. Checks and messages follow PyTorch's (TensorAdvancedIndexing.cpp,
 // ScatterGatherChecks.h); an index value out of range is an IndexError.
+#include "loom/ops/meta/indexing.h"
+
 #include <algorithm>
 #include <string_view>
 #include <vector>
@@ -14,7 +16,10 @@
 namespace loom::ops::cpu::indexing {
 namespace {
 
-bool is_index_dtype(DType d) { return d == DType::Int64 || d == DType::Int32; }
+using meta::check_gather_shape;
+using meta::check_index_add;
+
+using meta::is_index_dtype;
 
 /// The sizes and strides of t without dim (a slice t.select(dim, i)).
 struct Slice {
@@ -36,17 +41,9 @@ Tensor index_select_compute(const Tensor& self, int64_t dim, const Tensor& index
   check_cpu("index_select", {{"self", self}, {"index", index}});
   dim = wrap_dim(dim, self.dim());
   const int64_t n = index.numel();
-  LOOM_CHECK_T(IndexError, index.dim() <= 1, "index_select(): Index is supposed to be a vector");
-  LOOM_CHECK(!(self.dim() == 0 && n != 1),
-             "index_select(): Index to scalar can have only 1 value, got ", n, " value(s)");
-  LOOM_CHECK_T(TypeError, is_index_dtype(index.dtype()),
-               "index_select(): Expected dtype int32 or int64 for index");
-  Dims out_sizes = dims_of(self.sizes());
-  if (self.dim() > 0) out_sizes[dim] = n;
-  Tensor out = new_empty(aref(out_sizes), self.dtype());
-  if (self.dim() > 1 && n > 0 && self.numel() == 0) {
-    LOOM_CHECK(self.size(dim) > 0, "index_select(): self indexing axis dim should be positive");
-  }
+  const std::vector<int64_t> out_sizes = meta::index_select_sizes(self, dim, index);
+  Tensor out = new_empty(out_sizes, self.dtype());
+  meta::check_index_select_axis(self, dim, index);
   const std::vector<int64_t> idx = index_values(index);
   const NonEmptyGeometry gs = nonempty_geometry(self);
   const int64_t bound = gs.sizes[dim];
@@ -89,43 +86,13 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
 }
 
 Tensor& index_select_out(const Tensor& self, int64_t dim, const Tensor& index, Tensor& out) {
-  LOOM_CHECK_T(TypeError, out.dtype() == self.dtype(),
-               "index_select(): self and result must have the same scalar type");
+  meta::check_index_select_out(self, out);
   // Computed apart and then copied, so out may alias self or index.
   write_out("index_select.out", out, index_select_compute(self, dim, index));
   return out;
 }
 
 // ---- index_add -------------------------------------------------------------------------------
-
-/// PyTorch's index_func_meta_impl checks for index_add (dim already wrapped).
-void check_index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
-  const int64_t numel = index.numel();
-  LOOM_CHECK_T(IndexError, index.dim() <= 1,
-               "index_add_(): Index is supposed to be a vector, but got dim: ", index.dim(),
-               " with type: ", torch_type_name(index.dtype()),
-               " and size: ", sizes_str(index.sizes()));
-  LOOM_CHECK_T(TypeError, is_index_dtype(index.dtype()),
-               "index_add_(): Expected dtype int32/int64 for index but got: ",
-               torch_type_name(index.dtype()));
-  LOOM_CHECK_T(TypeError, self.dtype() == source.dtype(), "index_add_(): self (",
-               torch_type_name(self.dtype()), ") and source (", torch_type_name(source.dtype()),
-               ") must have the same scalar type");
-  LOOM_CHECK_T(IndexError, dim == 0 || dim < source.dim(), "index_add_(): Indexing dim ", dim,
-               " is out of bounds of the source tensor with dim ", source.dim());
-  const int64_t source_len = source.dim() == 0 ? 1 : source.size(dim);
-  LOOM_CHECK(numel == source_len, "index_add_(): Number of indices (", numel,
-             ") should be equal to source.size(dim): (", source_len, "), for dim: ", dim);
-  Dims self_sizes = dims_of(self.sizes()), source_sizes = dims_of(source.sizes());
-  if (source.dim() != 0 && self.dim() != 0) {
-    self_sizes.erase(self_sizes.begin() + dim);
-    source_sizes.erase(source_sizes.begin() + dim);
-  }
-  LOOM_CHECK(self_sizes == source_sizes,
-             "source tensor shape must match self tensor shape, excluding the specified "
-             "dimension. Got self.shape = ",
-             sizes_str(self.sizes()), " source.shape = ", sizes_str(source.sizes()));
-}
 
 /// result.select(dim, index[i]) += alpha * source.select(dim, i), in order of i.
 void index_add_into(const Tensor& result, int64_t dim, const Tensor& index, const Tensor& source,
@@ -188,27 +155,12 @@ Tensor index_select_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t
 
 // ---- gather ----------------------------------------------------------------------------------
 
-/// PyTorch's gather_shape_check (dim already wrapped).
-void check_gather_shape(const Tensor& self, int64_t dim, const Tensor& index) {
-  const int64_t self_dims = std::max<int64_t>(self.dim(), 1);
-  LOOM_CHECK(self_dims == std::max<int64_t>(index.dim(), 1),
-             "Index tensor must have the same number of dimensions as input tensor");
-  const NonEmptyGeometry gs = nonempty_geometry(self), gi = nonempty_geometry(index);
-  for (int64_t i = 0; i < self_dims; ++i) {
-    if (i == dim) continue;
-    LOOM_CHECK(gi.sizes[i] <= gs.sizes[i], "Size does not match at dimension ", i,
-               " expected index ", sizes_str(index.sizes()), " to be no larger than self ",
-               sizes_str(self.sizes()), " apart from dimension ", dim);
-  }
-}
-
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*sparse_grad*/) {
   check_cpu("gather", {{"self", self}, {"index", index}});
   dim = wrap_dim(dim, self.dim());
   Tensor out = new_empty(index.sizes(), self.dtype());
   if (index.numel() == 0) return out;
-  LOOM_CHECK_T(TypeError, index.dtype() == DType::Int64,
-               "gather(): Expected dtype int64 for index");
+  meta::check_gather_index_dtype(index);
   check_gather_shape(self, dim, index);
   const NonEmptyGeometry gs = nonempty_geometry(self), gi = nonempty_geometry(index),
                          go = nonempty_geometry(out);
@@ -235,10 +187,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*spars
 
 Tensor& index_fill_impl(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
   check_cpu("index_fill_", {{"self", self}, {"index", index}});
-  LOOM_CHECK_T(IndexError, index.dtype() == DType::Int64,
-               "index_fill_(): Expected dtype int64 for index.");
-  dim = wrap_dim(dim, self.dim());
-  LOOM_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
+  dim = meta::index_fill_dim(self, dim, index);
   std::vector<int64_t> idx = index_values(index);
   const NonEmptyGeometry g = nonempty_geometry(self);
   const int64_t size = g.sizes[dim];
@@ -263,9 +212,7 @@ Tensor& index_fill_impl(Tensor& self, int64_t dim, const Tensor& index, const Sc
 }
 
 Scalar index_fill_value(const Tensor& value) {
-  LOOM_CHECK(value.dim() == 0,
-             "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
-             value.dim(), " dimension(s).");
+  meta::check_index_fill_value(value);
   return value.item();
 }
 

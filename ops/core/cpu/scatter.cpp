@@ -16,6 +16,7 @@
 
 #include "cpu/indexing_common.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/indexing.h"
 
 namespace loom::ops::cpu::indexing {
 namespace {
@@ -43,37 +44,7 @@ Reduce parse_reduce(std::string_view reduce, bool new_options) {
 int64_t check_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src) {
   check_cpu("scatter", {{"self", self}, {"index", index}, {"src", src ? *src : Tensor()}});
   dim = wrap_dim(dim, self.dim());
-  if (index.numel() != 0) {
-    LOOM_CHECK_T(TypeError, index.dtype() == DType::Int64,
-                 "scatter(): Expected dtype int64 for index");
-  }
-  if (src != nullptr) {
-    LOOM_CHECK_T(TypeError, self.dtype() == src->dtype(),
-                 "scatter(): Expected self.dtype to be equal to src.dtype");
-  }
-  if (index.numel() == 0) return dim;
-  const int64_t self_dims = std::max<int64_t>(self.dim(), 1);
-  LOOM_CHECK(self_dims == std::max<int64_t>(index.dim(), 1),
-             "Index tensor must have the same number of dimensions as self tensor");
-  const NonEmptyGeometry gs = nonempty_geometry(self), gi = nonempty_geometry(index);
-  bool wrong_shape = false;
-  for (int64_t d = 0; d < self_dims && !wrong_shape; ++d) {
-    wrong_shape = d != dim && gi.sizes[d] > gs.sizes[d];
-  }
-  if (src != nullptr) {
-    LOOM_CHECK(std::max<int64_t>(src->dim(), 1) == self_dims,
-               "Index tensor must have the same number of dimensions as src tensor");
-    const NonEmptyGeometry gsrc = nonempty_geometry(*src);
-    for (int64_t d = 0; d < self_dims && !wrong_shape; ++d)
-      wrong_shape = gi.sizes[d] > gsrc.sizes[d];
-    LOOM_CHECK(!wrong_shape, "Expected index ", sizes_str(index.sizes()),
-               " to be no larger than self ", sizes_str(self.sizes()), " apart from dimension ",
-               dim, " and to be no larger size than src ", sizes_str(src->sizes()));
-  } else {
-    LOOM_CHECK(!wrong_shape, "Expected index ", sizes_str(index.sizes()),
-               " to be no larger than self ", sizes_str(self.sizes()), " apart from dimension ",
-               dim);
-  }
+  meta::check_scatter(self, dim, index, src);
   return dim;
 }
 

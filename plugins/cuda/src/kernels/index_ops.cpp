@@ -16,15 +16,19 @@
 #include "kernels/cuda_iterator.h"
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/indexing.h"
 #include "loom/ops/op_handle.h"
 #include "runtime/context.h"
 
 namespace loom::cuda {
 namespace {
 
+using ops::meta::check_gather_shape;
+using ops::meta::check_index_add;
+
 using Dims = std::vector<int64_t>;
 
-bool is_index_dtype(DType d) { return d == DType::Int64 || d == DType::Int32; }
+using ops::meta::is_index_dtype;
 
 // Runs the gather kernel producing out (iteration shape out.sizes()); index_view and
 // self_view are views of index and self over that shape (self's gathered dim of stride 0).
@@ -56,18 +60,9 @@ std::optional<int64_t> run_gather(const char* op, const Tensor& out, const Tenso
 Tensor index_select_compute(const Tensor& self, int64_t dim, const Tensor& index) {
   check_cuda_tensors("index_select", {{"self", self}, {"index", index}});
   dim = wrap_dim(dim, self.dim());
-  const int64_t n = index.numel();
-  LOOM_CHECK_T(IndexError, index.dim() <= 1, "index_select(): Index is supposed to be a vector");
-  LOOM_CHECK(!(self.dim() == 0 && n != 1),
-             "index_select(): Index to scalar can have only 1 value, got ", n, " value(s)");
-  LOOM_CHECK_T(TypeError, is_index_dtype(index.dtype()),
-               "index_select(): Expected dtype int32 or int64 for index");
-  Dims out_sizes(self.sizes().begin(), self.sizes().end());
-  if (self.dim() > 0) out_sizes[dim] = n;
+  const Dims out_sizes = ops::meta::index_select_sizes(self, dim, index);
   Tensor out = Tensor::empty(out_sizes, TensorOptions{}.with(self.dtype()).with(self.device()));
-  if (self.dim() > 1 && n > 0 && self.numel() == 0) {
-    LOOM_CHECK(self.size(dim) > 0, "index_select(): self indexing axis dim should be positive");
-  }
+  ops::meta::check_index_select_axis(self, dim, index);
   // A 0-d self is a 1-element vector here.
   const Tensor s = self.dim() == 0 ? self.as_strided_view({1}, {1}, self.storage_offset()) : self;
   const Tensor o = self.dim() == 0 ? out.as_strided_view({1}, {1}, out.storage_offset()) : out;
@@ -89,8 +84,7 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
 }
 
 Tensor& index_select_out(const Tensor& self, int64_t dim, const Tensor& index, Tensor& out) {
-  LOOM_CHECK_T(TypeError, out.dtype() == self.dtype(),
-               "index_select(): self and result must have the same scalar type");
+  ops::meta::check_index_select_out(self, out);
   const Tensor r = index_select_compute(self, dim, index);
   resize_output("index_select.out", out, r.sizes());
   copy_kernel("index_select.out", out, r);
@@ -100,27 +94,12 @@ Tensor& index_select_out(const Tensor& self, int64_t dim, const Tensor& index, T
 
 // ---- gather ----------------------------------------------------------------------------------
 
-void check_gather_shape(const Tensor& self, int64_t dim, const Tensor& index) {
-  const int64_t self_dims = std::max<int64_t>(self.dim(), 1);
-  LOOM_CHECK(self_dims == std::max<int64_t>(index.dim(), 1),
-             "Index tensor must have the same number of dimensions as input tensor");
-  for (int64_t i = 0; i < self_dims; ++i) {
-    if (i == dim) continue;
-    const int64_t is = index.dim() == 0 ? 1 : index.size(i);
-    const int64_t ss = self.dim() == 0 ? 1 : self.size(i);
-    LOOM_CHECK(is <= ss, "Size does not match at dimension ", i, " expected index ",
-               sizes_str(index.sizes()), " to be no larger than self ", sizes_str(self.sizes()),
-               " apart from dimension ", dim);
-  }
-}
-
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*sparse_grad*/) {
   check_cuda_tensors("gather", {{"self", self}, {"index", index}});
   dim = wrap_dim(dim, self.dim());
   Tensor out = Tensor::empty(index.sizes(), TensorOptions{}.with(self.dtype()).with(self.device()));
   if (index.numel() == 0) return out;
-  LOOM_CHECK_T(TypeError, index.dtype() == DType::Int64,
-               "gather(): Expected dtype int64 for index");
+  ops::meta::check_gather_index_dtype(index);
   check_gather_shape(self, dim, index);
   // 0-d tensors are 1-element vectors here.
   auto vec = [](const Tensor& t) {
@@ -175,36 +154,6 @@ void check_scatter_add_dtype(const char* op, const Tensor& t) {
   LOOM_CHECK_T(TypeError, kernels::scatter_add_supported(to_dt(t.dtype())), op, ": dtype ",
                dtype_name(t.dtype()), " is not supported on ", t.device().str(),
                " (float32, float64, float16, bfloat16, int32 and int64 are)");
-}
-
-// The CPU's check_index_add (dim wrapped).
-void check_index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
-  const int64_t numel = index.numel();
-  LOOM_CHECK_T(IndexError, index.dim() <= 1,
-               "index_add_(): Index is supposed to be a vector, but got dim: ", index.dim(),
-               " with type: ", torch_type_name(index.dtype()),
-               " and size: ", sizes_str(index.sizes()));
-  LOOM_CHECK_T(TypeError, is_index_dtype(index.dtype()),
-               "index_add_(): Expected dtype int32/int64 for index but got: ",
-               torch_type_name(index.dtype()));
-  LOOM_CHECK_T(TypeError, self.dtype() == source.dtype(), "index_add_(): self (",
-               torch_type_name(self.dtype()), ") and source (", torch_type_name(source.dtype()),
-               ") must have the same scalar type");
-  LOOM_CHECK_T(IndexError, dim == 0 || dim < source.dim(), "index_add_(): Indexing dim ", dim,
-               " is out of bounds of the source tensor with dim ", source.dim());
-  const int64_t source_len = source.dim() == 0 ? 1 : source.size(dim);
-  LOOM_CHECK(numel == source_len, "index_add_(): Number of indices (", numel,
-             ") should be equal to source.size(dim): (", source_len, "), for dim: ", dim);
-  Dims self_sizes(self.sizes().begin(), self.sizes().end());
-  Dims source_sizes(source.sizes().begin(), source.sizes().end());
-  if (source.dim() != 0 && self.dim() != 0) {
-    self_sizes.erase(self_sizes.begin() + dim);
-    source_sizes.erase(source_sizes.begin() + dim);
-  }
-  LOOM_CHECK(self_sizes == source_sizes,
-             "source tensor shape must match self tensor shape, excluding the specified "
-             "dimension. Got self.shape = ",
-             sizes_str(self.sizes()), " source.shape = ", sizes_str(source.sizes()));
 }
 
 // result.select(dim, index[i]) += alpha * source.select(dim, i).
@@ -275,36 +224,7 @@ Tensor index_select_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t
 int64_t check_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src) {
   check_cuda_tensors("scatter", {{"self", self}, {"index", index}, {"src", src ? *src : self}});
   dim = wrap_dim(dim, self.dim());
-  if (index.numel() != 0) {
-    LOOM_CHECK_T(TypeError, index.dtype() == DType::Int64,
-                 "scatter(): Expected dtype int64 for index");
-  }
-  if (src != nullptr) {
-    LOOM_CHECK_T(TypeError, self.dtype() == src->dtype(),
-                 "scatter(): Expected self.dtype to be equal to src.dtype");
-  }
-  if (index.numel() == 0) return dim;
-  const int64_t self_dims = std::max<int64_t>(self.dim(), 1);
-  LOOM_CHECK(self_dims == std::max<int64_t>(index.dim(), 1),
-             "Index tensor must have the same number of dimensions as self tensor");
-  const Tensor s = as_vector(self), x = as_vector(index);
-  bool wrong_shape = false;
-  for (int64_t d = 0; d < self_dims && !wrong_shape; ++d) {
-    wrong_shape = d != dim && x.size(d) > s.size(d);
-  }
-  if (src != nullptr) {
-    LOOM_CHECK(std::max<int64_t>(src->dim(), 1) == self_dims,
-               "Index tensor must have the same number of dimensions as src tensor");
-    const Tensor v = as_vector(*src);
-    for (int64_t d = 0; d < self_dims && !wrong_shape; ++d) wrong_shape = x.size(d) > v.size(d);
-    LOOM_CHECK(!wrong_shape, "Expected index ", sizes_str(index.sizes()),
-               " to be no larger than self ", sizes_str(self.sizes()), " apart from dimension ",
-               dim, " and to be no larger size than src ", sizes_str(src->sizes()));
-  } else {
-    LOOM_CHECK(!wrong_shape, "Expected index ", sizes_str(index.sizes()),
-               " to be no larger than self ", sizes_str(self.sizes()), " apart from dimension ",
-               dim);
-  }
+  ops::meta::check_scatter(self, dim, index, src);
   return dim;
 }
 
@@ -381,10 +301,7 @@ Tensor& scatter_add_(Tensor& self, int64_t dim, const Tensor& index, const Tenso
 
 Tensor& index_fill_impl(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
   check_cuda_tensors("index_fill_", {{"self", self}, {"index", index}});
-  LOOM_CHECK_T(IndexError, index.dtype() == DType::Int64,
-               "index_fill_(): Expected dtype int64 for index.");
-  dim = wrap_dim(dim, self.dim());
-  LOOM_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
+  dim = ops::meta::index_fill_dim(self, dim, index);
   const Tensor s = as_vector(self);
   const int64_t size = s.size(dim);
   if (index.numel() > 0 && s.numel() > 0) {
@@ -418,9 +335,7 @@ Tensor& index_fill_impl(Tensor& self, int64_t dim, const Tensor& index, const Sc
 }
 
 Scalar index_fill_value(const Tensor& value) {
-  LOOM_CHECK(value.dim() == 0,
-             "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
-             value.dim(), " dimension(s).");
+  ops::meta::check_index_fill_value(value);
   if (value.device().is_cpu()) return value.item();
   LOOM_TYPED_OP(copy_op, "aten::copy_", Tensor(const Tensor&, const Tensor&, bool));
   Tensor host = Tensor::empty({}, TensorOptions{}.with(value.dtype()));
@@ -449,38 +364,7 @@ Tensor index_fill_tensor(const Tensor& self, int64_t dim, const Tensor& index,
 
 // ---- masked_fill -----------------------------------------------------------------------------
 
-// The C type name PyTorch prints for a dtype (the CPU's c_type_name).
-std::string_view c_type_name(DType t) {
-  switch (t) {
-    case DType::Bool:
-      return "bool";
-    case DType::UInt8:
-      return "unsigned char";
-    case DType::Int8:
-      return "signed char";
-    case DType::Int16:
-      return "short int";
-    case DType::Int32:
-      return "int";
-    case DType::Int64:
-      return "long int";
-    case DType::Float16:
-      return "c10::Half";
-    case DType::BFloat16:
-      return "c10::BFloat16";
-    case DType::Float32:
-      return "float";
-    case DType::Float64:
-      return "double";
-  }
-  return "?";
-}
-
-void check_fill_mask(const Tensor& mask) {
-  LOOM_CHECK_T(TypeError, mask.dtype() == DType::Bool,
-               "masked_fill_ only supports boolean masks, but got mask with dtype ",
-               c_type_name(mask.dtype()));
-}
+void check_fill_mask(const Tensor& mask) { ops::meta::check_masked_fill_mask(mask); }
 
 // self[mask] = value (value a Scalar, or a 0-d tensor read as the common dtype).
 Tensor masked_fill_run(std::string_view op, const Tensor& self, const Tensor& mask,
@@ -501,11 +385,7 @@ Tensor masked_fill_run(std::string_view op, const Tensor& self, const Tensor& ma
   return it.finish();
 }
 
-void check_fill_value(const Tensor& value) {
-  LOOM_CHECK(value.dim() == 0,
-             "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
-             value.dim(), " dimension(s).");
-}
+void check_fill_value(const Tensor& value) { ops::meta::check_masked_fill_value(value); }
 
 Tensor masked_fill_scalar(const Tensor& self, const Tensor& mask, const Scalar& value) {
   return masked_fill_run("masked_fill.Scalar", self, mask, &value, nullptr, false);
