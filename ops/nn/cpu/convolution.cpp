@@ -21,11 +21,15 @@
 #include "cpu/gemm.h"
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/nn/meta/convolution.h"
 
 namespace loom::ops::cpu::conv {
 namespace {
 
 using gemm::Mat;
+using meta::ConvParams;
+using meta::squeeze_view;
+using meta::unsqueeze_view;
 
 // ---- tensor helpers ----
 
@@ -46,120 +50,12 @@ Tensor contiguous_as(const Tensor& t, DType d) {
   return out;
 }
 
-/// A view of t with a size-1 dim inserted at d.
-Tensor unsqueeze_view(const Tensor& t, int64_t d) {
-  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
-  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
-  const int64_t st = d < t.dim() ? t.stride(d) * std::max<int64_t>(t.size(d), 1) : 1;
-  sizes.insert(sizes.begin() + d, 1);
-  strides.insert(strides.begin() + d, st);
-  return t.as_strided_view(sizes, strides, t.storage_offset());
-}
-
-/// A view of t without its size-1 dim d.
-Tensor squeeze_view(const Tensor& t, int64_t d) {
-  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
-  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
-  sizes.erase(sizes.begin() + d);
-  strides.erase(strides.begin() + d);
-  return t.as_strided_view(sizes, strides, t.storage_offset());
-}
-
 /// PyTorch's Tensor::toString() for a CPU tensor: "CPUFloatType".
 std::string type_string(const Tensor& t) {
   return str_cat("CPU", torch_type_name(t.dtype()), "Type");
 }
 
 // ---- parameters and checks ----
-
-/// PyTorch's ConvParams, expanded to the spatial rank.
-struct Params {
-  std::vector<int64_t> stride, padding, dilation, output_padding;
-  std::vector<int64_t> extra;  ///< right/bottom padding beyond `padding` (padding='same')
-  bool transposed = false;
-  int64_t groups = 1;
-};
-
-std::vector<int64_t> expand_param(std::string_view op, IntArrayRef p, std::string_view name,
-                                  int64_t dim) {
-  if (p.size() == 1) return std::vector<int64_t>(static_cast<size_t>(dim), p[0]);
-  LOOM_CHECK(static_cast<int64_t>(p.size()) == dim, op, ": expected ", name,
-             " to be a single integer value or a list of ", dim,
-             " values to match the convolution dimensions, but got ", name, "=", sizes_str(p));
-  return {p.begin(), p.end()};
-}
-
-Params make_params(std::string_view op, int64_t dim, IntArrayRef stride, IntArrayRef padding,
-                   IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
-                   int64_t groups, IntArrayRef extra) {
-  Params p;
-  p.stride = expand_param(op, stride, "stride", dim);
-  p.padding = expand_param(op, padding, "padding", dim);
-  p.dilation = expand_param(op, dilation, "dilation", dim);
-  p.output_padding = expand_param(op, output_padding, "output_padding", dim);
-  p.extra = extra.empty() ? std::vector<int64_t>(static_cast<size_t>(dim), 0)
-                          : std::vector<int64_t>(extra.begin(), extra.end());
-  p.transposed = transposed;
-  p.groups = groups;
-  return p;
-}
-
-/// PyTorch's check_shape_forward. The sizes in messages include the extra padding of
-/// padding='same', as PyTorch pads the input before convolving it.
-void check_shape_forward(std::string_view op, const Tensor& input, IntArrayRef ws,
-                         const Tensor& bias, const Params& p) {
-  const int64_t k = input.dim(), weight_dim = static_cast<int64_t>(ws.size());
-  const int64_t groups = p.groups;
-  const auto any = [](const std::vector<int64_t>& v, auto pred) {
-    return std::any_of(v.begin(), v.end(), pred);
-  };
-  LOOM_CHECK(!any(p.padding, [](int64_t v) { return v < 0; }), op,
-             ": negative padding is not supported");
-  LOOM_CHECK(!any(p.output_padding, [](int64_t v) { return v < 0; }), op,
-             ": negative output_padding is not supported");
-  LOOM_CHECK(!any(p.stride, [](int64_t v) { return v <= 0; }), op,
-             ": non-positive stride is not supported");
-  LOOM_CHECK(!any(p.dilation, [](int64_t v) { return v < 1; }), op,
-             ": dilation should be greater than zero");
-  LOOM_CHECK(weight_dim == k, op, ": Expected ", weight_dim, "-dimensional input for ", weight_dim,
-             "-dimensional weight ", sizes_str(ws), ", but got ", k, "-dimensional input of size ",
-             sizes_str(input.sizes()), " instead");
-  LOOM_CHECK(ws[0] >= groups, op, ": Given groups=", groups, ", expected weight to be at least ",
-             groups, " at dimension 0, but got weight of size ", sizes_str(ws), " instead");
-  LOOM_CHECK(ws[0] % groups == 0, op, ": Given groups=", groups,
-             ", expected weight to be divisible by ", groups,
-             " at dimension 0, but got weight of size [", sizes_str(ws), "] instead");
-  std::vector<int64_t> shown(input.sizes().begin(), input.sizes().end());
-  for (int64_t i = 2; i < k; ++i) shown[i] += p.extra[i - 2];
-  if (!p.transposed) {
-    LOOM_CHECK(input.size(1) == ws[1] * groups, op, ": Given groups=", groups, ", weight of size ",
-               sizes_str(ws), ", expected input", sizes_str(shown), " to have ", ws[1] * groups,
-               " channels, but got ", input.size(1), " channels instead");
-    LOOM_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == ws[0]), op,
-               ": Given weight of size ", sizes_str(ws),
-               ", expected bias to be 1-dimensional with ", ws[0],
-               " elements, but got bias of size ", sizes_str(bias.sizes()), " instead");
-    std::string in_s, k_s;
-    bool fits = true;
-    for (int64_t i = 2; i < k; ++i) {
-      const int64_t in = shown[i] + 2 * p.padding[i - 2];
-      const int64_t ker = p.dilation[i - 2] * (ws[i] - 1) + 1;
-      fits &= in >= ker;
-      in_s += str_cat(i > 2 ? " x " : "", in);
-      k_s += str_cat(i > 2 ? " x " : "", ker);
-    }
-    LOOM_CHECK(fits, op, ": Calculated padded input size per channel: (", in_s, "). Kernel size: (",
-               k_s, "). Kernel size can't be greater than actual input size");
-  } else {
-    LOOM_CHECK(input.size(1) == ws[0], op, ": Given transposed=1, weight of size ", sizes_str(ws),
-               ", expected input", sizes_str(shown), " to have ", ws[0], " channels, but got ",
-               input.size(1), " channels instead");
-    LOOM_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == ws[1] * groups), op,
-               ": Given transposed=1, weight of size ", sizes_str(ws),
-               ", expected bias to be 1-dimensional with ", ws[1] * groups,
-               " elements, but got bias of size ", sizes_str(bias.sizes()), " instead");
-  }
-}
 
 void check_types(std::string_view op, const Tensor& input, const Tensor& weight,
                  const Tensor& bias) {
@@ -182,7 +78,8 @@ struct Plan {
 
 /// Builds the 2-d plan of a checked convolution, with the slow_conv2d and
 /// slow_conv_transpose2d checks PyTorch's CPU backends make.
-Plan make_plan(std::string_view op, const Tensor& input, const Tensor& weight, const Params& p) {
+Plan make_plan(std::string_view op, const Tensor& input, const Tensor& weight,
+               const ConvParams& p) {
   Plan pl;
   pl.one_d = weight.dim() == 3;
   pl.input = pl.one_d ? unsqueeze_view(input, 2) : input;
@@ -218,24 +115,16 @@ Plan make_plan(std::string_view op, const Tensor& input, const Tensor& weight, c
     LOOM_CHECK(kH > 0 && kW > 0, op,
                ": kernel size should be greater than zero, but got kernel_height: ", kH,
                " kernel_width: ", kW);
-    LOOM_CHECK((opW < sW || opW < dW) && (opH < sH || opH < dH), op,
-               ": output padding must be smaller than either stride or dilation, but got "
-               "output_padding_height: ",
-               opH, " output_padding_width: ", opW, " stride_height: ", sH, " stride_width: ", sW,
-               " dilation_height: ", dH, " dilation_width: ", dW);
+    meta::check_transposed_output_padding(op, opH, opW, sH, sW, dH, dW);
     pl.Cout = w.size(1) * pl.G;
     pl.oH = (pl.H - 1) * sH - 2 * pH + dH * (kH - 1) + opH + 1;
     pl.oW = (pl.W - 1) * sW - 2 * pW + dW * (kW - 1) + opW + 1;
-    LOOM_CHECK(pl.oH >= 1 && pl.oW >= 1, op, ": Given input size per channel: (", pl.H, " x ", pl.W,
-               "). Calculated output size per channel: (", pl.oH, " x ", pl.oW,
-               "). Output size is too small");
+    meta::check_transposed_output_size(op, pl.H, pl.W, pl.oH, pl.oW);
     pl.Cb = w.size(1);
     pl.Cs = pl.Cin / pl.G;
     pl.geo = Geometry{pl.oH, pl.oW, pl.H, pl.W, kH, kW, sH, sW, pH, pW, dH, dW};
   }
-  pl.out_sizes = {pl.N, pl.Cout};
-  if (!pl.one_d) pl.out_sizes.push_back(pl.oH);
-  pl.out_sizes.push_back(pl.oW);
+  pl.out_sizes = meta::conv_out_sizes(pl.N, pl.Cout, pl.oH, pl.oW, pl.one_d);
   return pl;
 }
 
@@ -630,13 +519,10 @@ Tensor conv_forward(std::string_view op, const Tensor& input, const Tensor& weig
   const Tensor bias = bias_opt && bias_opt->defined() ? *bias_opt : Tensor();
   check_defined(op, {{"input", input}, {"weight", weight}});
   check_same_device(op, {{"input", input}, {"weight", weight}, {"bias", bias}});
-  const int64_t k = weight.dim();
-  LOOM_CHECK(k > 2, op, ": weight should have at least three dimensions");
-  LOOM_CHECK(groups > 0, op, ": non-positive groups is not supported");
-  const int64_t dim = k - 2;
-  const Params p =
-      make_params(op, dim, stride, padding, dilation, transposed, output_padding, groups, extra);
-  check_shape_forward(op, input, weight.sizes(), bias, p);
+  const int64_t dim = meta::check_weight_and_groups(op, weight, groups);
+  const ConvParams p = meta::make_params(op, dim, stride, padding, dilation, transposed,
+                                         output_padding, groups, extra);
+  meta::check_shape_forward(op, input, weight.sizes(), bias, p);
   check_types(op, input, weight, bias);
   LOOM_CHECK_T(NotImplementedError, dim <= 2, op, ": ", dim,
                "-d convolution is not implemented by the reference CPU kernels (1-d and 2-d are)");
@@ -665,15 +551,10 @@ Tensor conv_forward(std::string_view op, const Tensor& input, const Tensor& weig
 /// PyTorch's batchify: a (spatial+1)-d input gets a batch of one.
 std::pair<Tensor, bool> batchify(std::string_view op, const Tensor& input, int64_t spatial) {
   check_defined(op, {{"input", input}});
-  const int64_t unbatched = spatial + 1, batched_dim = spatial + 2;
-  const bool batched = input.dim() == batched_dim;
-  LOOM_CHECK(input.dim() == unbatched || batched, op, ": Expected ", unbatched, "D (unbatched) or ",
-             batched_dim, "D (batched) input to ", op,
-             ", but got input of size: ", sizes_str(input.sizes()));
-  return {batched ? input : unsqueeze_view(input, 0), batched};
+  return meta::batchify(op, input, spatial);
 }
 
-Tensor unbatchify(const Tensor& out, bool batched) { return batched ? out : squeeze_view(out, 0); }
+using meta::unbatchify;
 
 /// conv1d/conv2d/conv3d's own bias check (dtype names as caffe2 prints them).
 void check_bias_dtype(std::string_view op, const Tensor& input, const std::optional<Tensor>& bias) {
@@ -701,25 +582,15 @@ Tensor conv_same(std::string_view op, const Tensor& input, const Tensor& weight,
                  int64_t groups) {
   check_defined(op, {{"input", input}, {"weight", weight}});
   const int64_t k = weight.dim();
-  LOOM_CHECK(k > 2, op, ": weight should have at least three dimensions");
-  LOOM_CHECK(groups > 0, op, ": non-positive groups is not supported");
-  const auto dim = static_cast<size_t>(k - 2);
+  meta::check_weight_and_groups(op, weight, groups);
   LOOM_CHECK(k == input.dim(), op, ": Expected ", k, "-dimensional input for ", k,
              "-dimensional weight", sizes_str(weight.sizes()), ", but got ", input.dim(),
              "-dimensional input of size ", sizes_str(input.sizes()), " instead");
-  LOOM_CHECK(stride.size() == dim || stride.size() == 1, op, ": stride cannot broadcast to ", dim,
-             " dimensions");
-  LOOM_CHECK(dilation.size() == dim || dilation.size() == 1, op, ": dilation cannot broadcast to ",
-             dim, " dimensions");
-  for (int64_t s : stride) {
-    LOOM_CHECK(s == 1, op, ": padding='same' is not supported for strided convolutions");
-  }
-  std::vector<int64_t> left(dim), extra(dim);
-  for (size_t i = 0; i < dim; ++i) {
-    const int64_t d = dilation.size() == 1 ? dilation[0] : dilation[i];
-    const int64_t total = d * (weight.size(static_cast<int64_t>(i) + 2) - 1);
-    left[i] = total / 2;
-    extra[i] = total - 2 * left[i];
+  const std::vector<int64_t> total = meta::same_padding_totals(op, weight, stride, dilation);
+  std::vector<int64_t> left(total.size()), extra(total.size());
+  for (size_t i = 0; i < total.size(); ++i) {
+    left[i] = total[i] / 2;
+    extra[i] = total[i] - 2 * left[i];
   }
   const int64_t zero = 0;
   return conv_forward(op, input, weight, bias, stride, left, dilation, false, zero, groups, extra);
@@ -807,31 +678,19 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
   check_same_device(op, {{"grad_output", grad_output}, {"input", input}, {"weight", weight}});
   LOOM_CHECK(output_mask.size() == 3, op, ": expected output_mask to have 3 values, but got ",
              output_mask.size());
-  const int64_t k = weight.dim();
-  LOOM_CHECK(k > 2, op, ": weight should have at least three dimensions");
-  LOOM_CHECK(groups > 0, op, ": non-positive groups is not supported");
-  const int64_t dim = k - 2;
-  const Params p =
-      make_params(op, dim, stride, padding, dilation, transposed, output_padding, groups, {});
-  check_shape_forward(op, input, weight.sizes(), Tensor(), p);
+  const int64_t dim = meta::check_weight_and_groups(op, weight, groups);
+  const ConvParams p =
+      meta::make_params(op, dim, stride, padding, dilation, transposed, output_padding, groups);
+  meta::check_shape_forward(op, input, weight.sizes(), Tensor(), p);
   LOOM_CHECK(input.dim() == grad_output.dim(), op,
              ": Expected input and grad_output to have the same number of dimensions, but got: ",
              input.dim(), " and ", grad_output.dim());
-  if (!transposed) {
-    for (int64_t v : p.output_padding) {
-      LOOM_CHECK(v == 0, op,
-                 ": output_padding is not supported for non-transposed convolutions; got: ",
-                 sizes_str(p.output_padding));
-    }
-  }
+  if (!transposed) meta::check_no_output_padding(op, p.output_padding);
   check_same_dtype(op, {{"grad_output", grad_output}, {"input", input}, {"weight", weight}});
   LOOM_CHECK_T(NotImplementedError, dim <= 2, op, ": ", dim,
                "-d convolution is not implemented by the reference CPU kernels (1-d and 2-d are)");
   const Plan pl = make_plan(op, input, weight, p);
-  LOOM_CHECK(grad_output.sizes() == IntArrayRef(pl.out_sizes), op,
-             ": expected grad_output of size ", sizes_str(pl.out_sizes),
-             " (the output of this convolution of input ", sizes_str(input.sizes()), " and weight ",
-             sizes_str(weight.sizes()), "), but got ", sizes_str(grad_output.sizes()));
+  meta::check_grad_output_sizes(op, grad_output, input, weight, pl.out_sizes);
   const DType dt = input.dtype();
   const DType ct = compute_dtype(dt);
   Tensor gi, gw, gb;

@@ -17,6 +17,7 @@
 #include "cpu/reduce_engine.h"
 #include "cpu/strided_copy.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/nn/meta/padding.h"
 
 namespace loom::ops::cpu::nn {
 namespace {
@@ -296,43 +297,16 @@ void fill(const Tensor& t, const Scalar& value) {
 
 Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value) {
   check_defined("constant_pad_nd", {{"self", self}});
-  const int64_t nd = self.dim();
-  LOOM_CHECK(pad.size() % 2 == 0, "Length of pad must be even but instead it equals ", pad.size());
-  const auto k = static_cast<int64_t>(pad.size()) / 2;
-  LOOM_CHECK(k <= nd,
-             "Length of pad should be no more than twice the number of dimensions of the input. "
-             "Pad length is ",
-             pad.size(), " while the input has ", nd, " dimensions.");
-  std::vector<int64_t> out_sizes(self.sizes().begin(), self.sizes().end());
-  std::vector<int64_t> copy_sizes = out_sizes;
-  int64_t src_off = 0, dst_off = 0;
-  bool grows = false, empty_copy = self.numel() == 0;
-  std::vector<int64_t> pl(static_cast<size_t>(nd), 0), pr(static_cast<size_t>(nd), 0);
-  for (int64_t i = 0; i < k; ++i) {
-    const int64_t d = nd - 1 - i;
-    pl[d] = pad[2 * i];
-    pr[d] = pad[2 * i + 1];
-    out_sizes[d] = self.size(d) + pl[d] + pr[d];
-    LOOM_CHECK(out_sizes[d] >= 0, "The input size ", self.size(d), ", plus negative padding ",
-               pl[d], " and ", pr[d],
-               " resulted in a negative output size, which is invalid. Check dimension ", d,
-               " of your input.");
-    copy_sizes[d] = self.size(d) - std::max<int64_t>(0, -pl[d]) - std::max<int64_t>(0, -pr[d]);
-    grows = grows || pl[d] > 0 || pr[d] > 0;
-    empty_copy = empty_copy || copy_sizes[d] <= 0;
-  }
-  Tensor out = Tensor::empty(out_sizes, TensorOptions{}.with(self.dtype()));
+  const meta::ConstantPad g = meta::constant_pad_geometry(self, pad);
+  Tensor out = Tensor::empty(g.out_sizes, TensorOptions{}.with(self.dtype()));
   if (out.numel() == 0) return out;
-  if (grows || empty_copy) fill(out, value);
-  if (empty_copy) return out;
-  for (int64_t d = 0; d < nd; ++d) {
-    src_off += std::max<int64_t>(0, -pl[d]) * self.stride(d);
-    dst_off += std::max<int64_t>(0, pl[d]) * out.stride(d);
-  }
+  if (g.grows || g.empty_copy) fill(out, value);
+  if (g.empty_copy) return out;
+  const auto [src_off, dst_off] = meta::constant_pad_offsets(self, g, out.strides(), 0);
   const auto es = static_cast<int64_t>(self.element_size());
   copy_strided(static_cast<char*>(out.data_ptr()) + dst_off * es, out.strides(),
-               static_cast<const char*>(self.data_ptr()) + src_off * es, self.strides(), copy_sizes,
-               self.element_size());
+               static_cast<const char*>(self.data_ptr()) + src_off * es, self.strides(),
+               g.copy_sizes, self.element_size());
   return out;
 }
 

@@ -44,6 +44,7 @@
 #include "loom/core/backend_flags.h"
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/nn/meta/convolution.h"
 
 namespace loom::cuda::libs {
 
@@ -56,15 +57,6 @@ namespace {
 std::atomic<int64_t> g_find_count{0};
 
 // ---- parameters and checks (the reference kernels' wording) ----
-
-std::vector<int64_t> expand_param(std::string_view op, IntArrayRef p, std::string_view name,
-                                  int64_t dim) {
-  if (p.size() == 1) return std::vector<int64_t>(static_cast<size_t>(dim), p[0]);
-  LOOM_CHECK(static_cast<int64_t>(p.size()) == dim, op, ": expected ", name,
-             " to be a single integer value or a list of ", dim,
-             " values to match the convolution dimensions, but got ", name, "=", sizes_str(p));
-  return {p.begin(), p.end()};
-}
 
 /// A checked convolution brought to 2-d (the height of a 1-d one is a unit).
 struct Conv {
@@ -83,31 +75,13 @@ Conv plan(std::string_view op, const Tensor& input, const Tensor& weight, const 
           IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
           IntArrayRef output_padding, int64_t groups) {
   const int64_t k = weight.dim();
-  LOOM_CHECK(k > 2, op, ": weight should have at least three dimensions");
-  LOOM_CHECK(groups > 0, op, ": non-positive groups is not supported");
-  const int64_t dim = k - 2;
-  const auto s = expand_param(op, stride, "stride", dim);
-  const auto p = expand_param(op, padding, "padding", dim);
-  const auto d = expand_param(op, dilation, "dilation", dim);
-  const auto o = expand_param(op, output_padding, "output_padding", dim);
-  const auto any = [](const std::vector<int64_t>& v, auto pred) {
-    return std::any_of(v.begin(), v.end(), pred);
-  };
-  LOOM_CHECK(!any(p, [](int64_t v) { return v < 0; }), op, ": negative padding is not supported");
-  LOOM_CHECK(!any(o, [](int64_t v) { return v < 0; }), op,
-             ": negative output_padding is not supported");
-  LOOM_CHECK(!any(s, [](int64_t v) { return v <= 0; }), op,
-             ": non-positive stride is not supported");
-  LOOM_CHECK(!any(d, [](int64_t v) { return v < 1; }), op, ": dilation should be greater than zero");
+  const int64_t dim = ops::meta::check_weight_and_groups(op, weight, groups);
+  const ops::meta::ConvParams prm =
+      ops::meta::make_params(op, dim, stride, padding, dilation, transposed, output_padding, groups);
   const IntArrayRef ws = weight.sizes();
-  LOOM_CHECK(input.dim() == k, op, ": Expected ", k, "-dimensional input for ", k,
-             "-dimensional weight ", sizes_str(ws), ", but got ", input.dim(),
-             "-dimensional input of size ", sizes_str(input.sizes()), " instead");
-  LOOM_CHECK(ws[0] >= groups, op, ": Given groups=", groups, ", expected weight to be at least ",
-             groups, " at dimension 0, but got weight of size ", sizes_str(ws), " instead");
-  LOOM_CHECK(ws[0] % groups == 0, op, ": Given groups=", groups,
-             ", expected weight to be divisible by ", groups,
-             " at dimension 0, but got weight of size [", sizes_str(ws), "] instead");
+  ops::meta::check_shape_forward(op, input, ws, bias, prm);
+  const std::vector<int64_t>&s = prm.stride, &p = prm.padding, &d = prm.dilation,
+                             &o = prm.output_padding;
   LOOM_CHECK_T(NotImplementedError, dim <= 2, op, ": ", dim,
                "-d convolution is not implemented by the CUDA kernels (1-d and 2-d are)");
   Conv c;
@@ -129,50 +103,22 @@ Conv plan(std::string_view op, const Tensor& input, const Tensor& weight, const 
   std::tie(c.dH, c.dW) = two(d, 1);
   const auto [opH, opW] = two(o, 0);
   if (!transposed) {
-    for (int64_t v : o) {
-      LOOM_CHECK(v == 0, op, ": output_padding is not supported for non-transposed convolutions; got: ",
-                 sizes_str(o));
-    }
-    LOOM_CHECK(c.Cin == ws[1] * groups, op, ": Given groups=", groups, ", weight of size ",
-               sizes_str(ws), ", expected input", sizes_str(input.sizes()), " to have ",
-               ws[1] * groups, " channels, but got ", c.Cin, " channels instead");
+    ops::meta::check_no_output_padding(op, o);
     c.Cout = ws[0];
-    LOOM_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == c.Cout), op,
-               ": Given weight of size ", sizes_str(ws), ", expected bias to be 1-dimensional with ",
-               c.Cout, " elements, but got bias of size ", sizes_str(bias.sizes()), " instead");
     const int64_t eh = c.dH * (c.kH - 1) + 1, ew = c.dW * (c.kW - 1) + 1;
     const int64_t ih = c.H + 2 * c.pH, iw = c.W + 2 * c.pW;
-    LOOM_CHECK(ih >= eh && iw >= ew, op, ": Calculated padded input size per channel: (",
-               c.one_d ? str_cat(iw) : str_cat(ih, " x ", iw), "). Kernel size: (",
-               c.one_d ? str_cat(ew) : str_cat(eh, " x ", ew),
-               "). Kernel size can't be greater than actual input size");
     c.oH = (ih - eh) / c.sH + 1;
     c.oW = (iw - ew) / c.sW + 1;
   } else {
-    LOOM_CHECK(c.Cin == ws[0], op, ": Given transposed=1, weight of size ", sizes_str(ws),
-               ", expected input", sizes_str(input.sizes()), " to have ", ws[0],
-               " channels, but got ", c.Cin, " channels instead");
     c.Cout = ws[1] * groups;
-    LOOM_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == c.Cout), op,
-               ": Given transposed=1, weight of size ", sizes_str(ws),
-               ", expected bias to be 1-dimensional with ", c.Cout,
-               " elements, but got bias of size ", sizes_str(bias.sizes()), " instead");
-    LOOM_CHECK((opW < c.sW || opW < c.dW) && (opH < c.sH || opH < c.dH), op,
-               ": output padding must be smaller than either stride or dilation, but got "
-               "output_padding_height: ",
-               opH, " output_padding_width: ", opW, " stride_height: ", c.sH,
-               " stride_width: ", c.sW, " dilation_height: ", c.dH, " dilation_width: ", c.dW);
+    ops::meta::check_transposed_output_padding(op, opH, opW, c.sH, c.sW, c.dH, c.dW);
     c.oH = (c.H - 1) * c.sH - 2 * c.pH + c.dH * (c.kH - 1) + opH + 1;
     c.oW = (c.W - 1) * c.sW - 2 * c.pW + c.dW * (c.kW - 1) + opW + 1;
-    LOOM_CHECK(c.oH >= 1 && c.oW >= 1, op, ": Given input size per channel: (", c.H, " x ", c.W,
-               "). Calculated output size per channel: (", c.oH, " x ", c.oW,
-               "). Output size is too small");
+    ops::meta::check_transposed_output_size(op, c.H, c.W, c.oH, c.oW);
   }
   LOOM_CHECK(c.kH > 0 && c.kW > 0, op, ": kernel size should be greater than zero, but got kH: ",
              c.kH, " kW: ", c.kW);
-  c.out_sizes = {c.N, c.Cout};
-  if (!c.one_d) c.out_sizes.push_back(c.oH);
-  c.out_sizes.push_back(c.oW);
+  c.out_sizes = ops::meta::conv_out_sizes(c.N, c.Cout, c.oH, c.oW, c.one_d);
   return c;
 }
 
@@ -187,24 +133,8 @@ void check_types(std::string_view op, const Tensor& input, const Tensor& weight,
   check_float_dtype(op, "input", input);
 }
 
-// ---- views ----
-
-Tensor unsqueeze_view(const Tensor& t, int64_t d) {
-  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
-  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
-  const int64_t st = d < t.dim() ? t.stride(d) * std::max<int64_t>(t.size(d), 1) : 1;
-  sizes.insert(sizes.begin() + d, 1);
-  strides.insert(strides.begin() + d, st);
-  return t.as_strided_view(sizes, strides, t.storage_offset());
-}
-
-Tensor squeeze_view(const Tensor& t, int64_t d) {
-  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
-  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
-  sizes.erase(sizes.begin() + d);
-  strides.erase(strides.begin() + d);
-  return t.as_strided_view(sizes, strides, t.storage_offset());
-}
+using ops::meta::squeeze_view;
+using ops::meta::unsqueeze_view;
 
 // ---- descriptors (RAII) ----
 
@@ -557,15 +487,10 @@ Tensor conv_forward(std::string_view op, const Tensor& input, const Tensor& weig
 /// PyTorch's batchify: a (spatial+1)-d input gets a batch of one.
 std::pair<Tensor, bool> batchify(std::string_view op, const Tensor& input, int64_t spatial) {
   check_defined(op, {{"input", input}});
-  const int64_t unbatched = spatial + 1, batched_dim = spatial + 2;
-  const bool batched = input.dim() == batched_dim;
-  LOOM_CHECK(input.dim() == unbatched || batched, op, ": Expected ", unbatched, "D (unbatched) or ",
-             batched_dim, "D (batched) input to ", op,
-             ", but got input of size: ", sizes_str(input.sizes()));
-  return {batched ? input : unsqueeze_view(input, 0), batched};
+  return ops::meta::batchify(op, input, spatial);
 }
 
-Tensor unbatchify(const Tensor& out, bool batched) { return batched ? out : squeeze_view(out, 0); }
+using ops::meta::unbatchify;
 
 Tensor conv_nd(std::string_view op, int64_t spatial, const Tensor& input, const Tensor& weight,
                const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
@@ -593,20 +518,12 @@ Tensor conv_mode_nd(std::string_view op, int64_t spatial, const Tensor& input, c
   LOOM_CHECK(mode == "same", op, ": Invalid padding string: '", mode, "'");
   check_defined(op, {{"input", input}, {"weight", weight}});
   LOOM_CHECK(weight.dim() > 2, op, ": weight should have at least three dimensions");
-  const auto dim = static_cast<size_t>(weight.dim() - 2);
-  LOOM_CHECK(stride.size() == dim || stride.size() == 1, op, ": stride cannot broadcast to ", dim,
-             " dimensions");
-  LOOM_CHECK(dilation.size() == dim || dilation.size() == 1, op, ": dilation cannot broadcast to ",
-             dim, " dimensions");
-  for (int64_t s : stride) {
-    LOOM_CHECK(s == 1, op, ": padding='same' is not supported for strided convolutions");
-  }
+  const std::vector<int64_t> total = ops::meta::same_padding_totals(op, weight, stride, dilation);
+  const size_t dim = total.size();
   std::vector<int64_t> pad(dim), odd(dim);
   for (size_t i = 0; i < dim; ++i) {
-    const int64_t d = dilation.size() == 1 ? dilation[0] : dilation[i];
-    const int64_t total = d * (weight.size(static_cast<int64_t>(i) + 2) - 1);
-    odd[i] = total % 2;
-    pad[i] = total / 2 + odd[i];
+    odd[i] = total[i] % 2;
+    pad[i] = total[i] / 2 + odd[i];
   }
   Tensor out = conv_forward(op, in, weight, bias, stride, pad, dilation, false, zero, groups);
   if (std::any_of(odd.begin(), odd.end(), [](int64_t v) { return v != 0; })) {
@@ -696,10 +613,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
   check_float_dtype(op, "input", input);
   const Conv c = plan(op, input, weight, Tensor(), stride, padding, dilation, transposed,
                       output_padding, groups);
-  LOOM_CHECK(grad_output.sizes() == IntArrayRef(c.out_sizes), op,
-             ": expected grad_output of size ", sizes_str(c.out_sizes),
-             " (the output of this convolution of input ", sizes_str(input.sizes()), " and weight ",
-             sizes_str(weight.sizes()), "), but got ", sizes_str(grad_output.sizes()));
+  ops::meta::check_grad_output_sizes(op, grad_output, input, weight, c.out_sizes);
   OpGuard g(op, input);
   const auto four = [&](const Tensor& t) { return dense(c.one_d ? unsqueeze_view(t, 2) : t); };
   const Tensor go = four(grad_output);
