@@ -6,6 +6,8 @@
 namespace loom::ops::cpu::reduction {
 namespace {
 
+using meta::sum_dtype;
+
 /// Sum of n elements p[0], p[s], ... in double: eight independent lanes (so the loop
 /// vectorises) and pairwise halves above 4096 elements, so the error grows as O(log n).
 template <typename T>
@@ -138,13 +140,6 @@ Tensor reduce_to(const Tensor& src, const ReducePlan& plan, DType out_dtype) {
   });
 }
 
-/// sum and prod: integers (and bool) give int64 unless dtype says otherwise; a dtype
-/// converts the input first, as PyTorch does.
-DType sum_dtype(const Tensor& self, std::optional<DType> dtype) {
-  if (dtype) return *dtype;
-  return is_integral(self.dtype()) ? DType::Int64 : self.dtype();
-}
-
 Tensor sum_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
                 std::optional<DType> dtype) {
   const DType out = sum_dtype(self, dtype);
@@ -173,10 +168,7 @@ Tensor prod_dim(const Tensor& self, int64_t dim, bool keepdim, std::optional<DTy
 
 Tensor mean_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
                  std::optional<DType> dtype) {
-  const DType out = dtype.value_or(self.dtype());
-  LOOM_CHECK_T(TypeError, is_floating_point(out), "mean(): could not infer output dtype. ",
-               dtype ? "Optional dtype" : "Input dtype",
-               " must be either a floating point or complex dtype. Got: ", dtype_name(out));
+  const DType out = meta::mean_dtype(self, dtype);
   const Tensor in = self.dtype() == out ? self : cast_contiguous(self, out);
   const ReducePlan plan = make_plan(in, reduce_mask("mean", in, dim), keepdim);
   return dispatch_floats("mean", in, [&]<typename T>(T*) {

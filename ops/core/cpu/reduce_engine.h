@@ -30,6 +30,7 @@
 #include "loom/core/half.h"
 #include "loom/core/tensor.h"
 #include "loom/core/tensor_checks.h"
+#include "loom/ops/meta/reduction.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -145,42 +146,10 @@ inline void coalesce(DimVec& sizes, DimVec& strides) {
   strides = std::move(st);
 }
 
-/// Which dims of self a reduction reduces: dims absent or empty (when empty_means_all)
-/// means every dim. Negative dims wrap; a repeated dim is an error, as in PyTorch.
-inline std::vector<bool> reduce_mask(std::string_view op, const Tensor& self,
-                                     std::optional<IntArrayRef> dims, bool empty_means_all = true) {
-  const int64_t nd = self.dim();
-  std::vector<bool> mask(static_cast<size_t>(nd), false);
-  if (!dims || (dims->empty() && empty_means_all)) {
-    mask.assign(static_cast<size_t>(nd), true);
-    return mask;
-  }
-  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(nd, 1)), false);
-  for (int64_t d : *dims) {
-    const int64_t w = wrap_dim(d, nd);
-    LOOM_CHECK(!seen[w], op, ": dim ", w, " appears multiple times in the list of dims");
-    seen[w] = true;
-    if (nd > 0) mask[w] = true;
-  }
-  return mask;
-}
-
-/// The mask of one dim.
-inline std::vector<bool> reduce_mask_one(const Tensor& self, int64_t dim) {
-  const int64_t w = wrap_dim(dim, self.dim());
-  std::vector<bool> mask(static_cast<size_t>(self.dim()), false);
-  if (self.dim() > 0) mask[w] = true;
-  return mask;
-}
-
-/// Throws IndexError (PyTorch's wording) if a reduced dim has size 0: ops without identity.
-inline void check_nonzero_reduced(std::string_view op, const Tensor& self,
-                                  const std::vector<bool>& mask) {
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    LOOM_CHECK_T(IndexError, !mask[d] || self.size(d) != 0, op, "(): Expected reduction dim ", d,
-                 " to have non-zero size.");
-  }
-}
+// Dim masks and the empty-dim check: the rules every backend shares (loom/ops/meta/reduction.h).
+using meta::check_nonzero_reduced;
+using meta::reduce_mask;
+using meta::reduce_mask_one;
 
 /// The geometry of a reduction (Note [Reduction geometry]).
 struct ReducePlan {

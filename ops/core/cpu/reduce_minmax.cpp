@@ -124,9 +124,7 @@ std::tuple<Tensor, Tensor> arg_extreme(const Tensor& self, const std::vector<boo
 
 template <bool kMax>
 Tensor full(const Tensor& self) {
-  LOOM_CHECK(self.numel() > 0, name_of(kMax),
-             "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
-             "reduction dim with the 'dim' argument.");
+  meta::check_full_extreme(name_of(kMax), self);
   return extreme<kMax>(self, reduce_mask(name_of(kMax), self, std::nullopt), false);
 }
 
@@ -149,8 +147,7 @@ template <bool kMax>
 Tensor arg(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   const char* op = kMax ? "argmax" : "argmin";
   if (!dim) {
-    LOOM_CHECK(self.numel() > 0, op,
-               "(): Expected reduction dim to be specified for input.numel() == 0.");
+    meta::check_arg_full(op, self);
     // dim=None reduces the flattened input; keepdim keeps every dim as size 1.
     return std::get<1>(
         arg_extreme<kMax>(self, reduce_mask(op, self, std::nullopt), keepdim, false));

@@ -52,9 +52,7 @@ Tensor reduce_floating(std::string_view op, const Tensor& src, const ReducePlan&
 Tensor var_std(const Tensor& self, std::optional<IntArrayRef> dim,
                const std::optional<Scalar>& correction, bool keepdim, bool take_sqrt) {
   const char* op = take_sqrt ? "std" : "var";
-  LOOM_CHECK_T(TypeError, is_floating_point(self.dtype()),
-               "std and var only support floating point and complex dtypes, got ", self.describe(),
-               " in ", op);
+  meta::check_var_std_dtype(op, self);
   const double c = correction ? correction->to_double() : 1.0;
   const ReducePlan plan = make_plan(self, reduce_mask(op, self, dim), keepdim);
   return reduce_floating(op, self, plan, MomentsOp<float>{}, [&](const Moments& m) {
@@ -68,9 +66,7 @@ std::tuple<Tensor, Tensor> moments_and_mean(const Tensor& self, std::optional<In
                                             const std::optional<Scalar>& correction, bool keepdim,
                                             bool take_sqrt) {
   const char* op = take_sqrt ? "std_mean" : "var_mean";
-  LOOM_CHECK_T(TypeError, is_floating_point(self.dtype()),
-               "std and var only support floating point and complex dtypes, got ", self.describe(),
-               " in ", op);
+  meta::check_var_std_dtype(op, self);
   const double c = correction ? correction->to_double() : 1.0;
   const ReducePlan plan = make_plan(self, reduce_mask(op, self, dim), keepdim);
   return dispatch_floats(op, self, [&]<typename T>(T*) {
@@ -186,26 +182,11 @@ Tensor norm_impl(const Tensor& input, const std::optional<Scalar>& p,
   const Tensor self = dtype && *dtype != input.dtype() && is_floating_point(input.dtype())
                           ? cast_contiguous(input, *dtype)
                           : input;
-  LOOM_CHECK_T(TypeError, !dtype || is_floating_point(*dtype),
-               "norm(): the dtype should be either floating point or complex. Got ",
-               dtype_name(*dtype), " instead.");
-  LOOM_CHECK_T(TypeError, is_floating_point(self.dtype()),
-               "norm(): input dtype should be either floating point or complex. Got ",
-               dtype_name(self.dtype()), " instead.");
+  meta::check_norm_dtypes(dtype, self);
   const double order = p ? p->to_double() : 2.0;
-  NormSpec spec{NormKind::General, order};
-  if (order == 0) spec.kind = NormKind::Zero;
-  if (order == 1) spec.kind = NormKind::One;
-  if (order == 2) spec.kind = NormKind::Two;
-  if (std::isinf(order)) spec.kind = order > 0 ? NormKind::Inf : NormKind::NegInf;
+  const NormSpec spec{meta::norm_kind<NormKind>(order), order};
   const std::vector<bool> mask = reduce_mask("norm", self, dim);
-  if (spec.kind == NormKind::Inf || spec.kind == NormKind::NegInf) {
-    for (int64_t d = 0; d < self.dim(); ++d) {
-      LOOM_CHECK_T(IndexError, !mask[d] || self.size(d) != 0,
-                   "linalg.vector_norm cannot compute the ", order > 0 ? "inf" : "-inf",
-                   " norm on an empty tensor because the operation does not have an identity");
-    }
-  }
+  meta::check_norm_nonempty(self, mask, order);
   const ReducePlan plan = make_plan(self, mask, keepdim);
   return dispatch_floats("norm", self, [&]<typename T>(T*) {
     std::vector<double> acc(static_cast<size_t>(plan.outer_numel));

@@ -9,8 +9,7 @@ namespace {
 template <bool kProd>
 Tensor scan(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
   wrap_dim(dim, self.dim());  // validates dim (a 0-dim tensor takes 0 and -1)
-  const DType out_dtype =
-      dtype ? *dtype : (is_integral(self.dtype()) ? DType::Int64 : self.dtype());
+  const DType out_dtype = meta::sum_dtype(self, dtype);
   const Tensor src = self.dtype() == out_dtype ? self : cast_contiguous(self, out_dtype);
   Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(out_dtype));
   if (out.numel() == 0) return out;

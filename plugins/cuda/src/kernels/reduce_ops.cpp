@@ -12,47 +12,19 @@
 #include "kernels/cuda_iterator.h"
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/reduction.h"
 #include "runtime/context.h"
 
 namespace loom::cuda {
 namespace {
 
+using ops::meta::check_nonzero_reduced;
+using ops::meta::reduce_mask;
+using ops::meta::reduce_mask_one;
+using ops::meta::sum_dtype;
+
 using Dims = std::vector<int64_t>;
 using kernels::RedOp;
-
-// The CPU's reduce_mask: which dims are reduced; no dims (or an empty list when
-// empty_means_all) reduces all.
-std::vector<bool> reduce_mask(std::string_view op, const Tensor& self,
-                              std::optional<IntArrayRef> dims, bool empty_means_all = true) {
-  const int64_t nd = self.dim();
-  std::vector<bool> mask(static_cast<size_t>(nd), false);
-  if (!dims || (dims->empty() && empty_means_all)) {
-    mask.assign(static_cast<size_t>(nd), true);
-    return mask;
-  }
-  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(nd, 1)), false);
-  for (int64_t d : *dims) {
-    const int64_t w = wrap_dim(d, nd);
-    LOOM_CHECK(!seen[w], op, ": dim ", w, " appears multiple times in the list of dims");
-    seen[w] = true;
-    if (nd > 0) mask[w] = true;
-  }
-  return mask;
-}
-
-std::vector<bool> reduce_mask_one(const Tensor& self, int64_t dim) {
-  const int64_t w = wrap_dim(dim, self.dim());
-  std::vector<bool> mask(static_cast<size_t>(self.dim()), false);
-  if (self.dim() > 0) mask[w] = true;
-  return mask;
-}
-
-void check_nonzero_reduced(std::string_view op, const Tensor& self, const std::vector<bool>& mask) {
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    LOOM_CHECK_T(IndexError, !mask[d] || self.size(d) != 0, op, "(): Expected reduction dim ", d,
-                 " to have non-zero size.");
-  }
-}
 
 // What to reduce into what (Note [CUDA reduction plan] in reduce.cu).
 struct Plan {
@@ -153,11 +125,6 @@ Tensor reduce_values(const char* op, const Tensor& src, const std::vector<bool>&
 
 // ---- sum / mean / prod / all / any -------------------------------------------------------------
 
-DType sum_dtype(const Tensor& self, std::optional<DType> dtype) {
-  if (dtype) return *dtype;
-  return is_integral(self.dtype()) ? DType::Int64 : self.dtype();
-}
-
 Tensor sum_like(const char* op, RedOp code, const Tensor& self, const std::vector<bool>& mask,
                 bool keepdim, std::optional<DType> dtype) {
   const DType out = sum_dtype(self, dtype);
@@ -186,10 +153,7 @@ Tensor prod_dim(const Tensor& self, int64_t dim, bool keepdim, std::optional<DTy
 Tensor mean_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
                  std::optional<DType> dtype) {
   check_cuda_tensors("mean", {{"self", self}});
-  const DType out = dtype.value_or(self.dtype());
-  LOOM_CHECK_T(TypeError, is_floating_point(out), "mean(): could not infer output dtype. ",
-               dtype ? "Optional dtype" : "Input dtype",
-               " must be either a floating point or complex dtype. Got: ", dtype_name(out));
+  const DType out = ops::meta::mean_dtype(self, dtype);
   const Tensor in = self.dtype() == out ? self : cast_copy(self, out);
   return reduce_values("mean", in, reduce_mask("mean", in, dim), keepdim, RedOp::Mean, out);
 }
@@ -248,9 +212,7 @@ std::tuple<Tensor, Tensor> arg_extreme(const char* op, bool is_max, const Tensor
 template <bool kMax>
 Tensor full_extreme(const Tensor& self) {
   check_cuda_tensors(name_of(kMax), {{"self", self}});
-  LOOM_CHECK(self.numel() > 0, name_of(kMax),
-             "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
-             "reduction dim with the 'dim' argument.");
+  ops::meta::check_full_extreme(name_of(kMax), self);
   return reduce_values(name_of(kMax), self, reduce_mask(name_of(kMax), self, std::nullopt), false,
                        kMax ? RedOp::Max : RedOp::Min, self.dtype());
 }
@@ -277,8 +239,7 @@ Tensor arg(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   const char* op = kMax ? "argmax" : "argmin";
   check_cuda_tensors(op, {{"self", self}});
   if (!dim) {
-    LOOM_CHECK(self.numel() > 0, op,
-               "(): Expected reduction dim to be specified for input.numel() == 0.");
+    ops::meta::check_arg_full(op, self);
     return std::get<1>(
         arg_extreme(op, kMax, self, reduce_mask(op, self, std::nullopt), keepdim, false));
   }
@@ -316,9 +277,7 @@ std::tuple<Tensor, Tensor> moments(const char* op, const Tensor& self,
                                    const std::optional<Scalar>& correction, bool keepdim,
                                    bool take_sqrt, bool want_mean) {
   check_cuda_tensors(op, {{"self", self}});
-  LOOM_CHECK_T(TypeError, is_floating_point(self.dtype()),
-               "std and var only support floating point and complex dtypes, got ", self.describe(),
-               " in ", op);
+  ops::meta::check_var_std_dtype(op, self);
   const Plan p = make_plan(self, reduce_mask(op, self, dim), keepdim);
   Tensor spread = new_output(self, p, self.dtype());
   Tensor mean = want_mean ? new_output(self, p, self.dtype()) : Tensor();
@@ -372,26 +331,11 @@ Tensor norm_impl(const Tensor& input, const std::optional<Scalar>& p,
   const Tensor self = dtype && *dtype != input.dtype() && is_floating_point(input.dtype())
                           ? cast_copy(input, *dtype)
                           : input;
-  LOOM_CHECK_T(TypeError, !dtype || is_floating_point(*dtype),
-               "norm(): the dtype should be either floating point or complex. Got ",
-               dtype_name(*dtype), " instead.");
-  LOOM_CHECK_T(TypeError, is_floating_point(self.dtype()),
-               "norm(): input dtype should be either floating point or complex. Got ",
-               dtype_name(self.dtype()), " instead.");
+  ops::meta::check_norm_dtypes(dtype, self);
   const double order = p ? p->to_double() : 2.0;
-  kernels::NormKind kind = kernels::NormKind::General;
-  if (order == 0) kind = kernels::NormKind::Zero;
-  if (order == 1) kind = kernels::NormKind::One;
-  if (order == 2) kind = kernels::NormKind::Two;
-  if (std::isinf(order)) kind = order > 0 ? kernels::NormKind::Inf : kernels::NormKind::NegInf;
+  const kernels::NormKind kind = ops::meta::norm_kind<kernels::NormKind>(order);
   const std::vector<bool> mask = reduce_mask("norm", self, dim);
-  if (kind == kernels::NormKind::Inf || kind == kernels::NormKind::NegInf) {
-    for (int64_t d = 0; d < self.dim(); ++d) {
-      LOOM_CHECK_T(IndexError, !mask[d] || self.size(d) != 0,
-                   "linalg.vector_norm cannot compute the ", order > 0 ? "inf" : "-inf",
-                   " norm on an empty tensor because the operation does not have an identity");
-    }
-  }
+  ops::meta::check_norm_nonempty(self, mask, order);
   const Plan plan = make_plan(self, mask, keepdim);
   Tensor out = new_output(self, plan, self.dtype());
   kernels::ReduceLaunch r;
@@ -440,8 +384,7 @@ Tensor scan(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
   const char* op = kProd ? "cumprod" : "cumsum";
   check_cuda_tensors(op, {{"self", self}});
   dim = wrap_dim(dim, self.dim());  // a 0-dim tensor takes 0 and -1
-  const DType out_dtype =
-      dtype ? *dtype : (is_integral(self.dtype()) ? DType::Int64 : self.dtype());
+  const DType out_dtype = ops::meta::sum_dtype(self, dtype);
   const Tensor src =
       self.dtype() == out_dtype && self.is_contiguous() ? self : cast_copy(self, out_dtype);
   Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(out_dtype).with(self.device()));
