@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "loom/dispatcher/library.h"
+#include "loom/ops/nn/meta/convolution.h"
 #include "onednn.h"
 
 namespace loom::onednn {
@@ -41,24 +42,8 @@ using Tag = memory::format_tag;
 
 // ---- views ----
 
-/// A view of t with a size-1 dim inserted at d.
-Tensor unsqueeze_view(const Tensor& t, int64_t d) {
-  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
-  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
-  const int64_t st = d < t.dim() ? t.stride(d) * std::max<int64_t>(t.size(d), 1) : 1;
-  sizes.insert(sizes.begin() + d, 1);
-  strides.insert(strides.begin() + d, st);
-  return t.as_strided_view(sizes, strides, t.storage_offset());
-}
-
-/// A view of t without its size-1 dim d.
-Tensor squeeze_view(const Tensor& t, int64_t d) {
-  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
-  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
-  sizes.erase(sizes.begin() + d);
-  strides.erase(strides.begin() + d);
-  return t.as_strided_view(sizes, strides, t.storage_offset());
-}
+using ops::meta::squeeze_view;
+using ops::meta::unsqueeze_view;
 
 // ---- the geometry of a call ----
 

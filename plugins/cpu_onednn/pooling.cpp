@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "loom/dispatcher/library.h"
+#include "loom/ops/nn/meta/convolution.h"
 #include "loom/ops/tensor_methods.h"
 #include "onednn.h"
 
@@ -56,29 +57,13 @@ constexpr int64_t kMinIndicesElements = 16384;
 
 // ---- views ----
 
-/// A view of t with a size-1 dim inserted at d.
-Tensor insert_dim(const Tensor& t, int64_t d) {
-  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
-  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
-  const int64_t stride = d < t.dim() ? t.stride(d) * std::max<int64_t>(t.size(d), 1) : 1;
-  sizes.insert(sizes.begin() + d, 1);
-  strides.insert(strides.begin() + d, stride);
-  return t.as_strided_view(sizes, strides, t.storage_offset());
-}
-
-/// A view of t without its size-1 dim d.
-Tensor drop_dim(const Tensor& t, int64_t d) {
-  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
-  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
-  sizes.erase(sizes.begin() + d);
-  strides.erase(strides.begin() + d);
-  return t.as_strided_view(sizes, strides, t.storage_offset());
-}
+using ops::meta::squeeze_view;
+using ops::meta::unsqueeze_view;
 
 /// [C, H, W] as [1, C, H, W]; a 4-D tensor as itself.
-Tensor as_batched(const Tensor& t) { return t.dim() == 4 ? t : insert_dim(t, 0); }
+Tensor as_batched(const Tensor& t) { return t.dim() == 4 ? t : unsqueeze_view(t, 0); }
 /// The inverse of as_batched for a result of an input of `dim` dims.
-Tensor as_input_dims(const Tensor& t, int64_t dim) { return dim == 4 ? t : drop_dim(t, 0); }
+Tensor as_input_dims(const Tensor& t, int64_t dim) { return dim == 4 ? t : squeeze_view(t, 0); }
 
 // ---- layouts ----
 
@@ -405,7 +390,7 @@ Tensor max_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
           "aten::max_pool1d");
   std::vector<int64_t> p[4];
   std::optional<Window> w;
-  const Tensor x = takes_pool_1d(self) ? insert_dim(self, self.dim() - 1) : Tensor();
+  const Tensor x = takes_pool_1d(self) ? unsqueeze_view(self, self.dim() - 1) : Tensor();
   if (x.defined() && lift_1d(kernel_size, stride, padding, dilation, p)) {
     w = window_of(x, p[0], p[1], p[2], p[3], ceil_mode);
   }
@@ -414,7 +399,7 @@ Tensor max_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
     return op.call_next_provider(kCPU, self, kernel_size, stride, padding, dilation, ceil_mode);
   }
   const Tensor out = as_input_dims(pool_forward(algorithm::pooling_max, x4, *w), x.dim());
-  return drop_dim(out, out.dim() - 2);
+  return squeeze_view(out, out.dim() - 2);
 }
 
 std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& self, IntArrayRef kernel_size,
@@ -426,7 +411,7 @@ std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& self, IntArrayR
   std::vector<int64_t> p[4];
   std::optional<Window> w;
   const Tensor x = takes_pool_1d(self) && self.numel() >= kMinIndicesElements
-                       ? insert_dim(self, self.dim() - 1)
+                       ? unsqueeze_view(self, self.dim() - 1)
                        : Tensor();
   if (x.defined() && lift_1d(kernel_size, stride, padding, dilation, p)) {
     w = window_of(x, p[0], p[1], p[2], p[3], ceil_mode);
@@ -438,7 +423,7 @@ std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& self, IntArrayR
   auto [out, idx] = max_pool_with_indices(x4, *w);
   out = as_input_dims(out, x.dim());
   idx = as_input_dims(idx, x.dim());
-  return {drop_dim(out, out.dim() - 2), drop_dim(idx, idx.dim() - 2)};
+  return {squeeze_view(out, out.dim() - 2), squeeze_view(idx, idx.dim() - 2)};
 }
 
 // ---- average pooling ----
@@ -489,7 +474,7 @@ Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
   static const int64_t one[1] = {1};
   std::vector<int64_t> p[4];
   std::optional<Window> w;
-  const Tensor x = takes_pool_1d(self) ? insert_dim(self, self.dim() - 1) : Tensor();
+  const Tensor x = takes_pool_1d(self) ? unsqueeze_view(self, self.dim() - 1) : Tensor();
   if (x.defined() && lift_1d(kernel_size, stride, padding, IntArrayRef(one, 1), p)) {
     w = window_of(x, p[0], p[1], p[2], p[3], ceil_mode);
   }
@@ -499,7 +484,7 @@ Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
   }
   const Tensor out =
       as_input_dims(pool_forward(avg_algorithm(count_include_pad), as_batched(x), *w), x.dim());
-  return drop_dim(out, out.dim() - 2);
+  return squeeze_view(out, out.dim() - 2);
 }
 
 // ---- adaptive average pooling ----
@@ -549,7 +534,7 @@ Tensor adaptive_avg_pool1d(const Tensor& self, IntArrayRef output_size) {
   static const auto op =
       onednn::op<Tensor(const Tensor&, IntArrayRef)>("aten::adaptive_avg_pool1d");
   std::optional<Window> w;
-  const Tensor x = takes_pool_1d(self) ? insert_dim(self, self.dim() - 1) : Tensor();
+  const Tensor x = takes_pool_1d(self) ? unsqueeze_view(self, self.dim() - 1) : Tensor();
   if (x.defined() && output_size.size() == 1) {
     const int64_t out[2] = {1, output_size[0]};
     w = adaptive_window(x, IntArrayRef(out, 2));
@@ -557,7 +542,7 @@ Tensor adaptive_avg_pool1d(const Tensor& self, IntArrayRef output_size) {
   if (!w) return op.call_next_provider(kCPU, self, output_size);
   const Tensor out = as_input_dims(
       pool_forward(algorithm::pooling_avg_exclude_padding, as_batched(x), *w), x.dim());
-  return drop_dim(out, out.dim() - 2);
+  return squeeze_view(out, out.dim() - 2);
 }
 
 }  // namespace
