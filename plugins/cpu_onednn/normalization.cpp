@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "loom/dispatcher/library.h"
+#include "loom/ops/nn/meta/normalization.h"
 #include "loom/ops/tensor_methods.h"
 #include "onednn.h"
 
@@ -335,12 +336,6 @@ std::pair<int64_t, int64_t> layer_norm_rows(const Tensor& input, IntArrayRef nor
   return {input.numel() / N, N};
 }
 
-std::vector<int64_t> stat_sizes(const Tensor& input, size_t normalized_ndim) {
-  std::vector<int64_t> s(input.sizes().begin(), input.sizes().end());
-  for (size_t i = s.size() - normalized_ndim; i < s.size(); ++i) s[i] = 1;
-  return s;
-}
-
 Tensor3 native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
                           const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
                           double eps) {
@@ -355,7 +350,8 @@ Tensor3 native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
   const auto ln = layer_norm_prims(M, N, static_cast<float>(eps), false);
   const memory::desc md = ln->fwd_pd.src_desc();
   Tensor out = new_vector(input.sizes());
-  const std::vector<int64_t> stat = stat_sizes(input, normalized_shape.size());
+  const std::vector<int64_t> stat =
+      loom::ops::meta::layer_norm_stat_sizes(input, normalized_shape.size());
   Tensor mean = new_vector(stat), rstd = new_vector(stat);
   std::vector<float> ones, zeros;
   execute(ln->fwd, {{DNNL_ARG_SRC, memory_of(x, md)},

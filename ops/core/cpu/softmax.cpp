@@ -4,9 +4,12 @@
 // double across them); double computes in double.
 #include "cpu/reduce_engine.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/softmax.h"
 
 namespace loom::ops::cpu::reduction {
 namespace {
+
+namespace meta = loom::ops::meta;
 
 /// The contiguous float line: vectorised max, exp and scale. Compiled twice: for the
 /// baseline ISA and, picked at run time, for AVX2+FMA (8 lanes; the same arithmetic).
@@ -131,9 +134,7 @@ void tiled_lines(const T* x, T* y, int64_t outer, int64_t len, int64_t inner) {
 template <bool kLog>
 Tensor softmax_forward(const Tensor& self, int64_t dim, DType out_dtype) {
   const char* op = kLog ? "_log_softmax" : "_softmax";
-  wrap_dim(dim, self.dim());
-  LOOM_CHECK_T(TypeError, is_floating_point(self.dtype()), op,
-               ": expected a floating point input, got ", self.describe());
+  meta::check_softmax_input(op, self, dim);
   const Tensor src = self.dtype() == out_dtype ? self : cast_contiguous(self, out_dtype);
   Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(out_dtype));
   if (out.numel() == 0) return out;
@@ -201,18 +202,13 @@ Tensor softmax_forward(const Tensor& self, int64_t dim, DType out_dtype) {
   return out;
 }
 
-DType half_to_float_dtype(const char* op, const Tensor& self, bool half_to_float) {
-  if (!half_to_float) return self.dtype();
-  LOOM_CHECK_T(TypeError, self.dtype() == DType::Float16, op,
-               ": conversion is supported for Half type only, got ", self.describe());
-  return DType::Float32;
-}
-
 Tensor softmax_(const Tensor& self, int64_t dim, bool half_to_float) {
-  return softmax_forward<false>(self, dim, half_to_float_dtype("_softmax", self, half_to_float));
+  return softmax_forward<false>(
+      self, dim, meta::softmax_half_to_float_dtype("_softmax", self, half_to_float));
 }
 Tensor log_softmax_(const Tensor& self, int64_t dim, bool half_to_float) {
-  return softmax_forward<true>(self, dim, half_to_float_dtype("_log_softmax", self, half_to_float));
+  return softmax_forward<true>(
+      self, dim, meta::softmax_half_to_float_dtype("_log_softmax", self, half_to_float));
 }
 Tensor softmax_int(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
   return softmax_forward<false>(
@@ -230,10 +226,7 @@ template <bool kLog>
 Tensor softmax_backward(const Tensor& grad, const Tensor& output, int64_t dim, DType input_dtype) {
   const char* op = kLog ? "_log_softmax_backward_data" : "_softmax_backward_data";
   check_defined(op, {{"grad_output", grad}, {"output", output}});
-  LOOM_CHECK(grad.sizes() == output.sizes(), op, ": the size of grad_output ",
-             sizes_str(grad.sizes()), " must match the size of output ", sizes_str(output.sizes()));
-  check_same_dtype(op, {{"grad_output", grad}, {"output", output}});
-  wrap_dim(dim, grad.dim());
+  meta::check_softmax_backward(op, grad, output, dim);
   Tensor result = Tensor::empty(grad.sizes(), TensorOptions{}.with(grad.dtype()));
   if (result.numel() > 0) {
     const LinePlan plan = make_lines(dim, {&grad, &output, &result});

@@ -10,9 +10,12 @@
 
 #include "cpu/reduce_engine.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/nn/meta/embedding.h"
 
 namespace loom::ops::cpu::nn {
 namespace {
+
+namespace meta = loom::ops::meta;
 
 using reduction::cast_contiguous;
 using reduction::data_of;
@@ -34,13 +37,11 @@ std::vector<int64_t> index_values(std::string_view op, int position, const Tenso
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t /*padding_idx*/,
                  bool /*scale_grad_by_freq*/, bool /*sparse*/) {
   check_defined("embedding", {{"weight", weight}, {"indices", indices}});
-  LOOM_CHECK(weight.dim() == 2, "'weight' must be 2-D, but got weight of shape ",
-             sizes_str(weight.sizes()));
+  meta::check_embedding_weight(weight);
   const std::vector<int64_t> idx = index_values("embedding", 1, indices);
   const int64_t V = weight.size(0), D = weight.size(1);
   for (int64_t i : idx) LOOM_CHECK_T(IndexError, i >= 0 && i < V, "index out of range in self");
-  std::vector<int64_t> out_sizes(indices.sizes().begin(), indices.sizes().end());
-  out_sizes.push_back(D);
+  const std::vector<int64_t> out_sizes = meta::embedding_output_sizes(weight, indices);
   Tensor out = Tensor::empty(out_sizes, TensorOptions{}.with(weight.dtype()));
   if (out.numel() == 0) return out;
   // Rows are copied whole, so only the row stride may be anything.
@@ -63,11 +64,7 @@ Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices
   check_defined(op, {{"grad_output", grad_output}, {"indices", indices}});
   const std::vector<int64_t> idx = index_values("embedding_backward", 2, indices);
   const auto n = static_cast<int64_t>(idx.size());
-  LOOM_CHECK(grad_output.dim() >= 1 && grad_output.numel() == n * grad_output.size(-1), op,
-             ": grad_output of shape ", sizes_str(grad_output.sizes()),
-             " does not fit indices of shape ", sizes_str(indices.sizes()),
-             " (expected the indices' shape followed by the embedding dim)");
-  LOOM_CHECK(num_weights >= 0, op, ": num_weights must be non-negative, got ", num_weights);
+  meta::check_embedding_backward(op, grad_output, indices, num_weights);
   const int64_t D = grad_output.size(-1);
   for (int64_t i : idx) {
     LOOM_CHECK_T(IndexError, i == padding_idx || (i >= 0 && i < num_weights), op, ": index ", i,

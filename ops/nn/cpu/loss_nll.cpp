@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "cpu/loss_util.h"
+#include "loom/ops/nn/meta/loss.h"
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/creation.h"
@@ -58,30 +59,6 @@ struct NllGeometry {
     }
   }
 };
-
-/// Geometry of input (1-D [C], 2-D [N, C] or 4-D [N, C, H, W]) and its target.
-NllGeometry nll_geometry(const Tensor& input, const Tensor& target) {
-  NllGeometry g;
-  if (input.dim() == 1) {
-    g.c = input.size(0);
-    g.xc = input.stride(0);
-    return g;
-  }
-  g.n = input.size(0);
-  g.c = input.size(1);
-  g.xn = input.stride(0);
-  g.xc = input.stride(1);
-  g.tn = target.stride(0);
-  if (input.dim() == 4) {
-    g.h = input.size(2);
-    g.w = input.size(3);
-    g.xh = input.stride(2);
-    g.xw = input.stride(3);
-    g.th = target.stride(1);
-    g.tw = target.stride(2);
-  }
-  return g;
-}
 
 /// Checks what both families check: devices, the reduction, the dtypes of input and target.
 void check_common(std::string_view op, const Tensor& self, const Tensor& target,
@@ -147,7 +124,7 @@ struct LossSums {
 std::tuple<Tensor, Tensor> nll_forward(std::string_view op, const Tensor& self,
                                        const Tensor& target, const Tensor& weight,
                                        int64_t reduction, int64_t ignore_index, bool unreduced) {
-  const NllGeometry g = nll_geometry(self, target);
+  const NllGeometry g = meta::nll_geometry<NllGeometry>(self, target);
   Tensor total_weight = Tensor::empty({}, TensorOptions{}.with(self.dtype()));
   Tensor output;
   dispatch_floats(op, self, [&]<typename T>(T*) {
@@ -209,7 +186,7 @@ std::tuple<Tensor, Tensor> nll_forward(std::string_view op, const Tensor& self,
 Tensor nll_backward(std::string_view op, const Tensor& grad_output, const Tensor& self,
                     const Tensor& target, const Tensor& weight, int64_t reduction,
                     int64_t ignore_index, const Tensor& total_weight, bool unreduced) {
-  const NllGeometry g = nll_geometry(self, target);
+  const NllGeometry g = meta::nll_geometry<NllGeometry>(self, target);
   Tensor grad_input = Tensor::empty(self.sizes(), TensorOptions{}.with(self.dtype()));
   if (grad_input.numel() > 0) {
     std::memset(grad_input.data_ptr(), 0, grad_input.numel() * grad_input.element_size());
@@ -244,40 +221,7 @@ Tensor nll_backward(std::string_view op, const Tensor& grad_output, const Tensor
   return grad_input;
 }
 
-void check_weight(std::string_view op, const Tensor& weight, int64_t n_classes) {
-  LOOM_CHECK(!weight.defined() || weight.numel() == n_classes, op,
-             ": weight tensor should be defined either for all or no classes, got weight ",
-             weight.defined() ? weight.describe() : "", " for ", n_classes, " classes");
-}
-
-void check_total_weight(std::string_view op, const Tensor& total_weight) {
-  check_defined(op, {{"total_weight", total_weight}});
-  LOOM_CHECK(total_weight.numel() == 1, op,
-             ": expected total_weight to be a single element tensor, got: ",
-             sizes_str(total_weight.sizes()), " (", total_weight.numel(), " elements)");
-}
-
-void check_scalar_grad(std::string_view op, const Tensor& grad_output) {
-  LOOM_CHECK(
-      grad_output.dim() <= 1 && grad_output.numel() == 1, op,
-      ": Expected a single element grad_output tensor, but got: ", sizes_str(grad_output.sizes()));
-}
-
 // ---- nll_loss_forward / nll_loss_backward: input [C] or [N, C] ---------------------------------
-
-void check_nll_shapes(std::string_view op, const Tensor& self, const Tensor& target) {
-  LOOM_CHECK(self.dim() > 0 && self.dim() <= 2, op, ": input tensor should be 1D or 2D, got ",
-             self.describe());
-  LOOM_CHECK(target.dim() <= 1, op,
-             ": 0D or 1D target tensor expected, multi-target not supported, got ",
-             target.describe());
-  const bool no_batch_dim = self.dim() == 1 && target.dim() == 0;
-  LOOM_CHECK(no_batch_dim || (target.dim() == 1 && self.size(0) == target.size(0)), op,
-             ": size mismatch (got input: ", sizes_str(self.sizes()),
-             ", target: ", sizes_str(target.sizes()), ")");
-  LOOM_CHECK(!(self.dim() == 1 && target.dim() == 1), op,
-             ": Expected target to be 0D when input is 1D, but got target.dim = ", target.dim());
-}
 
 std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& target,
                                             const std::optional<Tensor>& weight_opt,
@@ -285,14 +229,9 @@ std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& ta
   constexpr std::string_view op = "nll_loss_forward";
   const Tensor weight = weight_opt.value_or(Tensor());
   check_common(op, self, target, weight, reduction, /*allow_byte=*/true);
-  check_nll_shapes(op, self, target);
-  const int64_t n_classes = self.size(-1);
-  LOOM_CHECK(!weight.defined() || (weight.dim() == 1 && weight.numel() == n_classes), op,
-             ": weight tensor should be defined either for all ", n_classes,
-             " classes or no classes but got weight tensor of shape: ",
-             sizes_str(weight.defined() ? weight.sizes() : IntArrayRef{}));
+  meta::check_nll_loss_forward(op, self, target, weight);
   return nll_forward(op, self, target, weight, reduction, ignore_index,
-                     reduction == kNone && self.dim() == 2);
+                     meta::nll_loss_unreduced(self, reduction));
 }
 
 Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
@@ -304,39 +243,12 @@ Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Te
   check_same_device(op,
                     {{"grad_output", grad_output}, {"self", self}, {"total_weight", total_weight}});
   check_common(op, self, target, weight, reduction, /*allow_byte=*/true);
-  check_nll_shapes(op, self, target);
-  check_total_weight(op, total_weight);
-  check_weight(op, weight, self.size(-1));
-  const bool unreduced = reduction == kNone && self.dim() == 2;
-  if (unreduced) {
-    LOOM_CHECK(grad_output.dim() == 1 && grad_output.size(0) == self.size(0), op,
-               ": Expected a tensor of dimension 1 and tensor.size[0] == ", self.size(0),
-               " but got grad_output ", grad_output.describe());
-  } else {
-    check_scalar_grad(op, grad_output);
-  }
+  meta::check_nll_loss_backward(op, grad_output, self, target, weight, reduction, total_weight);
   return nll_backward(op, grad_output, self, target, weight, reduction, ignore_index, total_weight,
-                      unreduced);
+                      meta::nll_loss_unreduced(self, reduction));
 }
 
 // ---- nll_loss2d_forward / nll_loss2d_backward: input [N, C, H, W] ------------------------------
-
-void check_nll2d_shapes(std::string_view op, const Tensor& self, const Tensor& target,
-                        const Tensor& weight) {
-  LOOM_CHECK(target.dim() == 3, op,
-             ": only batches of spatial targets supported (3D tensors) but got targets of "
-             "dimension: ",
-             target.dim());
-  LOOM_CHECK(self.dim() == 4, op,
-             ": only batches of spatial inputs supported (4D tensors), but got input of "
-             "dimension: ",
-             self.dim());
-  check_weight(op, weight, self.size(1));
-  LOOM_CHECK(self.size(0) == target.size(0) && self.size(2) == target.size(1) &&
-                 self.size(3) == target.size(2),
-             op, ": size mismatch (got input: ", sizes_str(self.sizes()),
-             ", target: ", sizes_str(target.sizes()), ")");
-}
 
 std::tuple<Tensor, Tensor> nll_loss2d_forward(const Tensor& self, const Tensor& target,
                                               const std::optional<Tensor>& weight_opt,
@@ -344,7 +256,7 @@ std::tuple<Tensor, Tensor> nll_loss2d_forward(const Tensor& self, const Tensor& 
   constexpr std::string_view op = "nll_loss2d_forward";
   const Tensor weight = weight_opt.value_or(Tensor());
   check_common(op, self, target, weight, reduction, /*allow_byte=*/false);
-  check_nll2d_shapes(op, self, target, weight);
+  meta::check_nll2d_shapes(op, self, target, weight);
   return nll_forward(op, self, target, weight, reduction, ignore_index, reduction == kNone);
 }
 
@@ -357,18 +269,8 @@ Tensor nll_loss2d_backward(const Tensor& grad_output, const Tensor& self, const 
   check_same_device(op,
                     {{"grad_output", grad_output}, {"self", self}, {"total_weight", total_weight}});
   check_common(op, self, target, weight, reduction, /*allow_byte=*/false);
-  check_nll2d_shapes(op, self, target, weight);
-  check_total_weight(op, total_weight);
-  if (reduction == kNone) {
-    LOOM_CHECK(grad_output.dim() == 3, op,
-               ": grad_output must have same dimension as target (3) but got dimension: ",
-               sizes_str(grad_output.sizes()));
-    LOOM_CHECK(grad_output.sizes() == target.sizes(), op,
-               ": size mismatch (got grad_output: ", sizes_str(grad_output.sizes()),
-               " target: ", sizes_str(target.sizes()), ")");
-  } else {
-    check_scalar_grad(op, grad_output);
-  }
+  meta::check_nll_loss2d_backward(op, grad_output, self, target, weight, reduction,
+                                  total_weight);
   return nll_backward(op, grad_output, self, target, weight, reduction, ignore_index, total_weight,
                       reduction == kNone);
 }

@@ -18,8 +18,10 @@
 #include <cmath>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "cpu/loss_util.h"
+#include "loom/ops/nn/meta/loss.h"
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/creation.h"
@@ -51,50 +53,6 @@ struct Plan {
   std::array<Tensor, N> tensors;  ///< the operands, in dtype
 };
 
-/// PyTorch's result type of the defined operands: dimensioned tensors decide, a 0-dim one
-/// only when it is of a higher category (floating against integral).
-template <size_t N>
-DType common_dtype(const std::array<Operand, N>& ops) {
-  std::optional<DType> dim_result, zero_result;
-  for (const Operand& o : ops) {
-    if (!o.tensor.defined()) continue;
-    auto& r = o.tensor.dim() > 0 ? dim_result : zero_result;
-    r = r ? promote_types(*r, o.tensor.dtype()) : o.tensor.dtype();
-  }
-  if (!dim_result) return *zero_result;
-  if (zero_result && is_floating_point(*zero_result) && !is_floating_point(*dim_result)) {
-    return promote_types(*dim_result, *zero_result);
-  }
-  return *dim_result;
-}
-
-/// Broadcasts the defined operands with PyTorch's rule and message.
-template <size_t N>
-DimVector broadcast_operands(std::string_view op, const std::array<Operand, N>& ops) {
-  DimVector shape;
-  absl::InlinedVector<size_t, 6> owner;  // the operand that gave each dim its size
-  for (size_t k = 0; k < N; ++k) {
-    const Tensor& t = ops[k].tensor;
-    if (!t.defined()) continue;
-    const auto nd = static_cast<size_t>(t.dim());
-    if (nd > shape.size()) {
-      shape.insert(shape.begin(), nd - shape.size(), 1);
-      owner.insert(owner.begin(), nd - owner.size(), k);
-    }
-    for (size_t i = 0; i < nd; ++i) {
-      const size_t d = shape.size() - nd + i;
-      const int64_t s = t.size(static_cast<int64_t>(i));
-      if (s == shape[d] || s == 1) continue;
-      LOOM_CHECK(shape[d] == 1, op, ": The size of tensor ", ops[owner[d]].name, " (", shape[d],
-                 ") must match the size of tensor ", ops[k].name, " (", s,
-                 ") at non-singleton dimension ", d);
-      shape[d] = s;
-      owner[d] = k;
-    }
-  }
-  return shape;
-}
-
 /// Checks, promotes, broadcasts and coalesces the operands. With result_like, the broadcast
 /// must be the shape of that operand (self): backward ops write self's gradient, and
 /// PyTorch's binary_cross_entropy multiplies by its weight in place.
@@ -110,14 +68,15 @@ Plan<N> make_plan(std::string_view op, const std::array<Operand, N>& ops,
                  first->device().str(), " and ", o.tensor.device().str(), " (", o.name, ")");
   }
   Plan<N> p;
-  p.dtype = common_dtype(ops);
+  std::array<meta::LossOperand, N> named;
+  for (size_t k = 0; k < N; ++k) named[k] = {ops[k].name, &ops[k].tensor};
+  p.dtype = meta::loss_result_dtype(named);
   if (!is_floating_point(p.dtype)) throw_dtype_unsupported(op, p.dtype);
-  p.shape = broadcast_operands(op, ops);
+  const std::vector<int64_t> shape = meta::loss_broadcast_shape(op, named);
+  p.shape.assign(shape.begin(), shape.end());
   if (result_like) {
     const Operand& like = ops[*result_like];
-    LOOM_CHECK(IntArrayRef(p.shape) == like.tensor.sizes(), op, ": the inputs broadcast to ",
-               sizes_str(p.shape), ", but the result must have the shape of ", like.name, " ",
-               like.tensor.describe());
+    meta::check_broadcast_result_shape(op, IntArrayRef(p.shape), like.name, like.tensor);
   }
   for (int64_t s : p.shape) p.numel *= s;
   const size_t nd = p.shape.size();
@@ -318,7 +277,7 @@ Tensor mse_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& t
 }
 
 Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, int64_t reduction, double beta) {
-  LOOM_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta, got ", beta);
+  meta::check_smooth_l1_beta("smooth_l1_loss", beta);
   return loss_forward("smooth_l1_loss", reduction,
                       std::array{Operand{"self", self}, Operand{"target", target}},
                       [beta]<typename C>() {
@@ -331,8 +290,7 @@ Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, int64_t reductio
 
 Tensor smooth_l1_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
                                int64_t reduction, double beta) {
-  LOOM_CHECK(beta >= 0, "smooth_l1_loss_backward does not support negative values for beta, got ",
-             beta);
+  meta::check_smooth_l1_beta("smooth_l1_loss_backward", beta);
   // As PyTorch's kernel: |x - y| >= beta takes the sign's branch, so beta = 0 is the L1
   // gradient (with -1 at x == y).
   return loss_backward(
@@ -347,7 +305,7 @@ Tensor smooth_l1_loss_backward(const Tensor& grad, const Tensor& self, const Ten
 }
 
 Tensor huber_loss(const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
-  LOOM_CHECK(delta > 0, "huber_loss does not support non-positive values for delta, got ", delta);
+  meta::check_huber_delta("huber_loss", delta);
   return loss_forward("huber_loss", reduction,
                       std::array{Operand{"self", self}, Operand{"target", target}},
                       [delta]<typename C>() {
@@ -401,17 +359,11 @@ struct RangeFlags {
   }
 };
 
-void check_same_size(std::string_view op, const Tensor& self, const Tensor& target) {
-  LOOM_CHECK(self.sizes() == target.sizes(), op, ": Using a target size (",
-             sizes_str(target.sizes()), ") that is different to the input size (",
-             sizes_str(self.sizes()), ") is deprecated. Please ensure they have the same size.");
-}
-
 Tensor binary_cross_entropy(const Tensor& self, const Tensor& target,
                             const std::optional<Tensor>& weight, int64_t reduction) {
   constexpr std::string_view op = "binary_cross_entropy";
   check_defined(op, {{"self", self}, {"target", target}});
-  check_same_size(op, self, target);
+  meta::check_bce_same_size(op, self, target);
   RangeFlags bad;
   auto make = [&bad]<typename C>() {
     return [&bad](C x, C y, C w) {
@@ -434,7 +386,7 @@ Tensor binary_cross_entropy_backward(const Tensor& grad, const Tensor& self, con
                                      const std::optional<Tensor>& weight, int64_t reduction) {
   constexpr std::string_view op = "binary_cross_entropy_backward";
   check_defined(op, {{"self", self}, {"target", target}});
-  check_same_size(op, self, target);
+  meta::check_bce_same_size(op, self, target);
   return loss_backward(
       op, reduction,
       std::array{Operand{"grad_output", grad}, Operand{"self", self}, Operand{"target", target},

@@ -15,19 +15,16 @@
 
 #include "cpu/reduce_engine.h"
 #include "loom/core/tensor.h"
+#include "loom/ops/nn/meta/loss.h"
 #include "loom/ops/reduction.h"
 
 namespace loom::ops::cpu::loss {
 
 /// at::Reduction's values, which the ops' `int reduction` argument takes.
-inline constexpr int64_t kNone = 0, kMean = 1, kSum = 2;
+inline constexpr int64_t kNone = meta::kReductionNone, kMean = meta::kReductionMean,
+                         kSum = meta::kReductionSum;
 
-/// Throws ValueError unless reduction is 0, 1 or 2. (PyTorch's kernels would treat any
-/// other value as "none" or trip an internal assert; its Python layer refuses it.)
-inline void check_reduction(std::string_view op, int64_t reduction) {
-  LOOM_CHECK(reduction == kNone || reduction == kMean || reduction == kSum, op,
-             ": reduction must be 0 (none), 1 (mean) or 2 (sum), got ", reduction);
-}
+using meta::check_reduction;
 
 /// The mean, the sum, or the loss itself: PyTorch's apply_loss_reduction.
 inline Tensor apply_loss_reduction(const Tensor& loss, int64_t reduction) {

@@ -15,10 +15,13 @@
 
 #include "cpu/reduce_engine.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/nn/meta/normalization.h"
 #include "loom/ops/pointwise.h"
 
 namespace loom::ops::cpu::nn {
 namespace {
+
+namespace meta = loom::ops::meta;
 
 using reduction::cast_contiguous;
 using reduction::data_of;
@@ -58,18 +61,9 @@ Tensor vector_tensor(IntArrayRef sizes, DType t, const std::vector<double>& v) {
   return tensor_from_values(sizes, t, v.data());
 }
 
-void check_mask(std::string_view op, const std::vector<bool>& mask) {
-  LOOM_CHECK(mask.size() == 3, op, ": output_mask must have 3 entries, got ", mask.size());
-}
-
 void check_floating(std::string_view op, std::string_view name, const Tensor& t) {
   LOOM_CHECK_T(TypeError, is_floating_point(t.dtype()), op, ": expected a floating point ", name,
                ", got ", t.describe());
-}
-
-void check_at_least_2d(std::string_view op, const Tensor& input) {
-  LOOM_CHECK(input.dim() >= 2, op, ": expected input with at least 2 dims (N, C, *), but got ",
-             "input of size ", sizes_str(input.sizes()));
 }
 
 /// The product of sizes[first, last) (last < 0: to the end).
@@ -103,24 +97,6 @@ double sq_dev_of(const T* p, int64_t n, double m) {
 
 // ---- batch norm ----
 
-/// PyTorch's size checks of _batch_norm_impl_index, shared by batch_norm and the native ops.
-void check_batch_norm_params(const Tensor& input, const std::optional<Tensor>& weight,
-                             const std::optional<Tensor>& bias,
-                             const std::optional<Tensor>& running_mean,
-                             const std::optional<Tensor>& running_var, bool training) {
-  const int64_t c = input.size(1);
-  auto check = [&](const char* name, const std::optional<Tensor>& t) {
-    if (!present(t)) return;
-    LOOM_CHECK(t->numel() == c, name, " should contain ", c, " elements not ", t->numel());
-  };
-  check("running_mean", running_mean);
-  LOOM_CHECK(training || present(running_mean), "running_mean must be defined in evaluation mode");
-  check("running_var", running_var);
-  LOOM_CHECK(training || present(running_var), "running_var must be defined in evaluation mode");
-  check("weight", weight);
-  check("bias", bias);
-}
-
 /// Geometry of input [N, C, *] viewed as [N, C, S].
 struct NCS {
   int64_t n, c, s;
@@ -134,12 +110,9 @@ Tensor3 native_batch_norm(const Tensor& input, const std::optional<Tensor>& weig
                           double eps) {
   constexpr const char* op = "native_batch_norm";
   check_defined(op, {{"input", input}});
-  check_at_least_2d(op, input);
+  meta::check_norm_at_least_2d(op, input);
   check_floating(op, "input", input);
-  check_batch_norm_params(input, weight, bias, running_mean, running_var, training);
-  LOOM_CHECK(!training || input.numel() > 0,
-             "input tensor must have at least one element, but got input_sizes = ",
-             sizes_str(input.sizes()));
+  meta::check_native_batch_norm(input, weight, bias, running_mean, running_var, training);
   const NCS geo = ncs_of(input);
   const int64_t N = geo.n, C = geo.c, S = geo.s;
   const Tensor x = cast_contiguous(input, input.dtype());
@@ -208,35 +181,23 @@ Tensor3 native_batch_norm_backward(const Tensor& grad_out, const Tensor& input,
                                    const std::vector<bool>& output_mask) {
   constexpr const char* op = "native_batch_norm_backward";
   check_defined(op, {{"grad_out", grad_out}, {"input", input}});
-  check_mask(op, output_mask);
-  check_at_least_2d(op, input);
+  meta::check_norm_output_mask(op, output_mask);
+  meta::check_norm_at_least_2d(op, input);
   check_floating(op, "input", input);
   check_same_dtype(op, {{"grad_out", grad_out}, {"input", input}});
-  LOOM_CHECK(grad_out.sizes() == input.sizes(), op, ": grad_out of size ",
-             sizes_str(grad_out.sizes()), " does not match input of size ",
-             sizes_str(input.sizes()));
+  meta::check_norm_grad_sizes(op, grad_out, input);
   const NCS geo = ncs_of(input);
   const int64_t N = geo.n, C = geo.c, S = geo.s;
-  auto check_stat = [&](const char* name, const std::optional<Tensor>& t, const char* mode) {
-    LOOM_CHECK(present(t), op, ": ", name, " must be defined in ", mode, " mode");
-    LOOM_CHECK(t->numel() == C, name, " should contain ", C, " elements not ", t->numel());
-  };
+  meta::check_batch_norm_backward_stats(op, C, train, running_mean, running_var, save_mean,
+                                        save_invstd, weight);
   std::vector<double> mean, invstd;
   if (train) {
-    check_stat("save_mean", save_mean, "training");
-    check_stat("save_invstd", save_invstd, "training");
     mean = param_values(save_mean, C, 0.0);
     invstd = param_values(save_invstd, C, 1.0);
   } else {
-    check_stat("running_mean", running_mean, "evaluation");
-    check_stat("running_var", running_var, "evaluation");
     mean = param_values(running_mean, C, 0.0);
     invstd = param_values(running_var, C, 1.0);
     for (double& v : invstd) v = 1.0 / std::sqrt(v + eps);
-  }
-  if (present(weight)) {
-    LOOM_CHECK(weight->numel() == C, "weight should contain ", C, " elements not ",
-               weight->numel());
   }
   const std::vector<double> w = param_values(weight, C, 1.0);
   const Tensor x = cast_contiguous(input, input.dtype());
@@ -300,8 +261,8 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& running_var, bool training, double momentum,
                   double eps, bool /*cudnn_enabled*/) {
   check_defined("batch_norm", {{"input", input}});
-  check_at_least_2d("batch_norm", input);
-  check_batch_norm_params(input, weight, bias, running_mean, running_var, training);
+  meta::check_norm_at_least_2d("batch_norm", input);
+  meta::check_batch_norm_params(input, weight, bias, running_mean, running_var, training);
   // As PyTorch: an empty batch is a copy of the input, the running stats stay as they are.
   if (input.numel() == 0) return loom::clone(input);
   return std::get<0>(loom::native_batch_norm(input, weight, bias, running_mean, running_var,
@@ -310,49 +271,13 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
 
 // ---- layer norm ----
 
-/// PyTorch's _check_layer_norm_inputs; returns (M, N): rows and their length.
-std::pair<int64_t, int64_t> check_layer_norm_inputs(const Tensor& input,
-                                                    IntArrayRef normalized_shape,
-                                                    const std::optional<Tensor>& weight,
-                                                    const std::optional<Tensor>& bias) {
-  const auto nd = static_cast<int64_t>(normalized_shape.size());
-  LOOM_CHECK(nd >= 1,
-             "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
-             "one element, but got normalized_shape = ",
-             sizes_str(normalized_shape));
-  LOOM_CHECK(!present(weight) || weight->sizes() == normalized_shape,
-             "Expected weight to be of same shape as normalized_shape, but got weight of shape ",
-             sizes_str(weight->sizes()), " and normalized_shape = ", sizes_str(normalized_shape));
-  LOOM_CHECK(!present(bias) || bias->sizes() == normalized_shape,
-             "Expected bias to be of same shape as normalized_shape, but got bias of shape ",
-             sizes_str(bias->sizes()), " and normalized_shape = ", sizes_str(normalized_shape));
-  const int64_t in_nd = input.dim();
-  bool ok = in_nd >= nd;
-  for (int64_t i = 0; ok && i < nd; ++i) ok = input.size(in_nd - nd + i) == normalized_shape[i];
-  if (!ok) {
-    std::string expected = "[*";
-    for (int64_t s : normalized_shape) expected += str_cat(", ", s);
-    LOOM_THROW(ValueError, "Given normalized_shape=", sizes_str(normalized_shape),
-               ", expected input with shape ", expected, "], but got input of size",
-               sizes_str(input.sizes()));
-  }
-  return {prod(input.sizes(), 0, in_nd - nd), prod(input.sizes(), static_cast<size_t>(in_nd - nd))};
-}
-
-/// mean and rstd's sizes: input's leading sizes, then a 1 per normalized dim.
-std::vector<int64_t> layer_norm_stat_sizes(const Tensor& input, size_t normalized_ndim) {
-  std::vector<int64_t> s(input.sizes().begin(), input.sizes().end());
-  for (size_t i = s.size() - normalized_ndim; i < s.size(); ++i) s[i] = 1;
-  return s;
-}
-
 Tensor3 native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
                           const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
                           double eps) {
   constexpr const char* op = "native_layer_norm";
   check_defined(op, {{"input", input}});
   check_floating(op, "input", input);
-  const auto rows = check_layer_norm_inputs(input, normalized_shape, weight, bias);
+  const auto rows = meta::check_layer_norm_inputs(input, normalized_shape, weight, bias);
   const int64_t M = rows.first, N = rows.second;
   const Tensor x = cast_contiguous(input, input.dtype());
   Tensor out = Tensor::empty(input.sizes(), TensorOptions{}.with(input.dtype()));
@@ -374,7 +299,7 @@ Tensor3 native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
       for (int64_t j = 0; j < N; ++j) store(y + j, (load(row + j) - m) * r * w[j] + b[j]);
     }
   });
-  const std::vector<int64_t> stat = layer_norm_stat_sizes(input, normalized_shape.size());
+  const std::vector<int64_t> stat = meta::layer_norm_stat_sizes(input, normalized_shape.size());
   return {out, vector_tensor(stat, input.dtype(), mean), vector_tensor(stat, input.dtype(), rstd)};
 }
 
@@ -385,17 +310,12 @@ Tensor3 native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
                                    const std::vector<bool>& output_mask) {
   constexpr const char* op = "native_layer_norm_backward";
   check_defined(op, {{"grad_out", grad_out}, {"input", input}, {"mean", mean_t}, {"rstd", rstd_t}});
-  check_mask(op, output_mask);
+  meta::check_norm_output_mask(op, output_mask);
   check_floating(op, "input", input);
   check_same_dtype(op, {{"grad_out", grad_out}, {"input", input}});
-  const auto rows = check_layer_norm_inputs(input, normalized_shape, weight, bias);
+  const auto rows = meta::check_layer_norm_inputs(input, normalized_shape, weight, bias);
   const int64_t M = rows.first, N = rows.second;
-  LOOM_CHECK(grad_out.sizes() == input.sizes(), op, ": grad_out of size ",
-             sizes_str(grad_out.sizes()), " does not match input of size ",
-             sizes_str(input.sizes()));
-  LOOM_CHECK(mean_t.numel() == M && rstd_t.numel() == M, op, ": expected mean and rstd with ", M,
-             " elements (one per normalized row), but got mean ", mean_t.describe(), " and rstd ",
-             rstd_t.describe());
+  meta::check_layer_norm_backward(op, grad_out, input, mean_t, rstd_t, M);
   const std::vector<double> mean = param_values(mean_t, M, 0.0);
   const std::vector<double> rstd = param_values(rstd_t, M, 1.0);
   const std::vector<double> w = param_values(weight, N, 1.0);
@@ -477,39 +397,14 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape,
 
 // ---- group norm ----
 
-/// PyTorch's group norm checks (the channel count, groups, weight and bias).
-void check_group_norm_inputs(const Tensor& input, const std::optional<Tensor>& weight,
-                             const std::optional<Tensor>& bias, int64_t C, int64_t group) {
-  LOOM_CHECK(group > 0, "Expected num_groups to be positive, but got num_groups=", group);
-  LOOM_CHECK(C % group == 0,
-             "Expected number of channels in input to be divisible by num_groups, but got input "
-             "of shape ",
-             sizes_str(input.sizes()), " and num_groups=", group);
-  LOOM_CHECK(!present(weight) || (weight->dim() == 1 && weight->numel() == C),
-             "Expected weight to be a vector of size equal to the number of channels in input, "
-             "but got weight of shape ",
-             sizes_str(weight->sizes()), " and input of shape ", sizes_str(input.sizes()));
-  LOOM_CHECK(!present(bias) || (bias->dim() == 1 && bias->numel() == C),
-             "Expected bias to be a vector of size equal to the number of channels in input, "
-             "but got bias of shape ",
-             sizes_str(bias->sizes()), " and input of shape ", sizes_str(input.sizes()));
-}
-
-void check_group_norm_geometry(std::string_view op, const Tensor& input, int64_t N, int64_t C,
-                               int64_t HxW) {
-  LOOM_CHECK(N >= 0 && C >= 0 && HxW >= 0 && input.numel() == N * C * HxW, op,
-             ": expected input with N * C * HxW = ", N, " * ", C, " * ", HxW,
-             " elements, but got input of shape ", sizes_str(input.sizes()));
-}
-
 Tensor3 native_group_norm(const Tensor& input, const std::optional<Tensor>& weight,
                           const std::optional<Tensor>& bias, int64_t N, int64_t C, int64_t HxW,
                           int64_t group, double eps) {
   constexpr const char* op = "native_group_norm";
   check_defined(op, {{"input", input}});
   check_floating(op, "input", input);
-  check_group_norm_inputs(input, weight, bias, C, group);
-  check_group_norm_geometry(op, input, N, C, HxW);
+  meta::check_group_norm_inputs(input, weight, bias, C, group);
+  meta::check_group_norm_geometry(op, input, N, C, HxW);
   const int64_t D = C / group;
   const int64_t block = D * HxW;
   const Tensor x = cast_contiguous(input, input.dtype());
@@ -549,17 +444,12 @@ Tensor3 native_group_norm_backward(const Tensor& grad_out, const Tensor& input,
                                    const std::vector<bool>& output_mask) {
   constexpr const char* op = "native_group_norm_backward";
   check_defined(op, {{"grad_out", grad_out}, {"input", input}, {"mean", mean_t}, {"rstd", rstd_t}});
-  check_mask(op, output_mask);
+  meta::check_norm_output_mask(op, output_mask);
   check_floating(op, "input", input);
   check_same_dtype(op, {{"grad_out", grad_out}, {"input", input}});
-  check_group_norm_inputs(input, weight, std::nullopt, C, group);
-  check_group_norm_geometry(op, input, N, C, HxW);
-  LOOM_CHECK(grad_out.sizes() == input.sizes(), op, ": grad_out of size ",
-             sizes_str(grad_out.sizes()), " does not match input of size ",
-             sizes_str(input.sizes()));
-  LOOM_CHECK(mean_t.numel() == N * group && rstd_t.numel() == N * group, op,
-             ": expected mean and rstd with N * group = ", N * group, " elements, but got mean ",
-             mean_t.describe(), " and rstd ", rstd_t.describe());
+  meta::check_group_norm_inputs(input, weight, std::nullopt, C, group);
+  meta::check_group_norm_geometry(op, input, N, C, HxW);
+  meta::check_group_norm_backward(op, grad_out, input, mean_t, rstd_t, N, group);
   const int64_t D = C / group;
   const int64_t block = D * HxW;
   const std::vector<double> mean = param_values(mean_t, N * group, 0.0);
@@ -630,9 +520,9 @@ Tensor3 native_group_norm_backward(const Tensor& grad_out, const Tensor& input,
 Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, double eps, bool /*cudnn_enabled*/) {
   check_defined("group_norm", {{"input", input}});
-  check_at_least_2d("group_norm", input);
+  meta::check_norm_at_least_2d("group_norm", input);
   const int64_t N = input.size(0), C = input.size(1);
-  check_group_norm_inputs(input, weight, bias, C, num_groups);
+  meta::check_group_norm_inputs(input, weight, bias, C, num_groups);
   const int64_t HxW = prod(input.sizes(), 2);
   return std::get<0>(loom::native_group_norm(input, weight, bias, N, C, HxW, num_groups, eps));
 }

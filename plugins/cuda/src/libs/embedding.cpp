@@ -9,9 +9,12 @@
 #include "libs/common.h"
 #include "libs/kernels.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/nn/meta/embedding.h"
 
 namespace loom::cuda::libs {
 namespace {
+
+namespace meta = loom::ops::meta;
 
 void check_indices(std::string_view op, int position, const Tensor& indices) {
   const DType t = indices.dtype();
@@ -41,12 +44,10 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t /*padding_
                  bool /*scale_grad_by_freq*/, bool /*sparse*/) {
   constexpr std::string_view op = "embedding";
   check_cuda_tensors(op, {{"weight", weight}, {"indices", indices}});
-  LOOM_CHECK(weight.dim() == 2, "'weight' must be 2-D, but got weight of shape ",
-             sizes_str(weight.sizes()));
+  meta::check_embedding_weight(weight);
   check_indices(op, 1, indices);
   const int64_t V = weight.size(0), D = weight.size(1);
-  std::vector<int64_t> out_sizes(indices.sizes().begin(), indices.sizes().end());
-  out_sizes.push_back(D);
+  const std::vector<int64_t> out_sizes = meta::embedding_output_sizes(weight, indices);
   OpGuard g(op, weight);
   Tensor out = new_on(weight, out_sizes, weight.dtype());
   if (out.numel() == 0) return out;
@@ -69,11 +70,7 @@ Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices
   check_indices("embedding_backward", 2, indices);
   check_float_dtype(op, "grad_output", grad_output);
   const int64_t n = indices.numel();
-  LOOM_CHECK(grad_output.dim() >= 1 && grad_output.numel() == n * grad_output.size(-1), op,
-             ": grad_output of shape ", sizes_str(grad_output.sizes()),
-             " does not fit indices of shape ", sizes_str(indices.sizes()),
-             " (expected the indices' shape followed by the embedding dim)");
-  LOOM_CHECK(num_weights >= 0, op, ": num_weights must be non-negative, got ", num_weights);
+  meta::check_embedding_backward(op, grad_output, indices, num_weights);
   const int64_t D = grad_output.size(-1);
   const DType dt = grad_output.dtype();
   OpGuard g(op, grad_output);

@@ -19,17 +19,16 @@
 #include "libs/common.h"
 #include "libs/kernels.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/nn/meta/loss.h"
 #include "loom/ops/pointwise.h"
 
 namespace loom::cuda::libs {
 namespace {
 
-constexpr int64_t kNone = 0, kMean = 1, kSum = 2;
+namespace meta = loom::ops::meta;
 
-void check_reduction(std::string_view op, int64_t reduction) {
-  LOOM_CHECK(reduction == kNone || reduction == kMean || reduction == kSum, op,
-             ": reduction must be 0 (none), 1 (mean) or 2 (sum), got ", reduction);
-}
+constexpr int64_t kNone = meta::kReductionNone, kMean = meta::kReductionMean;
+using meta::check_reduction;
 
 // ---- nll ----
 
@@ -47,29 +46,6 @@ void check_bad_flag(std::string_view op, const Tensor& flag, cudaStream_t stream
                   op);
   LOOM_CUDA_CHECK(cudaStreamSynchronize(stream), op);
   if (host[0] != 0) LOOM_THROW(IndexError, op, ": Target ", host[1], " is out of bounds.");
-}
-
-NllGeometry nll_geometry(const Tensor& input, const Tensor& target) {
-  NllGeometry g;
-  if (input.dim() == 1) {
-    g.c = input.size(0);
-    g.xc = input.stride(0);
-    return g;
-  }
-  g.n = input.size(0);
-  g.c = input.size(1);
-  g.xn = input.stride(0);
-  g.xc = input.stride(1);
-  g.tn = target.stride(0);
-  if (input.dim() == 4) {
-    g.h = input.size(2);
-    g.w = input.size(3);
-    g.xh = input.stride(2);
-    g.xw = input.stride(3);
-    g.th = target.stride(1);
-    g.tw = target.stride(2);
-  }
-  return g;
 }
 
 void check_common(std::string_view op, const Tensor& self, const Tensor& target,
@@ -91,7 +67,7 @@ std::tuple<Tensor, Tensor> nll_forward(std::string_view op, const Tensor& self,
                                        const Tensor& target, const Tensor& weight,
                                        int64_t reduction, int64_t ignore_index, bool unreduced) {
   OpGuard g(op, self);
-  const NllGeometry geo = nll_geometry(self, target);
+  const NllGeometry geo = meta::nll_geometry<NllGeometry>(self, target);
   const DType dt = self.dtype();
   const Tensor w = weight.defined() ? contiguous_as(weight, dt) : Tensor();
   Tensor total_weight = new_on(self, {}, dt);
@@ -114,7 +90,7 @@ Tensor nll_backward(std::string_view op, const Tensor& grad_output, const Tensor
                     const Tensor& target, const Tensor& weight, int64_t reduction,
                     int64_t ignore_index, const Tensor& total_weight, bool unreduced) {
   OpGuard g(op, self);
-  const NllGeometry geo = nll_geometry(self, target);
+  const NllGeometry geo = meta::nll_geometry<NllGeometry>(self, target);
   const DType dt = self.dtype();
   Tensor grad_input = new_on(self, self.sizes(), dt);
   zero_fill(op, grad_input);
@@ -132,53 +108,15 @@ Tensor nll_backward(std::string_view op, const Tensor& grad_output, const Tensor
   return grad_input;
 }
 
-void check_weight(std::string_view op, const Tensor& weight, int64_t n_classes) {
-  LOOM_CHECK(!weight.defined() || weight.numel() == n_classes, op,
-             ": weight tensor should be defined either for all or no classes, got weight ",
-             weight.defined() ? weight.describe() : "", " for ", n_classes, " classes");
-}
-
-void check_total_weight(std::string_view op, const Tensor& total_weight) {
-  check_defined(op, {{"total_weight", total_weight}});
-  LOOM_CHECK(total_weight.numel() == 1, op,
-             ": expected total_weight to be a single element tensor, got: ",
-             sizes_str(total_weight.sizes()), " (", total_weight.numel(), " elements)");
-}
-
-void check_scalar_grad(std::string_view op, const Tensor& grad_output) {
-  LOOM_CHECK(
-      grad_output.dim() <= 1 && grad_output.numel() == 1, op,
-      ": Expected a single element grad_output tensor, but got: ", sizes_str(grad_output.sizes()));
-}
-
-void check_nll_shapes(std::string_view op, const Tensor& self, const Tensor& target) {
-  LOOM_CHECK(self.dim() > 0 && self.dim() <= 2, op, ": input tensor should be 1D or 2D, got ",
-             self.describe());
-  LOOM_CHECK(target.dim() <= 1, op,
-             ": 0D or 1D target tensor expected, multi-target not supported, got ",
-             target.describe());
-  const bool no_batch_dim = self.dim() == 1 && target.dim() == 0;
-  LOOM_CHECK(no_batch_dim || (target.dim() == 1 && self.size(0) == target.size(0)), op,
-             ": size mismatch (got input: ", sizes_str(self.sizes()),
-             ", target: ", sizes_str(target.sizes()), ")");
-  LOOM_CHECK(!(self.dim() == 1 && target.dim() == 1), op,
-             ": Expected target to be 0D when input is 1D, but got target.dim = ", target.dim());
-}
-
 std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& target,
                                             const std::optional<Tensor>& weight_opt,
                                             int64_t reduction, int64_t ignore_index) {
   constexpr std::string_view op = "nll_loss_forward";
   const Tensor weight = weight_opt.value_or(Tensor());
   check_common(op, self, target, weight, reduction, /*allow_byte=*/true);
-  check_nll_shapes(op, self, target);
-  const int64_t n_classes = self.size(-1);
-  LOOM_CHECK(!weight.defined() || (weight.dim() == 1 && weight.numel() == n_classes), op,
-             ": weight tensor should be defined either for all ", n_classes,
-             " classes or no classes but got weight tensor of shape: ",
-             sizes_str(weight.defined() ? weight.sizes() : IntArrayRef{}));
+  meta::check_nll_loss_forward(op, self, target, weight);
   return nll_forward(op, self, target, weight, reduction, ignore_index,
-                     reduction == kNone && self.dim() == 2);
+                     meta::nll_loss_unreduced(self, reduction));
 }
 
 Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
@@ -189,36 +127,9 @@ Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Te
   check_cuda_tensors(op,
                      {{"grad_output", grad_output}, {"self", self}, {"total_weight", total_weight}});
   check_common(op, self, target, weight, reduction, /*allow_byte=*/true);
-  check_nll_shapes(op, self, target);
-  check_total_weight(op, total_weight);
-  check_weight(op, weight, self.size(-1));
-  const bool unreduced = reduction == kNone && self.dim() == 2;
-  if (unreduced) {
-    LOOM_CHECK(grad_output.dim() == 1 && grad_output.size(0) == self.size(0), op,
-               ": Expected a tensor of dimension 1 and tensor.size[0] == ", self.size(0),
-               " but got grad_output ", grad_output.describe());
-  } else {
-    check_scalar_grad(op, grad_output);
-  }
+  meta::check_nll_loss_backward(op, grad_output, self, target, weight, reduction, total_weight);
   return nll_backward(op, grad_output, self, target, weight, reduction, ignore_index, total_weight,
-                      unreduced);
-}
-
-void check_nll2d_shapes(std::string_view op, const Tensor& self, const Tensor& target,
-                        const Tensor& weight) {
-  LOOM_CHECK(target.dim() == 3, op,
-             ": only batches of spatial targets supported (3D tensors) but got targets of "
-             "dimension: ",
-             target.dim());
-  LOOM_CHECK(self.dim() == 4, op,
-             ": only batches of spatial inputs supported (4D tensors), but got input of "
-             "dimension: ",
-             self.dim());
-  check_weight(op, weight, self.size(1));
-  LOOM_CHECK(self.size(0) == target.size(0) && self.size(2) == target.size(1) &&
-                 self.size(3) == target.size(2),
-             op, ": size mismatch (got input: ", sizes_str(self.sizes()),
-             ", target: ", sizes_str(target.sizes()), ")");
+                      meta::nll_loss_unreduced(self, reduction));
 }
 
 std::tuple<Tensor, Tensor> nll_loss2d_forward(const Tensor& self, const Tensor& target,
@@ -227,7 +138,7 @@ std::tuple<Tensor, Tensor> nll_loss2d_forward(const Tensor& self, const Tensor& 
   constexpr std::string_view op = "nll_loss2d_forward";
   const Tensor weight = weight_opt.value_or(Tensor());
   check_common(op, self, target, weight, reduction, /*allow_byte=*/false);
-  check_nll2d_shapes(op, self, target, weight);
+  meta::check_nll2d_shapes(op, self, target, weight);
   return nll_forward(op, self, target, weight, reduction, ignore_index, reduction == kNone);
 }
 
@@ -239,69 +150,13 @@ Tensor nll_loss2d_backward(const Tensor& grad_output, const Tensor& self, const 
   check_cuda_tensors(op,
                      {{"grad_output", grad_output}, {"self", self}, {"total_weight", total_weight}});
   check_common(op, self, target, weight, reduction, /*allow_byte=*/false);
-  check_nll2d_shapes(op, self, target, weight);
-  check_total_weight(op, total_weight);
-  if (reduction == kNone) {
-    LOOM_CHECK(grad_output.dim() == 3, op,
-               ": grad_output must have same dimension as target (3) but got dimension: ",
-               sizes_str(grad_output.sizes()));
-    LOOM_CHECK(grad_output.sizes() == target.sizes(), op,
-               ": size mismatch (got grad_output: ", sizes_str(grad_output.sizes()),
-               " target: ", sizes_str(target.sizes()), ")");
-  } else {
-    check_scalar_grad(op, grad_output);
-  }
+  meta::check_nll_loss2d_backward(op, grad_output, self, target, weight, reduction,
+                                  total_weight);
   return nll_backward(op, grad_output, self, target, weight, reduction, ignore_index, total_weight,
                       reduction == kNone);
 }
 
 // ---- mse ----
-
-/// A named operand of a pointwise loss.
-struct Operand {
-  std::string_view name;
-  const Tensor* tensor;
-};
-
-/// PyTorch's result type: dimensioned tensors decide, a 0-dim one only when it is of a
-/// higher category (floating against integral).
-DType common_dtype(const std::vector<Operand>& ops) {
-  std::optional<DType> dim_result, zero_result;
-  for (const Operand& o : ops) {
-    auto& r = o.tensor->dim() > 0 ? dim_result : zero_result;
-    r = r ? promote_types(*r, o.tensor->dtype()) : o.tensor->dtype();
-  }
-  if (!dim_result) return *zero_result;
-  if (zero_result && is_floating_point(*zero_result) && !is_floating_point(*dim_result)) {
-    return promote_types(*dim_result, *zero_result);
-  }
-  return *dim_result;
-}
-
-/// The broadcast shape of the operands, with the reference's message.
-std::vector<int64_t> broadcast_shape(std::string_view op, const std::vector<Operand>& ops) {
-  std::vector<int64_t> shape;
-  std::vector<std::string_view> owner;
-  for (const Operand& o : ops) {
-    const Tensor& t = *o.tensor;
-    const auto nd = static_cast<size_t>(t.dim());
-    if (nd > shape.size()) {
-      owner.insert(owner.begin(), nd - shape.size(), o.name);
-      shape.insert(shape.begin(), nd - shape.size(), 1);
-    }
-    for (size_t i = 0; i < nd; ++i) {
-      const size_t d = shape.size() - nd + i;
-      const int64_t s = t.size(static_cast<int64_t>(i));
-      if (s == shape[d] || s == 1) continue;
-      LOOM_CHECK(shape[d] == 1, op, ": The size of tensor ", owner[d], " (", shape[d],
-                 ") must match the size of tensor ", o.name, " (", s,
-                 ") at non-singleton dimension ", d);
-      shape[d] = s;
-      owner[d] = o.name;
-    }
-  }
-  return shape;
-}
 
 /// t broadcast to shape, contiguous, in dtype d.
 Tensor broadcast_dense(const Tensor& t, const std::vector<int64_t>& shape, DType d) {
@@ -324,17 +179,14 @@ Tensor loss_forward(std::string_view op, PointwiseLoss loss, int64_t reduction, 
   if (weight.defined()) check_cuda_tensors(op, {{"self", self}, {"weight", weight}});
   if (pos_weight.defined()) check_cuda_tensors(op, {{"self", self}, {"pos_weight", pos_weight}});
   check_reduction(op, reduction);
-  std::vector<Operand> ops{{"self", &self}, {"target", &target}};
+  std::vector<meta::LossOperand> ops{{"self", &self}, {"target", &target}};
   if (weight.defined()) ops.push_back({"weight", &weight});
   if (pos_weight.defined()) ops.push_back({"pos_weight", &pos_weight});
-  const DType dt = common_dtype(ops);
+  const DType dt = meta::loss_result_dtype(ops);
   LOOM_CHECK_T(TypeError, is_supported_float(dt), op, ": \"", op, "\" not implemented for '",
                dtype_name(dt), "' on CUDA");
-  const std::vector<int64_t> shape = broadcast_shape(op, ops);
-  if (result_like_self) {
-    LOOM_CHECK(IntArrayRef(shape) == self.sizes(), op, ": the inputs broadcast to ",
-               sizes_str(shape), ", but the result must have the shape of self ", self.describe());
-  }
+  const std::vector<int64_t> shape = meta::loss_broadcast_shape(op, ops);
+  if (result_like_self) meta::check_broadcast_result_shape(op, IntArrayRef(shape), "self", self);
   OpGuard g(op, self);
   const Tensor x = broadcast_dense(self, shape, dt), y = broadcast_dense(target, shape, dt);
   const Tensor w = weight.defined() ? broadcast_dense(weight, shape, dt) : Tensor();
@@ -375,14 +227,13 @@ Tensor loss_backward(std::string_view op, PointwiseLoss loss, int64_t reduction,
   check_cuda_tensors(op, {{"grad_output", grad}, {"self", self}, {"target", target}});
   if (weight.defined()) check_cuda_tensors(op, {{"self", self}, {"weight", weight}});
   check_reduction(op, reduction);
-  std::vector<Operand> ops{{"grad_output", &grad}, {"self", &self}, {"target", &target}};
+  std::vector<meta::LossOperand> ops{{"grad_output", &grad}, {"self", &self}, {"target", &target}};
   if (weight.defined()) ops.push_back({"weight", &weight});
-  const DType dt = common_dtype(ops);
+  const DType dt = meta::loss_result_dtype(ops);
   LOOM_CHECK_T(TypeError, is_supported_float(dt), op, ": \"", op, "\" not implemented for '",
                dtype_name(dt), "' on CUDA");
-  const std::vector<int64_t> shape = broadcast_shape(op, ops);
-  LOOM_CHECK(IntArrayRef(shape) == self.sizes(), op, ": the inputs broadcast to ", sizes_str(shape),
-             ", but the result must have the shape of self ", self.describe());
+  const std::vector<int64_t> shape = meta::loss_broadcast_shape(op, ops);
+  meta::check_broadcast_result_shape(op, IntArrayRef(shape), "self", self);
   OpGuard g(op, self);
   const Tensor x = broadcast_dense(self, shape, dt), y = broadcast_dense(target, shape, dt);
   const Tensor w = weight.defined() ? broadcast_dense(weight, shape, dt) : Tensor();
@@ -409,21 +260,20 @@ Tensor mse_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& t
 }
 
 Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, int64_t reduction, double beta) {
-  LOOM_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta, got ", beta);
+  meta::check_smooth_l1_beta("smooth_l1_loss", beta);
   return loss_forward("smooth_l1_loss", PointwiseLoss::SmoothL1, reduction, self, target, Tensor(),
                       Tensor(), beta);
 }
 
 Tensor smooth_l1_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
                                int64_t reduction, double beta) {
-  LOOM_CHECK(beta >= 0, "smooth_l1_loss_backward does not support negative values for beta, got ",
-             beta);
+  meta::check_smooth_l1_beta("smooth_l1_loss_backward", beta);
   return loss_backward("smooth_l1_loss_backward", PointwiseLoss::SmoothL1, reduction, grad, self,
                        target, Tensor(), beta);
 }
 
 Tensor huber_loss(const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
-  LOOM_CHECK(delta > 0, "huber_loss does not support non-positive values for delta, got ", delta);
+  meta::check_huber_delta("huber_loss", delta);
   return loss_forward("huber_loss", PointwiseLoss::Huber, reduction, self, target, Tensor(),
                       Tensor(), delta);
 }
@@ -447,9 +297,7 @@ Tensor soft_margin_loss_backward(const Tensor& grad, const Tensor& self, const T
 
 void check_same_size(std::string_view op, const Tensor& self, const Tensor& target) {
   check_cuda_tensors(op, {{"self", self}, {"target", target}});
-  LOOM_CHECK(self.sizes() == target.sizes(), op, ": Using a target size (",
-             sizes_str(target.sizes()), ") that is different to the input size (",
-             sizes_str(self.sizes()), ") is deprecated. Please ensure they have the same size.");
+  meta::check_bce_same_size(op, self, target);
 }
 
 Tensor binary_cross_entropy(const Tensor& self, const Tensor& target,

@@ -6,19 +6,20 @@
 // every dtype the reference does with optional weight and bias, and sum in a fixed order
 // (deterministic).
 #include <optional>
-#include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
 #include "libs/common.h"
 #include "libs/kernels.h"
-#include "loom/core/str_cat.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/nn/meta/normalization.h"
 #include "loom/ops/pointwise.h"
 
 namespace loom::cuda::libs {
 namespace {
+
+namespace meta = loom::ops::meta;
 
 using Tensor3 = std::tuple<Tensor, Tensor, Tensor>;
 
@@ -28,15 +29,6 @@ int64_t prod(IntArrayRef sizes, size_t first, size_t last) {
   int64_t n = 1;
   for (size_t d = first; d < last; ++d) n *= sizes[d];
   return n;
-}
-
-void check_mask(std::string_view op, const std::vector<bool>& mask) {
-  LOOM_CHECK(mask.size() == 3, op, ": output_mask must have 3 entries, got ", mask.size());
-}
-
-void check_at_least_2d(std::string_view op, const Tensor& input) {
-  LOOM_CHECK(input.dim() >= 2, op, ": expected input with at least 2 dims (N, C, *), but got ",
-             "input of size ", sizes_str(input.sizes()));
 }
 
 /// An optional parameter as a contiguous tensor of dtype d on the device, or undefined.
@@ -54,23 +46,6 @@ void check_devices(std::string_view op, const Tensor& input,
 }
 
 // ---- batch norm ----
-
-void check_batch_norm_params(const Tensor& input, const std::optional<Tensor>& weight,
-                             const std::optional<Tensor>& bias,
-                             const std::optional<Tensor>& running_mean,
-                             const std::optional<Tensor>& running_var, bool training) {
-  const int64_t c = input.size(1);
-  auto check = [&](const char* name, const std::optional<Tensor>& t) {
-    if (!present(t)) return;
-    LOOM_CHECK(t->numel() == c, name, " should contain ", c, " elements not ", t->numel());
-  };
-  check("running_mean", running_mean);
-  LOOM_CHECK(training || present(running_mean), "running_mean must be defined in evaluation mode");
-  check("running_var", running_var);
-  LOOM_CHECK(training || present(running_var), "running_var must be defined in evaluation mode");
-  check("weight", weight);
-  check("bias", bias);
-}
 
 /// A running statistic the kernel updates: t itself when contiguous in dtype d, else a
 /// contiguous copy in d that finish() writes back.
@@ -101,12 +76,9 @@ Tensor3 native_batch_norm(const Tensor& input, const std::optional<Tensor>& weig
   check_cuda_tensors(op, {{"input", input}});
   check_devices(op, input, {{"weight", &weight}, {"bias", &bias}, {"running_mean", &running_mean},
                             {"running_var", &running_var}});
-  check_at_least_2d(op, input);
+  meta::check_norm_at_least_2d(op, input);
   check_float_dtype(op, "input", input);
-  check_batch_norm_params(input, weight, bias, running_mean, running_var, training);
-  LOOM_CHECK(!training || input.numel() > 0,
-             "input tensor must have at least one element, but got input_sizes = ",
-             sizes_str(input.sizes()));
+  meta::check_native_batch_norm(input, weight, bias, running_mean, running_var, training);
   const DType dt = input.dtype();
   const int64_t N = input.size(0), C = input.size(1);
   const int64_t S = prod(input.sizes(), 2, input.sizes().size());
@@ -149,35 +121,23 @@ Tensor3 native_batch_norm_backward(const Tensor& grad_out, const Tensor& input,
   check_devices(op, input, {{"weight", &weight}, {"running_mean", &running_mean},
                             {"running_var", &running_var}, {"save_mean", &save_mean},
                             {"save_invstd", &save_invstd}});
-  check_mask(op, output_mask);
-  check_at_least_2d(op, input);
+  meta::check_norm_output_mask(op, output_mask);
+  meta::check_norm_at_least_2d(op, input);
   check_float_dtype(op, "input", input);
   check_same_dtype(op, {{"grad_out", grad_out}, {"input", input}});
-  LOOM_CHECK(grad_out.sizes() == input.sizes(), op, ": grad_out of size ",
-             sizes_str(grad_out.sizes()), " does not match input of size ",
-             sizes_str(input.sizes()));
+  meta::check_norm_grad_sizes(op, grad_out, input);
   const DType dt = input.dtype();
   const int64_t N = input.size(0), C = input.size(1);
   const int64_t S = prod(input.sizes(), 2, input.sizes().size());
-  auto check_stat = [&](const char* name, const std::optional<Tensor>& t, const char* mode) {
-    LOOM_CHECK(present(t), op, ": ", name, " must be defined in ", mode, " mode");
-    LOOM_CHECK(t->numel() == C, name, " should contain ", C, " elements not ", t->numel());
-  };
+  meta::check_batch_norm_backward_stats(op, C, train, running_mean, running_var, save_mean,
+                                        save_invstd, weight);
   Tensor mean, scale;
   if (train) {
-    check_stat("save_mean", save_mean, "training");
-    check_stat("save_invstd", save_invstd, "training");
     mean = contiguous_as(*save_mean, dt);
     scale = contiguous_as(*save_invstd, dt);
   } else {
-    check_stat("running_mean", running_mean, "evaluation");
-    check_stat("running_var", running_var, "evaluation");
     mean = contiguous_as(*running_mean, dt);
     scale = contiguous_as(*running_var, dt);
-  }
-  if (present(weight)) {
-    LOOM_CHECK(weight->numel() == C, "weight should contain ", C, " elements not ",
-               weight->numel());
   }
   OpGuard g(op, input);
   const int kind = kind_of(dt);
@@ -212,41 +172,6 @@ Tensor3 native_batch_norm_backward(const Tensor& grad_out, const Tensor& input,
 
 // ---- layer norm ----
 
-std::pair<int64_t, int64_t> check_layer_norm_inputs(const Tensor& input,
-                                                    IntArrayRef normalized_shape,
-                                                    const std::optional<Tensor>& weight,
-                                                    const std::optional<Tensor>& bias) {
-  const auto nd = static_cast<int64_t>(normalized_shape.size());
-  LOOM_CHECK(nd >= 1,
-             "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
-             "one element, but got normalized_shape = ",
-             sizes_str(normalized_shape));
-  LOOM_CHECK(!present(weight) || weight->sizes() == normalized_shape,
-             "Expected weight to be of same shape as normalized_shape, but got weight of shape ",
-             sizes_str(weight->sizes()), " and normalized_shape = ", sizes_str(normalized_shape));
-  LOOM_CHECK(!present(bias) || bias->sizes() == normalized_shape,
-             "Expected bias to be of same shape as normalized_shape, but got bias of shape ",
-             sizes_str(bias->sizes()), " and normalized_shape = ", sizes_str(normalized_shape));
-  const int64_t in_nd = input.dim();
-  bool ok = in_nd >= nd;
-  for (int64_t i = 0; ok && i < nd; ++i) ok = input.size(in_nd - nd + i) == normalized_shape[i];
-  if (!ok) {
-    std::string expected = "[*";
-    for (int64_t s : normalized_shape) expected += str_cat(", ", s);
-    LOOM_THROW(ValueError, "Given normalized_shape=", sizes_str(normalized_shape),
-               ", expected input with shape ", expected, "], but got input of size",
-               sizes_str(input.sizes()));
-  }
-  const auto split = static_cast<size_t>(in_nd - nd);
-  return {prod(input.sizes(), 0, split), prod(input.sizes(), split, input.sizes().size())};
-}
-
-std::vector<int64_t> layer_norm_stat_sizes(const Tensor& input, size_t normalized_ndim) {
-  std::vector<int64_t> s(input.sizes().begin(), input.sizes().end());
-  for (size_t i = s.size() - normalized_ndim; i < s.size(); ++i) s[i] = 1;
-  return s;
-}
-
 Tensor3 native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
                           const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
                           double eps) {
@@ -254,13 +179,13 @@ Tensor3 native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
   check_cuda_tensors(op, {{"input", input}});
   check_devices(op, input, {{"weight", &weight}, {"bias", &bias}});
   check_float_dtype(op, "input", input);
-  const auto [M, K] = check_layer_norm_inputs(input, normalized_shape, weight, bias);
+  const auto [M, K] = meta::check_layer_norm_inputs(input, normalized_shape, weight, bias);
   const DType dt = input.dtype();
   OpGuard g(op, input);
   const Tensor x = dense(input);
   const Tensor w = param_as(weight, dt), b = param_as(bias, dt);
   Tensor out = new_on(input, input.sizes(), dt);
-  const std::vector<int64_t> stat = layer_norm_stat_sizes(input, normalized_shape.size());
+  const std::vector<int64_t> stat = meta::layer_norm_stat_sizes(input, normalized_shape.size());
   Tensor mean = new_on(input, stat, dt), rstd = new_on(input, stat, dt);
   if (M > 0) {
     launch_layer_norm(kind_of(dt), ptr(x), M, K, eps, ptr_or_null(w), ptr_or_null(b), ptr(out),
@@ -279,16 +204,11 @@ Tensor3 native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
   check_cuda_tensors(op, {{"grad_out", grad_out}, {"input", input}, {"mean", mean_t},
                           {"rstd", rstd_t}});
   check_devices(op, input, {{"weight", &weight}, {"bias", &bias}});
-  check_mask(op, output_mask);
+  meta::check_norm_output_mask(op, output_mask);
   check_float_dtype(op, "input", input);
   check_same_dtype(op, {{"grad_out", grad_out}, {"input", input}});
-  const auto [M, K] = check_layer_norm_inputs(input, normalized_shape, weight, bias);
-  LOOM_CHECK(grad_out.sizes() == input.sizes(), op, ": grad_out of size ",
-             sizes_str(grad_out.sizes()), " does not match input of size ",
-             sizes_str(input.sizes()));
-  LOOM_CHECK(mean_t.numel() == M && rstd_t.numel() == M, op, ": expected mean and rstd with ", M,
-             " elements (one per normalized row), but got mean ", mean_t.describe(), " and rstd ",
-             rstd_t.describe());
+  const auto [M, K] = meta::check_layer_norm_inputs(input, normalized_shape, weight, bias);
+  meta::check_layer_norm_backward(op, grad_out, input, mean_t, rstd_t, M);
   const DType dt = input.dtype();
   OpGuard g(op, input);
   const Tensor x = dense(input), go = dense(grad_out);
@@ -313,30 +233,6 @@ Tensor3 native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
 
 // ---- group norm ----
 
-void check_group_norm_inputs(const Tensor& input, const std::optional<Tensor>& weight,
-                             const std::optional<Tensor>& bias, int64_t C, int64_t group) {
-  LOOM_CHECK(group > 0, "Expected num_groups to be positive, but got num_groups=", group);
-  LOOM_CHECK(C % group == 0,
-             "Expected number of channels in input to be divisible by num_groups, but got input "
-             "of shape ",
-             sizes_str(input.sizes()), " and num_groups=", group);
-  LOOM_CHECK(!present(weight) || (weight->dim() == 1 && weight->numel() == C),
-             "Expected weight to be a vector of size equal to the number of channels in input, "
-             "but got weight of shape ",
-             sizes_str(weight->sizes()), " and input of shape ", sizes_str(input.sizes()));
-  LOOM_CHECK(!present(bias) || (bias->dim() == 1 && bias->numel() == C),
-             "Expected bias to be a vector of size equal to the number of channels in input, "
-             "but got bias of shape ",
-             sizes_str(bias->sizes()), " and input of shape ", sizes_str(input.sizes()));
-}
-
-void check_group_norm_geometry(std::string_view op, const Tensor& input, int64_t N, int64_t C,
-                               int64_t HxW) {
-  LOOM_CHECK(N >= 0 && C >= 0 && HxW >= 0 && input.numel() == N * C * HxW, op,
-             ": expected input with N * C * HxW = ", N, " * ", C, " * ", HxW,
-             " elements, but got input of shape ", sizes_str(input.sizes()));
-}
-
 Tensor3 native_group_norm(const Tensor& input, const std::optional<Tensor>& weight,
                           const std::optional<Tensor>& bias, int64_t N, int64_t C, int64_t HxW,
                           int64_t group, double eps) {
@@ -344,8 +240,8 @@ Tensor3 native_group_norm(const Tensor& input, const std::optional<Tensor>& weig
   check_cuda_tensors(op, {{"input", input}});
   check_devices(op, input, {{"weight", &weight}, {"bias", &bias}});
   check_float_dtype(op, "input", input);
-  check_group_norm_inputs(input, weight, bias, C, group);
-  check_group_norm_geometry(op, input, N, C, HxW);
+  meta::check_group_norm_inputs(input, weight, bias, C, group);
+  meta::check_group_norm_geometry(op, input, N, C, HxW);
   const DType dt = input.dtype();
   OpGuard g(op, input);
   const Tensor x = dense(input);
@@ -367,17 +263,12 @@ Tensor3 native_group_norm_backward(const Tensor& grad_out, const Tensor& input,
   check_cuda_tensors(op, {{"grad_out", grad_out}, {"input", input}, {"mean", mean_t},
                           {"rstd", rstd_t}});
   check_devices(op, input, {{"weight", &weight}});
-  check_mask(op, output_mask);
+  meta::check_norm_output_mask(op, output_mask);
   check_float_dtype(op, "input", input);
   check_same_dtype(op, {{"grad_out", grad_out}, {"input", input}});
-  check_group_norm_inputs(input, weight, std::nullopt, C, group);
-  check_group_norm_geometry(op, input, N, C, HxW);
-  LOOM_CHECK(grad_out.sizes() == input.sizes(), op, ": grad_out of size ",
-             sizes_str(grad_out.sizes()), " does not match input of size ",
-             sizes_str(input.sizes()));
-  LOOM_CHECK(mean_t.numel() == N * group && rstd_t.numel() == N * group, op,
-             ": expected mean and rstd with N * group = ", N * group, " elements, but got mean ",
-             mean_t.describe(), " and rstd ", rstd_t.describe());
+  meta::check_group_norm_inputs(input, weight, std::nullopt, C, group);
+  meta::check_group_norm_geometry(op, input, N, C, HxW);
+  meta::check_group_norm_backward(op, grad_out, input, mean_t, rstd_t, N, group);
   const DType dt = input.dtype();
   OpGuard g(op, input);
   const Tensor x = dense(input), go = dense(grad_out);

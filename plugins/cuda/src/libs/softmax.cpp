@@ -8,10 +8,13 @@
 #include "libs/common.h"
 #include "libs/kernels.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/softmax.h"
 #include "loom/ops/pointwise.h"
 
 namespace loom::cuda::libs {
 namespace {
+
+namespace meta = loom::ops::meta;
 
 /// [outer, len, inner] of t around dim (a 0-dim tensor is one line of one element).
 struct Lines {
@@ -32,9 +35,7 @@ template <bool kLog>
 Tensor softmax_forward(const Tensor& self, int64_t dim, DType out_dtype) {
   const char* op = kLog ? "_log_softmax" : "_softmax";
   check_cuda_tensors(op, {{"self", self}});
-  wrap_dim(dim, self.dim());
-  LOOM_CHECK_T(TypeError, is_floating_point(self.dtype()), op,
-               ": expected a floating point input, got ", self.describe());
+  meta::check_softmax_input(op, self, dim);
   check_float_dtype(op, "self", self);
   const bool half_to_float = self.dtype() == DType::Float16 && out_dtype == DType::Float32;
   const Tensor src = half_to_float ? dense(self) : contiguous_as(self, out_dtype);
@@ -48,18 +49,13 @@ Tensor softmax_forward(const Tensor& self, int64_t dim, DType out_dtype) {
   return out;
 }
 
-DType half_to_float_dtype(const char* op, const Tensor& self, bool half_to_float) {
-  if (!half_to_float) return self.dtype();
-  LOOM_CHECK_T(TypeError, self.dtype() == DType::Float16, op,
-               ": conversion is supported for Half type only, got ", self.describe());
-  return DType::Float32;
-}
-
 Tensor softmax_(const Tensor& self, int64_t dim, bool half_to_float) {
-  return softmax_forward<false>(self, dim, half_to_float_dtype("_softmax", self, half_to_float));
+  return softmax_forward<false>(
+      self, dim, meta::softmax_half_to_float_dtype("_softmax", self, half_to_float));
 }
 Tensor log_softmax_(const Tensor& self, int64_t dim, bool half_to_float) {
-  return softmax_forward<true>(self, dim, half_to_float_dtype("_log_softmax", self, half_to_float));
+  return softmax_forward<true>(
+      self, dim, meta::softmax_half_to_float_dtype("_log_softmax", self, half_to_float));
 }
 Tensor softmax_int(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
   const DType d = dtype.value_or(self.dtype());
@@ -74,11 +70,8 @@ template <bool kLog>
 Tensor softmax_backward(const Tensor& grad, const Tensor& output, int64_t dim, DType input_dtype) {
   const char* op = kLog ? "_log_softmax_backward_data" : "_softmax_backward_data";
   check_cuda_tensors(op, {{"grad_output", grad}, {"output", output}});
-  LOOM_CHECK(grad.sizes() == output.sizes(), op, ": the size of grad_output ",
-             sizes_str(grad.sizes()), " must match the size of output ", sizes_str(output.sizes()));
-  check_same_dtype(op, {{"grad_output", grad}, {"output", output}});
+  meta::check_softmax_backward(op, grad, output, dim);
   check_float_dtype(op, "grad_output", grad);
-  wrap_dim(dim, grad.dim());
   OpGuard g(op, grad);
   Tensor result = new_on(grad, grad.sizes(), grad.dtype());
   if (result.numel() > 0) {
