@@ -174,9 +174,8 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*spars
     for_each_offset<3>(aref(gi.sizes), {aref(go.strides), aref(gi.strides), aref(s_strides)},
                        [&](const std::array<int64_t, 3>& off) {
                          const int64_t v = ip[off[1]];
-                         LOOM_CHECK_T(IndexError, v >= 0 && v < bound, "index ", v,
-                                      " is out of bounds for dimension ", dim, " with size ",
-                                      bound);
+                         LOOM_CHECK_T(IndexError, v >= 0 && v < bound,
+                                      meta::index_out_of_bounds(v, dim, bound));
                          o[off[0]] = s[off[2] + v * step];
                        });
   });
@@ -192,8 +191,7 @@ Tensor& index_fill_impl(Tensor& self, int64_t dim, const Tensor& index, const Sc
   const NonEmptyGeometry g = nonempty_geometry(self);
   const int64_t size = g.sizes[dim];
   for (int64_t& v : idx) {
-    LOOM_CHECK_T(IndexError, v >= -size && v < size, "index ", v,
-                 " is out of bounds for dimension ", dim, " with size ", size);
+    LOOM_CHECK_T(IndexError, v >= -size && v < size, meta::index_out_of_bounds(v, dim, size));
     if (v < 0) v += size;
   }
   const Slice s = slice_without(g, dim);

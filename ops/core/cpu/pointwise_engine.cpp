@@ -13,8 +13,7 @@ using meta::dense_layout_of;  // Note [Output layout follows the input]
 
 TensorIterator& TensorIterator::add_input(std::string_view name, const Tensor& t,
                                           std::optional<DType> as_dtype) {
-  LOOM_CHECK_T(TypeError, t.defined(), op_,
-               ": expected a proper Tensor but got an undefined Tensor for argument '", name, "'");
+  meta::check_input_defined(op_, name, t);
   if (!as_dtype) promotion_.add(t);
   inputs_.push_back({name, t, as_dtype});
   return *this;

@@ -152,7 +152,7 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
 // Zeroes the elements of a contiguous copy of self that lie above (upper=false, tril) or
 // below (upper=true, triu) the diagonal-th diagonal of the last two dims.
 Tensor triangle(const char* op, const Tensor& self, int64_t diagonal, bool upper) {
-  LOOM_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions");
+  meta::check_triangle_dims(op, self);
   Tensor out = contiguous_copy(self);
   if (out.numel() == 0) return out;
   const int64_t rows = self.size(-2);
@@ -177,7 +177,7 @@ Tensor triangle(const char* op, const Tensor& self, int64_t diagonal, bool upper
 
 // In place: zeroes self's elements outside the triangle, through its strides.
 Tensor& triangle_(const char* op, Tensor& self, int64_t diagonal, bool upper) {
-  LOOM_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions");
+  meta::check_triangle_dims(op, self);
   self.bump_version();
   if (self.numel() == 0) return self;
   const int64_t nd = self.dim();

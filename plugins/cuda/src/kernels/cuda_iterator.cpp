@@ -93,8 +93,7 @@ Scalar cast_value(const Scalar& v, DType dtype) {
 using ops::meta::dense_layout_of;
 
 CudaIterator& CudaIterator::add_input(std::string_view name, const Tensor& t, bool promote) {
-  LOOM_CHECK_T(TypeError, t.defined(), op_,
-               ": expected a proper Tensor but got an undefined Tensor for argument '", name, "'");
+  ops::meta::check_input_defined(op_, name, t);
   if (promote) promotion_.add(t);
   if (t.dim() == 0 && t.device().is_cpu()) {
     inputs_.push_back({name, Tensor(), t.item(), promote, /*from_cpu_tensor=*/true});

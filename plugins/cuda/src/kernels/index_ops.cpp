@@ -17,6 +17,7 @@
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/indexing.h"
+#include "loom/ops/meta/shape.h"
 #include "loom/ops/op_handle.h"
 #include "runtime/context.h"
 
@@ -111,8 +112,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*spars
   self_strides[dim] = 0;
   const Tensor self_view = s.as_strided_view(x.sizes(), self_strides, s.storage_offset());
   const std::optional<int64_t> badv = run_gather("gather", o, self_view, x, step, bound);
-  LOOM_CHECK_T(IndexError, !badv, "index ", badv.value_or(0), " is out of bounds for dimension ",
-               dim, " with size ", bound);
+  LOOM_CHECK_T(IndexError, !badv, ops::meta::index_out_of_bounds(badv.value_or(0), dim, bound));
   return out;
 }
 
@@ -256,10 +256,7 @@ void scatter_into(const char* op, const Tensor& out, int64_t dim, const Tensor& 
   }
   const int64_t bound = sl.bound;
   run_scatter(op, sl, o.as_strided_view(x.sizes(), dst_strides, o.storage_offset()), x, src_view,
-              [&](int64_t v) {
-                return str_cat("index ", v, " is out of bounds for dimension ", dim, " with size ",
-                               bound);
-              });
+              [&](int64_t v) { return ops::meta::index_out_of_bounds(v, dim, bound); });
 }
 
 Tensor scatter_run(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
@@ -325,10 +322,8 @@ Tensor& index_fill_impl(Tensor& self, int64_t dim, const Tensor& index, const Sc
     fill_op(host, value);
     std::memcpy(&sl.value_bits, host.data_ptr(), host.element_size());
     run_scatter("index_fill_", sl, s.as_strided_view(sizes, dst_strides, s.storage_offset()),
-                index_view, index_view, [&](int64_t v) {
-                  return str_cat("index ", v, " is out of bounds for dimension ", dim,
-                                 " with size ", size);
-                });
+                index_view, index_view,
+                [&](int64_t v) { return ops::meta::index_out_of_bounds(v, dim, size); });
   }
   self.bump_version();
   return self;
@@ -430,7 +425,7 @@ void zero_triangle(const char* op, const Tensor& t, int64_t diagonal, bool upper
 
 Tensor triangle(const char* op, const Tensor& self, int64_t diagonal, bool upper) {
   check_cuda_tensors(op, {{"self", self}});
-  LOOM_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions");
+  ops::meta::check_triangle_dims(op, self);
   Tensor out = cast_copy(self, self.dtype());
   zero_triangle(op, out, diagonal, upper);
   return out;
@@ -438,7 +433,7 @@ Tensor triangle(const char* op, const Tensor& self, int64_t diagonal, bool upper
 
 Tensor& triangle_(const char* op, Tensor& self, int64_t diagonal, bool upper) {
   check_cuda_tensors(op, {{"self", self}});
-  LOOM_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions");
+  ops::meta::check_triangle_dims(op, self);
   self.bump_version();
   if (self.is_contiguous()) {
     zero_triangle(op, self, diagonal, upper);

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "loom/core/error.h"
+#include "loom/core/str_cat.h"
 #include "loom/core/tensor.h"
 #include "loom/ops/meta/pointwise.h"
 
@@ -17,6 +19,12 @@ namespace loom::ops::meta {
 
 /// The index dtypes of index_select and index_add: int32 and int64.
 inline bool is_index_dtype(DType d) { return d == DType::Int64 || d == DType::Int32; }
+
+/// The message of an index v outside [-size, size) or [0, size) along dim (gather, scatter,
+/// index_fill).
+inline std::string index_out_of_bounds(int64_t v, int64_t dim, int64_t size) {
+  return str_cat("index ", v, " is out of bounds for dimension ", dim, " with size ", size);
+}
 
 /// t's size at d, a 0-d tensor counting as a 1-element vector.
 inline int64_t size_or_one(const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); }

@@ -114,6 +114,14 @@ inline double max_finite(DType t) {
   }
 }
 
+// ---- inputs ------------------------------------------------------------------------------------
+
+/// A pointwise op's tensor input must be defined.
+inline void check_input_defined(std::string_view op, std::string_view name, const Tensor& t) {
+  LOOM_CHECK_T(TypeError, t.defined(), op,
+               ": expected a proper Tensor but got an undefined Tensor for argument '", name, "'");
+}
+
 // ---- broadcasting and type promotion
 // -------------------------------------------------------------
 

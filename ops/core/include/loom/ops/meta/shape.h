@@ -171,4 +171,9 @@ inline void check_roll_dims(IntArrayRef shifts, IntArrayRef dims) {
 /// roll along a dim of size n > 0: the shift in [0, n).
 inline int64_t roll_shift(int64_t shift, int64_t n) { return ((shift % n) + n) % n; }
 
+/// tril and triu: the input must have at least 2 dims.
+inline void check_triangle_dims(const char* op, const Tensor& self) {
+  LOOM_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions");
+}
+
 }  // namespace loom::ops::meta
