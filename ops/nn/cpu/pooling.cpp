@@ -380,7 +380,8 @@ Tensor avg_pool2d_impl(std::string_view op, const Tensor& self, const Pool2d& p,
 Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                   IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                   std::optional<int64_t> divisor_override) {
-  const Pool2d p = meta::parse_pool2d("avg_pool2d", kernel_size, stride, padding, nullptr, ceil_mode);
+  const Pool2d p =
+      meta::parse_pool2d("avg_pool2d", kernel_size, stride, padding, nullptr, ceil_mode);
   return avg_pool2d_impl("avg_pool2d", self, p, count_include_pad, divisor_override);
 }
 

@@ -76,12 +76,14 @@ Conv plan(std::string_view op, const Tensor& input, const Tensor& weight, const 
           IntArrayRef output_padding, int64_t groups) {
   const int64_t k = weight.dim();
   const int64_t dim = ops::meta::check_weight_and_groups(op, weight, groups);
-  const ops::meta::ConvParams prm =
-      ops::meta::make_params(op, dim, stride, padding, dilation, transposed, output_padding, groups);
+  const ops::meta::ConvParams prm = ops::meta::make_params(op, dim, stride, padding, dilation,
+                                                           transposed, output_padding, groups);
   const IntArrayRef ws = weight.sizes();
   ops::meta::check_shape_forward(op, input, ws, bias, prm);
-  const std::vector<int64_t>&s = prm.stride, &p = prm.padding, &d = prm.dilation,
-                             &o = prm.output_padding;
+  const std::vector<int64_t>& s = prm.stride;
+  const std::vector<int64_t>& p = prm.padding;
+  const std::vector<int64_t>& d = prm.dilation;
+  const std::vector<int64_t>& o = prm.output_padding;
   LOOM_CHECK_T(NotImplementedError, dim <= 2, op, ": ", dim,
                "-d convolution is not implemented by the CUDA kernels (1-d and 2-d are)");
   Conv c;

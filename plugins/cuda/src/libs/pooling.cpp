@@ -97,13 +97,15 @@ Tensor max_pool2d_backward_impl(std::string_view op, const Tensor& grad_output, 
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayRef kernel_size,
                                                    IntArrayRef stride, IntArrayRef padding,
                                                    IntArrayRef dilation, bool ceil_mode) {
-  const Pool2d p = ops::meta::parse_pool2d("max_pool2d", kernel_size, stride, padding, &dilation, ceil_mode);
+  const Pool2d p =
+      ops::meta::parse_pool2d("max_pool2d", kernel_size, stride, padding, &dilation, ceil_mode);
   return max_pool2d_impl("max_pool2d_with_indices", self, p, true);
 }
 
 Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                   IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
-  const Pool2d p = ops::meta::parse_pool2d("max_pool2d", kernel_size, stride, padding, &dilation, ceil_mode);
+  const Pool2d p =
+      ops::meta::parse_pool2d("max_pool2d", kernel_size, stride, padding, &dilation, ceil_mode);
   return std::get<0>(max_pool2d_impl("max_pool2d", self, p, false));
 }
 
@@ -167,7 +169,8 @@ Tensor avg_pool2d_impl(std::string_view op, const Tensor& self, const Pool2d& p,
 Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                   IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                   std::optional<int64_t> divisor_override) {
-  const Pool2d p = ops::meta::parse_pool2d("avg_pool2d", kernel_size, stride, padding, nullptr, ceil_mode);
+  const Pool2d p =
+      ops::meta::parse_pool2d("avg_pool2d", kernel_size, stride, padding, nullptr, ceil_mode);
   return avg_pool2d_impl("avg_pool2d", self, p, count_include_pad, divisor_override);
 }
 

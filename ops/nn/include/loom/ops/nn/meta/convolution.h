@@ -49,9 +49,9 @@ struct ConvParams {
   std::vector<int64_t> padding;         ///< per spatial dim, both sides
   std::vector<int64_t> dilation;        ///< per spatial dim
   std::vector<int64_t> output_padding;  ///< per spatial dim (transposed only)
-  std::vector<int64_t> extra;  ///< right/bottom padding beyond `padding` (padding='same')
-  bool transposed = false;     ///< a transposed convolution
-  int64_t groups = 1;          ///< the groups
+  std::vector<int64_t> extra;           ///< right/bottom padding beyond `padding` (padding='same')
+  bool transposed = false;              ///< a transposed convolution
+  int64_t groups = 1;                   ///< the groups
 };
 
 /// A parameter of one value or of `dim` values as `dim` values, with PyTorch's message.
@@ -151,9 +151,11 @@ inline void check_shape_forward(std::string_view op, const Tensor& input, IntArr
 }
 
 /// convolution_backward's refusal of output_padding for a plain convolution.
-inline void check_no_output_padding(std::string_view op, const std::vector<int64_t>& output_padding) {
+inline void check_no_output_padding(std::string_view op,
+                                    const std::vector<int64_t>& output_padding) {
   for (int64_t v : output_padding) {
-    LOOM_CHECK(v == 0, op, ": output_padding is not supported for non-transposed convolutions; got: ",
+    LOOM_CHECK(v == 0, op,
+               ": output_padding is not supported for non-transposed convolutions; got: ",
                sizes_str(output_padding));
   }
 }
@@ -212,8 +214,7 @@ inline bool check_batchify(std::string_view op, const Tensor& input, int64_t spa
 
 /// PyTorch's batchify (after the caller's device check): the input with a batch of one if it
 /// is unbatched, and whether it was batched.
-inline std::pair<Tensor, bool> batchify(std::string_view op, const Tensor& input,
-                                        int64_t spatial) {
+inline std::pair<Tensor, bool> batchify(std::string_view op, const Tensor& input, int64_t spatial) {
   const bool batched = check_batchify(op, input, spatial);
   return {batched ? input : unsqueeze_view(input, 0), batched};
 }

@@ -22,8 +22,8 @@ struct ConstantPad {
   std::vector<int64_t> copy_sizes;  ///< the sizes of the copied block
   std::vector<int64_t> left;        ///< the pad before each dim (negative: crop)
   std::vector<int64_t> right;       ///< the pad after each dim (negative: crop)
-  bool grows = false;       ///< some pad is positive: the output has elements to fill
-  bool empty_copy = false;  ///< nothing of self is copied: the output is all `value`
+  bool grows = false;               ///< some pad is positive: the output has elements to fill
+  bool empty_copy = false;          ///< nothing of self is copied: the output is all `value`
 };
 
 /// constant_pad_nd's checks of pad against self, with PyTorch's messages, and its geometry.
@@ -48,8 +48,8 @@ inline ConstantPad constant_pad_geometry(const Tensor& self, IntArrayRef pad) {
     g.left[u] = pl;
     g.right[u] = pr;
     g.out_sizes[u] = self.size(d) + pl + pr;
-    LOOM_CHECK(g.out_sizes[u] >= 0, "The input size ", self.size(d), ", plus negative padding ",
-               pl, " and ", pr,
+    LOOM_CHECK(g.out_sizes[u] >= 0, "The input size ", self.size(d), ", plus negative padding ", pl,
+               " and ", pr,
                " resulted in a negative output size, which is invalid. Check dimension ", d,
                " of your input.");
     g.copy_sizes[u] = self.size(d) - std::max<int64_t>(0, -pl) - std::max<int64_t>(0, -pr);

@@ -47,14 +47,14 @@ inline int64_t pooling_output_shape(std::string_view op, int64_t in, int64_t k, 
 
 /// Parameters of a 2-d max or average pooling.
 struct Pool2d {
-  int64_t kH;      ///< kernel height
-  int64_t kW;      ///< kernel width
-  int64_t sH;      ///< stride along the height
-  int64_t sW;      ///< stride along the width
-  int64_t pH;      ///< padding of the top and the bottom
-  int64_t pW;      ///< padding of the left and the right
-  int64_t dH = 1;  ///< dilation along the height
-  int64_t dW = 1;  ///< dilation along the width
+  int64_t kH;              ///< kernel height
+  int64_t kW;              ///< kernel width
+  int64_t sH;              ///< stride along the height
+  int64_t sW;              ///< stride along the width
+  int64_t pH;              ///< padding of the top and the bottom
+  int64_t pW;              ///< padding of the left and the right
+  int64_t dH = 1;          ///< dilation along the height
+  int64_t dW = 1;          ///< dilation along the width
   bool ceil_mode = false;  ///< the output length rounds up
 };
 
@@ -112,8 +112,8 @@ inline void pool2d_shape_check(std::string_view op, const Tensor& input, const P
 }
 
 /// PyTorch's check_dim_size: t has `dim` dims and size `size` at dim d (`name` names t).
-inline void check_dim_size(std::string_view op, const Tensor& t, std::string_view name,
-                           int64_t dim, int64_t d, int64_t size) {
+inline void check_dim_size(std::string_view op, const Tensor& t, std::string_view name, int64_t dim,
+                           int64_t d, int64_t size) {
   LOOM_CHECK(t.dim() == dim && t.size(d) == size, op, ": Expected a tensor of dimension ", dim,
              " and tensor.size[", d, "] == ", size, " but got: dimension ", t.dim(),
              " and tensor.size[", d, "] = ", t.dim() > d ? t.size(d) : -1, " (", name, ")");
@@ -228,8 +228,8 @@ inline void check1d(std::string_view op, std::string_view arg, IntArrayRef v) {
 
 /// The 2-d parameters of a 1-d pooling: a 1 x k window over [.., 1, L]; an empty stride is
 /// the kernel.
-inline Pool2d lift_1d(IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
-                      int64_t dilation, bool ceil_mode) {
+inline Pool2d lift_1d(IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, int64_t dilation,
+                      bool ceil_mode) {
   Pool2d p;
   p.kH = 1;
   p.kW = kernel[0];
@@ -270,8 +270,8 @@ inline Pool2d parse_avg_pool1d(std::string_view op, const Tensor& self, IntArray
 
 /// adaptive_avg_pool1d's and adaptive_max_pool1d's checks of self's rank and output_size;
 /// the max form also wants every non-batch dim non-empty.
-inline void check_adaptive_pool1d(std::string_view op, const Tensor& self,
-                                  IntArrayRef output_size, bool is_max) {
+inline void check_adaptive_pool1d(std::string_view op, const Tensor& self, IntArrayRef output_size,
+                                  bool is_max) {
   check_1d_input_rank(op, self);
   check1d(op, "output_size", output_size);
   if (!is_max) return;
