@@ -18,8 +18,12 @@
 
 namespace loom::ops::meta {
 
-/// at::Reduction's values, which the ops' `int reduction` argument takes.
-inline constexpr int64_t kReductionNone = 0, kReductionMean = 1, kReductionSum = 2;
+/// at::Reduction::None: the ops' `int reduction` argument asks for no reduction.
+inline constexpr int64_t kReductionNone = 0;
+/// at::Reduction::Mean: the mean over the elements (or the weighted mean).
+inline constexpr int64_t kReductionMean = 1;
+/// at::Reduction::Sum: the sum over the elements.
+inline constexpr int64_t kReductionSum = 2;
 
 /// Throws ValueError unless reduction is 0, 1 or 2. (PyTorch's kernels would treat any
 /// other value as "none" or trip an internal assert; its Python layer refuses it.)
