@@ -26,8 +26,13 @@ namespace loom::ops::meta {
 
 // ---- dtypes ------------------------------------------------------------------------------------
 
-/// Dtype categories a kernel accepts (bitmask).
-inline constexpr unsigned kBool = 1, kInts = 2, kFloats = 4;
+// Dtype categories a kernel accepts (bitmask).
+/// The bool category.
+inline constexpr unsigned kBool = 1;
+/// The integer categories (uint8, int8 ... int64).
+inline constexpr unsigned kInts = 2;
+/// The floating categories (float16, bfloat16, float32, float64).
+inline constexpr unsigned kFloats = 4;
 /// Every category.
 inline constexpr unsigned kAllTypes = kBool | kInts | kFloats;
 
