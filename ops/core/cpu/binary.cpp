@@ -224,7 +224,7 @@ Tensor div_impl(std::string_view op, const Tensor& self, const Tensor* other,
   } else {
     it.add_scalar(*scalar_other);
   }
-  it.set_rule(mode == Rounding::None ? ResultRule::IntToFloat : ResultRule::Common);
+  it.set_rule(meta::div_result_rule(mode));
   set_variant_output(it, inplace ? &self : out, inplace);
   it.build();
   std::atomic<bool> zero{false};

@@ -1,6 +1,7 @@
 // The host half of the CUDA pointwise kernels (cuda_iterator.h). Promotion, broadcasting,
-// output checks and the output layout follow ops/core/cpu/pointwise_engine.cpp line by line,
-// so a CUDA op and its CPU reference agree on dtypes, shapes, layouts and messages.
+// output checks, the output layout and dimension coalescing are the ones the CPU's
+// TensorIterator (ops/core/cpu/pointwise_engine.cpp) calls, from loom/ops/meta/pointwise.h, so a
+// CUDA op and its CPU reference agree on dtypes, shapes, layouts and messages.
 #include "kernels/cuda_iterator.h"
 
 #include <algorithm>

@@ -195,13 +195,10 @@ Tensor dividing_impl(std::string_view op, PwOp code, ResultRule rule, const Tens
 PwOp div_code(Rounding r) {
   return r == Rounding::None ? PwOp::Div : r == Rounding::Trunc ? PwOp::DivTrunc : PwOp::DivFloor;
 }
-ResultRule div_rule(Rounding r) {
-  return r == Rounding::None ? ResultRule::IntToFloat : ResultRule::Common;
-}
 Tensor div_impl(std::string_view op, const Tensor& self, const Tensor* other,
                 const Scalar* scalar_other, Rounding r, const Tensor* out, bool inplace) {
-  return dividing_impl(op, div_code(r), div_rule(r), &self, nullptr, other, scalar_other, out,
-                       inplace);
+  return dividing_impl(op, div_code(r), ops::meta::div_result_rule(r), &self, nullptr, other,
+                       scalar_other, out, inplace);
 }
 
 Tensor div(const Tensor& self, const Tensor& other) {

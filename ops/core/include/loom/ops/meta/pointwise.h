@@ -344,6 +344,12 @@ inline Rounding parse_rounding(std::string_view op, std::optional<std::string_vi
              *mode, "'");
 }
 
+/// div's result rule: true division computes integers in float, the rounding modes keep the
+/// common dtype.
+inline ResultRule div_result_rule(Rounding mode) {
+  return mode == Rounding::None ? ResultRule::IntToFloat : ResultRule::Common;
+}
+
 /// The error of an integer division (div, remainder, fmod) by zero.
 [[noreturn]] inline void throw_zero_division(std::string_view op) {
   LOOM_THROW(ValueError, op, ": ZeroDivisionError (integer division by zero)");
