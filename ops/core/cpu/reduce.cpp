@@ -187,7 +187,7 @@ Tensor mean(const Tensor& self, std::optional<DType> dtype) {
 /// all/any give bool, except for uint8 inputs, which give uint8 (PyTorch's legacy rule).
 template <bool kAll>
 Tensor logical_impl(const Tensor& self, const std::vector<bool>& mask, bool keepdim) {
-  const DType out = self.dtype() == DType::UInt8 ? DType::UInt8 : DType::Bool;
+  const DType out = meta::logical_reduce_dtype(self);
   return reduce_to<LogicalOp<kAll>::template Op>(self, make_plan(self, mask, keepdim), out);
 }
 

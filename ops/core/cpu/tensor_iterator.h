@@ -310,13 +310,7 @@ Tensor binary_scalar_run(std::string_view name, const Tensor& self, const Scalar
   });
 }
 
-/// Names of the variants of an op for messages, built once: variant_name<Op>(".out").
-template <typename Op>
-std::string_view variant_name(std::string_view suffix) {
-  static const std::string fn(Op::kName), inplace = str_cat(Op::kName, "_"),
-                                          out = str_cat(Op::kName, ".out");
-  return suffix.empty() ? std::string_view(fn) : suffix == "_" ? inplace : out;
-}
+using meta::variant_name;  // the names of an op's variants in messages
 
 /// The three variants of a unary functor op (see unary_run).
 template <typename Op>

@@ -58,13 +58,7 @@ inline Tensor binary_scalar_run(std::string_view name, PwOp op, unsigned cats, R
   return it.finish();
 }
 
-// Names of an op's variants, built once: name, name_, name.out.
-template <typename Op>
-std::string_view variant_name(std::string_view suffix) {
-  static const std::string fn(Op::kName), inplace = str_cat(Op::kName, "_"),
-                                          out = str_cat(Op::kName, ".out");
-  return suffix.empty() ? std::string_view(fn) : suffix == "_" ? inplace : out;
-}
+using ops::meta::variant_name;  // the names of an op's variants in messages
 
 template <typename Op>
 Tensor unary_fn(const Tensor& self) {

@@ -164,7 +164,7 @@ Tensor mean(const Tensor& self, std::optional<DType> dtype) {
 template <bool kAll>
 Tensor logical_impl(const Tensor& self, const std::vector<bool>& mask, bool keepdim) {
   check_cuda_tensors(kAll ? "all" : "any", {{"self", self}});
-  const DType out = self.dtype() == DType::UInt8 ? DType::UInt8 : DType::Bool;
+  const DType out = ops::meta::logical_reduce_dtype(self);
   return reduce_values(kAll ? "all" : "any", self, mask, keepdim, kAll ? RedOp::All : RedOp::Any,
                        out);
 }

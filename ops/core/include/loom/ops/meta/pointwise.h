@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -117,6 +118,18 @@ inline double max_finite(DType t) {
     default:
       return std::numeric_limits<double>::max();
   }
+}
+
+// ---- names
+// ---------------------------------------------------------------------------------------
+
+/// The names of an op's variants for messages, built once: variant_name<Op>("") is Op::kName,
+/// variant_name<Op>("_") its in-place form, variant_name<Op>(".out") its out= form.
+template <typename Op>
+std::string_view variant_name(std::string_view suffix) {
+  static const std::string fn(Op::kName), inplace = str_cat(Op::kName, "_"),
+                                          out = str_cat(Op::kName, ".out");
+  return suffix.empty() ? std::string_view(fn) : suffix == "_" ? inplace : out;
 }
 
 // ---- inputs ------------------------------------------------------------------------------------

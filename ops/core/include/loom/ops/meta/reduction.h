@@ -62,6 +62,11 @@ inline DType sum_dtype(const Tensor& self, std::optional<DType> dtype) {
   return is_integral(self.dtype()) ? DType::Int64 : self.dtype();
 }
 
+/// all and any: bool, except for uint8 inputs, which give uint8 (PyTorch's legacy rule).
+inline DType logical_reduce_dtype(const Tensor& self) {
+  return self.dtype() == DType::UInt8 ? DType::UInt8 : DType::Bool;
+}
+
 /// mean: the result dtype (dtype, else self's), which must be floating.
 inline DType mean_dtype(const Tensor& self, std::optional<DType> dtype) {
   const DType out = dtype.value_or(self.dtype());
