@@ -8,6 +8,7 @@ set -euo pipefail
 src="$1" build="$2"
 work="$build/guide-tests/custom_cpu_op"
 log="$work.log"
+mkdir -p "$(dirname "$log")"  # tee opens the log before the guide runner makes the folder
 bash "$src/tests/docs/run_guide.sh" "$src" "$build" "$src/docs/guide/custom-cpu-op.md" "$work" \
   2>&1 | tee "$log"
 out="$(cat "$log")"

@@ -17,6 +17,7 @@ if [ ! -f "$build/lib/loom/plugins/libloom_cuda.so" ]; then
 fi
 work="$build/guide-tests/custom_cuda_op"
 log="$work.log"
+mkdir -p "$(dirname "$log")"  # tee opens the log before the guide runner makes the folder
 bash "$src/tests/docs/run_guide.sh" "$src" "$build" "$src/docs/guide/custom-cuda-op.md" "$work" \
   2>&1 | tee "$log"
 out="$(cat "$log")"

@@ -7,6 +7,7 @@ set -euo pipefail
 src="$1" build="$2"
 work="$build/guide-tests/stable_abi_app"
 log="$work.log"
+mkdir -p "$(dirname "$log")"  # tee opens the log before the guide runner makes the folder
 bash "$src/tests/docs/run_guide.sh" "$src" "$build" "$src/docs/guide/stable-abi-app.md" "$work" \
   2>&1 | tee "$log"
 out="$(cat "$log")"
