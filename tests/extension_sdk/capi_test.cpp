@@ -490,7 +490,9 @@ TEST(CApi, DevicesAndSeeds) {
   EXPECT_NE(std::string(reason).find("no plugin"), std::string::npos);
   // CUDA: devices where a driver and a GPU exist; otherwise a reason a user can act on.
   OK(api()->DeviceCount("cuda", &n, &reason));
-  if (n == 0) EXPECT_STRNE(reason, "") << "no CUDA device must say why";
+  if (n == 0) {
+    EXPECT_STRNE(reason, "") << "no CUDA device must say why";
+  }
   void* stream = reinterpret_cast<void*>(1);
   OK(api()->DeviceCurrentStream("cpu", &stream));
   EXPECT_EQ(stream, nullptr);
