@@ -1,18 +1,25 @@
-// safetensors checkpoints (loom/data/safetensors.h): Note [Atomic save], Note [Checked load].
+// safetensors checkpoints (loom/data/safetensors.h): Note [Atomic save], Note [Checked load],
+// Note [Checksums].
 
 #include "loom/data/safetensors.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cerrno>
+#include <climits>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 
 #include "tensor_bytes.h"
 
@@ -57,6 +64,43 @@ std::optional<DType> dtype_of_code(std::string_view s) {
   throw ValueError(str_cat("safetensors: '", file, "': ", problem));
 }
 
+// A dtype code and a shape as Note [Checksums] writes them: "F32[2,3]", "I64[]".
+std::string dtype_and_shape(std::string_view code, IntArrayRef sizes) {
+  std::string s = str_cat(code, "[");
+  for (size_t i = 0; i < sizes.size(); ++i) str_append(&s, i ? "," : "", sizes[i]);
+  return s + "]";
+}
+
+uLong crc_of(uLong crc, const void* p, uint64_t n) {
+  // crc32_z(crc, nullptr, 0) returns the initial value, not crc: an empty tensor's data
+  // pointer may be null.
+  if (n == 0) return crc;
+  return ::crc32_z(crc, static_cast<const Bytef*>(p), static_cast<z_size_t>(n));
+}
+
+// Note [Checksums]: a tensor's CRC-32 (dtype code and shape, then data bytes).
+uint32_t tensor_crc(std::string_view code, IntArrayRef sizes, const void* data, uint64_t bytes) {
+  const std::string prefix = dtype_and_shape(code, sizes);
+  return static_cast<uint32_t>(
+      crc_of(crc_of(::crc32_z(0, nullptr, 0), prefix.data(), prefix.size()), data, bytes));
+}
+
+// Note [Checksums]: the metadata's CRC-32 (each key and value followed by a NUL, key order).
+uint32_t metadata_crc(const Metadata& metadata) {
+  uLong crc = ::crc32_z(0, nullptr, 0);
+  for (const auto& [k, v] : metadata) {
+    crc = crc_of(crc, k.c_str(), k.size() + 1);
+    crc = crc_of(crc, v.c_str(), v.size() + 1);
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+std::string hex32(uint32_t v) {
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08x", v);
+  return buf;
+}
+
 // The header and the tensors in data order, as the reference writer makes them.
 struct Plan {
   std::string header;  // JSON plus padding
@@ -64,7 +108,9 @@ struct Plan {
   uint64_t data_size = 0;
 };
 
-Plan plan(const TensorList& tensors, const Metadata& metadata) {
+Plan plan(const TensorList& tensors, const Metadata& metadata, const WriteOptions& options) {
+  LOOM_CHECK(!metadata.contains(std::string(kChecksumKey)), "safetensors: the metadata key '",
+             kChecksumKey, "' is reserved for Loom's checksums (Note [Checksums])");
   std::vector<size_t> order(tensors.size());
   for (size_t i = 0; i < tensors.size(); ++i) {
     const auto& [name, t] = tensors[i];
@@ -83,20 +129,32 @@ Plan plan(const TensorList& tensors, const Metadata& metadata) {
     LOOM_CHECK(tensors[order[k]].first != tensors[order[k - 1]].first, "safetensors: tensor name '",
                tensors[order[k]].first, "' appears twice");
   Plan p;
+  for (size_t i : order) p.data.push_back(detail::cpu_contiguous(tensors[i].second));
+  Metadata stored = metadata;
+  if (options.checksums) {
+    json sums = json::object();
+    for (size_t k = 0; k < order.size(); ++k) {
+      const Tensor& t = p.data[k];
+      sums[tensors[order[k]].first] =
+          hex32(tensor_crc(code_of(t.dtype()).code, t.sizes(), t.data_ptr(),
+                           static_cast<uint64_t>(t.numel()) * t.element_size()));
+    }
+    sums["__metadata__"] = hex32(metadata_crc(metadata));
+    stored[std::string(kChecksumKey)] = sums.dump();
+  }
   json header = json::object();
-  if (!metadata.empty()) {
+  if (!stored.empty()) {
     json m = json::object();
-    for (const auto& [k, v] : metadata) m[k] = v;
+    for (const auto& [k, v] : stored) m[k] = v;
     header["__metadata__"] = std::move(m);
   }
-  for (size_t i : order) {
-    const auto& [name, t] = tensors[i];
+  for (size_t k = 0; k < order.size(); ++k) {
+    const Tensor& t = p.data[k];
     const uint64_t bytes = static_cast<uint64_t>(t.numel()) * t.element_size();
-    header[name] = {{"dtype", code_of(t.dtype()).code},
-                    {"shape", t.sizes().vec()},
-                    {"data_offsets", {p.data_size, p.data_size + bytes}}};
+    header[tensors[order[k]].first] = {{"dtype", code_of(t.dtype()).code},
+                                       {"shape", t.sizes().vec()},
+                                       {"data_offsets", {p.data_size, p.data_size + bytes}}};
     p.data_size += bytes;
-    p.data.push_back(detail::cpu_contiguous(t));
   }
   p.header = header.dump();
   p.header.append((8 - p.header.size() % 8) % 8, ' ');
@@ -114,11 +172,13 @@ struct Entry {
   DType dtype;
   std::vector<int64_t> sizes;
   uint64_t begin, end;
+  std::optional<uint32_t> crc;  // Note [Checksums]; set when the file has checksums
 };
 
 struct Header {
   std::vector<Entry> entries;  // sorted by begin
-  Metadata metadata;
+  Metadata metadata;           // without kChecksumKey
+  bool checksummed = false;
 };
 
 uint64_t header_length(const unsigned char* p8, uint64_t file_size, std::string_view file) {
@@ -140,6 +200,82 @@ uint64_t as_u64(const json& v, std::string_view file, const std::string& what) {
       (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() < 0))
     fail(file, str_cat(what, " must be a non-negative integer, got ", v.dump()));
   return v.get<uint64_t>();
+}
+
+// JSON keeps the last of two equal keys, so a header naming a tensor twice would silently
+// drop one entry (and then report its data as a gap). Repeats are refused by name instead,
+// at any depth: a tensor, a field of one entry, a metadata key.
+json parse_refusing_repeats(std::string_view text, std::string_view file) {
+  std::vector<std::set<std::string>> open;  // the keys seen, per open object (and array)
+  std::string entry;                        // the top-level name being read
+  const json::parser_callback_t callback = [&](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        open.emplace_back();
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!open.empty()) open.pop_back();
+        break;
+      case json::parse_event_t::key: {
+        const std::string& key = parsed.get_ref<const std::string&>();
+        if (open.size() == 1) entry = key;
+        if (open.empty() || open.back().insert(key).second) break;
+        const std::string what =
+            entry == "__metadata__" ? std::string("__metadata__") : str_cat("tensor '", entry, "'");
+        if (open.size() == 1) fail(file, str_cat(what, " appears twice in the header"));
+        fail(file, str_cat(what, ": key \"", key, "\" appears twice"));
+      }
+      default:
+        break;
+    }
+    return true;
+  };
+  return json::parse(text.begin(), text.end(), callback);
+}
+
+// Takes the checksums (Note [Checksums]) out of h.metadata into its entries, checking their
+// form, that every tensor has one and none names a missing tensor, and the metadata's.
+void take_checksums(Header& h, std::string_view file) {
+  const auto it = h.metadata.find(std::string(kChecksumKey));
+  if (it == h.metadata.end()) return;
+  const std::string where = str_cat("__metadata__ '", kChecksumKey, "'");
+  nlohmann::json sums;
+  try {
+    sums = nlohmann::json::parse(it->second);
+  } catch (const nlohmann::json::exception& e) {
+    fail(file, str_cat(where, " is not valid JSON: ", e.what()));
+  }
+  if (!sums.is_object()) fail(file, str_cat(where, " is not a JSON object: ", it->second));
+  std::map<std::string, uint32_t> crcs;
+  for (auto s = sums.begin(); s != sums.end(); ++s) {
+    const std::string* v =
+        s.value().is_string() ? s.value().get_ptr<const std::string*>() : nullptr;
+    if (v == nullptr || v->size() != 8 || v->find_first_not_of("0123456789abcdef") != v->npos)
+      fail(file, str_cat(where, ": the checksum of '", s.key(),
+                         "' is not 8 lowercase hex digits: ", s.value().dump()));
+    crcs[s.key()] = static_cast<uint32_t>(std::stoul(*v, nullptr, 16));
+  }
+  h.metadata.erase(it);
+  const auto meta = crcs.find("__metadata__");
+  if (meta == crcs.end()) fail(file, str_cat(where, " has no checksum of the metadata"));
+  if (const uint32_t got = metadata_crc(h.metadata); got != meta->second)
+    fail(file, str_cat("__metadata__: checksum mismatch (stored ", hex32(meta->second),
+                       ", computed ", hex32(got), "): the metadata was changed after writing"));
+  crcs.erase(meta);
+  for (Entry& e : h.entries) {
+    const auto c = crcs.find(e.name);
+    if (c == crcs.end())
+      fail(file, str_cat("tensor '", e.name, "' has no checksum in ", where,
+                         " (a tensor added by another writer?)"));
+    e.crc = c->second;
+    crcs.erase(c);
+  }
+  if (!crcs.empty())
+    fail(file, str_cat(where, " has a checksum of tensor '", crcs.begin()->first,
+                       "', which the file does not hold"));
+  h.checksummed = true;
 }
 
 Header parse_header(std::string_view text, uint64_t data_size, std::string_view file) {
@@ -164,7 +300,7 @@ Header parse_header(std::string_view text, uint64_t data_size, std::string_view 
   }
   json j;
   try {
-    j = json::parse(text.begin(), text.end());
+    j = parse_refusing_repeats(text, file);
   } catch (const json::exception& e) {
     fail(file, str_cat("header is not valid JSON: ", e.what()));
   }
@@ -195,7 +331,7 @@ Header parse_header(std::string_view text, uint64_t data_size, std::string_view 
                          "\" (supported: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL)"));
     const json& s = v["shape"];
     if (!s.is_array()) fail(file, str_cat(where, ": shape is not an array: ", s.dump()));
-    Entry e{name, *dtype, {}, 0, 0};
+    Entry e{name, *dtype, {}, 0, 0, std::nullopt};
     unsigned __int128 numel = 1, extent = 1;  // extent: the product with 0 dims as 1
     for (const json& dim : s) {
       const uint64_t n = as_u64(dim, file, str_cat(where, ": each shape entry"));
@@ -243,16 +379,56 @@ Header parse_header(std::string_view text, uint64_t data_size, std::string_view 
   if (at < data_size)
     fail(file, str_cat("the tensors cover ", at, " data bytes but the file has ", data_size, " (",
                        data_size - at, " bytes unaccounted for)"));
+  take_checksums(h, file);
   return h;
 }
 
-Tensor make_tensor(const Entry& e) { return Tensor::empty(e.sizes, TensorOptions{}.with(e.dtype)); }
+// The file's tensors: read(destination, entry) fills each one's bytes, which are then checked
+// against its checksum (Note [Checksums]) before anything else looks at them.
+template <typename Read>
+File materialize(const Header& h, std::string_view file, const Read& read) {
+  File f;
+  f.metadata = h.metadata;
+  f.verified = h.checksummed;
+  for (const Entry& e : h.entries) {
+    Tensor t = Tensor::empty(e.sizes, TensorOptions{}.with(e.dtype));
+    const uint64_t bytes = e.end - e.begin;
+    if (bytes > 0) read(static_cast<char*>(t.data_ptr()), e);
+    if (e.crc) {
+      const uint32_t got = tensor_crc(code_of(e.dtype).code, e.sizes, t.data_ptr(), bytes);
+      if (got != *e.crc)
+        fail(file, str_cat("tensor '", e.name, "': checksum mismatch (stored ", hex32(*e.crc),
+                           ", computed ", hex32(got), " over ",
+                           dtype_and_shape(code_of(e.dtype).code, e.sizes), " and ", bytes,
+                           " data bytes): the file is corrupt"));
+    }
+    // Bytes other than 0 and 1 are not valid C++ bools; normalise them (after the checksum,
+    // which covers the bytes as stored).
+    if (e.dtype == DType::Bool) {
+      auto* b = static_cast<unsigned char*>(t.data_ptr());
+      for (int64_t i = 0; i < t.numel(); ++i) b[i] = b[i] != 0;
+    }
+    f.tensors.emplace_back(e.name, std::move(t));
+  }
+  return f;
+}
 
-// Bytes other than 0 and 1 are not valid C++ bools; normalise them.
-void fix_bools(Tensor& t) {
-  if (t.dtype() != DType::Bool) return;
-  auto* b = static_cast<unsigned char*>(t.data_ptr());
-  for (int64_t i = 0; i < t.numel(); ++i) b[i] = b[i] != 0;
+// The process id in a temporary file's name ".<target>.tmp-<pid>-<n>" (Note [Atomic save]),
+// or nullopt if name is not one (of target's, when target is given).
+std::optional<pid_t> temporary_pid(std::string_view name, std::string_view target) {
+  const size_t tmp = name.rfind(".tmp-");
+  if (name.empty() || name[0] != '.' || tmp == std::string_view::npos || tmp < 2) return {};
+  if (!target.empty() && name.substr(1, tmp - 1) != target) return {};
+  const std::string_view rest = name.substr(tmp + 5);
+  const size_t dash = rest.find('-');
+  if (dash == 0 || dash == std::string_view::npos || dash > 10 || dash + 1 == rest.size())
+    return {};
+  if (rest.find_first_not_of("0123456789-") != std::string_view::npos ||
+      rest.find('-', dash + 1) != std::string_view::npos)
+    return {};
+  const long long pid = std::stoll(std::string(rest.substr(0, dash)));
+  if (pid <= 0 || pid > INT_MAX) return {};
+  return static_cast<pid_t>(pid);
 }
 
 std::string system_error(const char* what, const std::string& path) {
@@ -322,8 +498,9 @@ bool File::contains(std::string_view name) const {
 
 std::string_view dtype_code(DType t) { return code_of(t).code; }
 
-std::string serialize(const TensorList& tensors, const Metadata& metadata) {
-  const Plan p = plan(tensors, metadata);
+std::string serialize(const TensorList& tensors, const Metadata& metadata,
+                      const WriteOptions& options) {
+  const Plan p = plan(tensors, metadata, options);
   std::string out = length_prefix(p.header.size()) + p.header;
   out.reserve(out.size() + p.data_size);
   for (const Tensor& t : p.data)
@@ -331,15 +508,37 @@ std::string serialize(const TensorList& tensors, const Metadata& metadata) {
   return out;
 }
 
-void save_file(const std::string& path, const TensorList& tensors, const Metadata& metadata) {
-  const Plan p = plan(tensors, metadata);
+std::string temporary_name(std::string_view target, int64_t pid, uint64_t n) {
+  return str_cat(".", target, ".tmp-", pid, "-", n);
+}
+
+std::vector<std::string> remove_stale_temporaries(const std::string& dir, std::string_view target) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::optional<pid_t> pid = temporary_pid(it->path().filename().string(), target);
+    // kill(pid, 0) fails with ESRCH only when no such process exists (EPERM: it does).
+    if (!pid || it->symlink_status(ec).type() != std::filesystem::file_type::regular ||
+        ::kill(*pid, 0) == 0 || errno != ESRCH)
+      continue;
+    const std::string path = it->path().string();
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+      throw ValueError(
+          str_cat("safetensors: ", system_error("cannot remove the stale temporary file", path)));
+    removed.push_back(path);
+  }
+  return removed;
+}
+
+void save_file(const std::string& path, const TensorList& tensors, const Metadata& metadata,
+               const WriteOptions& options) {
+  const Plan p = plan(tensors, metadata, options);
   const std::filesystem::path target(path);
   std::filesystem::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
   static std::atomic<uint64_t> counter{0};
   const std::string tmp =
-      (dir / str_cat(".", target.filename().string(), ".tmp-", ::getpid(), "-", counter++))
-          .string();
+      (dir / temporary_name(target.filename().string(), ::getpid(), counter++)).string();
   Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (fd.get() < 0)
     throw ValueError(str_cat("safetensors: cannot save '", path,
@@ -382,31 +581,19 @@ File load_file(const std::string& path) {
   std::string text(n, '\0');
   read_all(fd.get(), text.data(), n, 8, path);
   const Header h = parse_header(text, size - 8 - n, path);
-  File f;
-  f.metadata = h.metadata;
-  for (const Entry& e : h.entries) {
-    Tensor t = make_tensor(e);
-    read_all(fd.get(), static_cast<char*>(t.data_ptr()), e.end - e.begin, 8 + n + e.begin, path);
-    fix_bools(t);
-    f.tensors.emplace_back(e.name, std::move(t));
-  }
-  return f;
+  return materialize(h, path, [&](char* dst, const Entry& e) {
+    read_all(fd.get(), dst, e.end - e.begin, 8 + n + e.begin, path);
+  });
 }
 
 File deserialize(std::string_view bytes, std::string_view name) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   const uint64_t n = header_length(p, bytes.size(), name);
   const Header h = parse_header(bytes.substr(8, n), bytes.size() - 8 - n, name);
-  File f;
-  f.metadata = h.metadata;
   const char* data = bytes.data() + 8 + n;
-  for (const Entry& e : h.entries) {
-    Tensor t = make_tensor(e);
-    if (e.end > e.begin) std::memcpy(t.data_ptr(), data + e.begin, e.end - e.begin);
-    fix_bools(t);
-    f.tensors.emplace_back(e.name, std::move(t));
-  }
-  return f;
+  return materialize(h, name, [&](char* dst, const Entry& e) {
+    std::memcpy(dst, data + e.begin, e.end - e.begin);
+  });
 }
 
 }  // namespace loom::data::safetensors

@@ -1,6 +1,6 @@
 // safetensors (plugins/data/src/safetensors.cpp): the published layout byte for byte, round
-// trips of every dtype, every corruption the reader must refuse, atomic saving under
-// SIGKILL, and interop with Python's safetensors.
+// trips of every dtype, every corruption the reader must refuse, checksums, atomic saving
+// under SIGKILL, stale temporary files, and interop with Python's safetensors.
 
 #include "loom/data/safetensors.h"
 
@@ -72,7 +72,7 @@ TEST_F(SafetensorsTest, LayoutIsThePublishedFormat) {
                   {"a", loom::ones({2})},
                   {"c", Tensor::from_vector<int64_t>({1}, {1})},
                   {"d", Tensor::from_vector<bool>({true}, {1})}};
-  const std::string bytes = serialize(t, {{"k", "v"}, {"a", "z"}});
+  const std::string bytes = serialize(t, {{"k", "v"}, {"a", "z"}}, {.checksums = false});
   // The reference writer's bytes for the same input (dtype rank first, then name; metadata
   // first; header padded with spaces to a multiple of 8).
   const std::string header =
@@ -87,6 +87,107 @@ TEST_F(SafetensorsTest, LayoutIsThePublishedFormat) {
   data += std::string(12, '\0') + '\x01';
   EXPECT_EQ(bytes, le64(padded.size()) + padded + data);
   EXPECT_EQ(padded.size() % 8, 0u);
+}
+
+// Note [Checksums] byte for byte: the expected CRCs come from Python's zlib.crc32 over
+// b"I64[]" + the int64 7, b"F32[2]" + the floats 1.5, -2, and b"k\0v\0".
+TEST_F(SafetensorsTest, ChecksumLayout) {
+  const std::string bytes = serialize(
+      {{"w", Tensor::from_vector<float>({1.5f, -2.0f}, {2})}, {"s", Tensor::scalar<int64_t>(7)}},
+      {{"k", "v"}});
+  const std::string header =
+      R"({"__metadata__":{"k":"v","loom.crc32":"{\"s\":\"9ee7a43c\",\"w\":\"3718b1ed\",)"
+      R"(\"__metadata__\":\"b406716e\"}"},)"
+      R"("s":{"dtype":"I64","shape":[],"data_offsets":[0,8]},)"
+      R"("w":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})";
+  const std::string padded = header + std::string((8 - header.size() % 8) % 8, ' ');
+  std::string data = le64(7);
+  for (float v : {1.5f, -2.0f}) data.append(reinterpret_cast<const char*>(&v), 4);
+  EXPECT_EQ(bytes, le64(padded.size()) + padded + data);
+  const File f = deserialize(bytes);
+  EXPECT_TRUE(f.verified);
+  EXPECT_EQ(f.metadata, (Metadata{{"k", "v"}}));  // the checksums are not handed back
+  EXPECT_FALSE(deserialize(serialize({{"w", loom::ones({2})}}, {}, {.checksums = false})).verified);
+}
+
+// A file with checksums, changed after writing: each change is refused naming the file and
+// the tensor (or the metadata); the same file without checksums (another writer's) loads.
+TEST_F(SafetensorsTest, ChecksumsCatchCorruption) {
+  const TensorList tensors = {{"model.w", loom::arange(12, DType::Float32).reshape({3, 4})},
+                              {"step", Tensor::scalar<int64_t>(5)},
+                              {"empty", loom::zeros({0, 2})}};
+  const std::string good = serialize(tensors, {{"epoch", "3"}});
+  const std::string path = dir.file("good.safetensors");
+  save_file(path, tensors, {{"epoch", "3"}});
+  EXPECT_EQ(read_bytes(path), good);
+  EXPECT_TRUE(load_file(path).verified);
+  // One flipped bit in the last data byte (model.w's last float; step's int64 comes first).
+  std::string flipped = good;
+  flipped.back() ^= 0x01;
+  expect_refused(dir, flipped, "tensor 'model.w': checksum mismatch (stored ");
+  // The dtype changed to another of the same size: every offset still fits.
+  std::string retyped = good;
+  const size_t f32 = retyped.find("\"F32\"", retyped.find("\"model.w\":{"));
+  ASSERT_NE(f32, std::string::npos);
+  retyped[f32 + 1] = 'I';
+  expect_refused(dir, retyped, "tensor 'model.w': checksum mismatch");
+  // The shape reordered ([3,4] -> [4,3]): the same number of bytes.
+  std::string reshaped = good;
+  const size_t shape = reshaped.find("[3,4]");
+  ASSERT_NE(shape, std::string::npos);
+  reshaped.replace(shape, 5, "[4,3]");
+  expect_refused(dir, reshaped, "tensor 'model.w': checksum mismatch");
+  // A metadata value changed.
+  std::string edited = good;
+  const size_t epoch = edited.find("\"epoch\":\"3\"");
+  ASSERT_NE(epoch, std::string::npos);
+  edited[epoch + 9] = '9';
+  expect_refused(dir, edited, "__metadata__: checksum mismatch");
+  // Without checksums the same bytes load (nothing to verify them against).
+  std::string plain = serialize(tensors, {{"epoch", "3"}}, {.checksums = false});
+  plain.back() ^= 0x01;
+  EXPECT_FALSE(deserialize(plain).verified);
+}
+
+TEST_F(SafetensorsTest, MalformedChecksumsAreRefused) {
+  const std::string data8(8, '\0');
+  const std::string entry = R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
+  auto with_sums = [&](const std::string& sums_json) {
+    return file_of(R"({"__metadata__":{"loom.crc32":)" + sums_json + "}," + entry + "}", data8);
+  };
+  expect_refused(dir, with_sums(R"("not json")"), "__metadata__ 'loom.crc32' is not valid JSON");
+  expect_refused(dir, with_sums(R"("[1]")"), "'loom.crc32' is not a JSON object");
+  expect_refused(dir, with_sums(R"("{\"a\":7}")"),
+                 "the checksum of 'a' is not 8 lowercase hex digits: 7");
+  expect_refused(dir, with_sums(R"("{\"a\":\"xyz\"}")"), "not 8 lowercase hex digits");
+  expect_refused(dir, with_sums(R"("{\"a\":\"00000000\"}")"), "has no checksum of the metadata");
+  // The empty metadata's CRC-32 is 0.
+  expect_refused(dir, with_sums(R"("{\"__metadata__\":\"00000000\"}")"),
+                 "tensor 'a' has no checksum in __metadata__ 'loom.crc32'");
+  expect_refused(dir,
+                 with_sums(R"("{\"__metadata__\":\"00000000\",\"a\":\"00000000\",)"
+                           R"(\"b\":\"00000000\"}")"),
+                 "has a checksum of tensor 'b', which the file does not hold");
+  expect_refused(dir, with_sums(R"("{\"__metadata__\":\"00000000\",\"a\":\"00000000\"}")"),
+                 "tensor 'a': checksum mismatch (stored 00000000, computed ");
+  // The writer keeps the key for itself.
+  EXPECT_THROW(serialize({{"a", loom::ones({1})}}, {{"loom.crc32", "{}"}}), ValueError);
+}
+
+TEST_F(SafetensorsTest, RepeatedNamesAreRefused) {
+  const std::string data8(8, '\0');
+  const std::string a = R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
+  const std::string a0 = R"("a":{"dtype":"F32","shape":[0],"data_offsets":[8,8]})";
+  // Without the check JSON keeps the last entry, and the first one's bytes go unread.
+  expect_refused(dir, file_of("{" + a + "," + a0 + "}", data8), "tensor 'a' appears twice");
+  expect_refused(
+      dir,
+      file_of(R"({"a":{"dtype":"F32","dtype":"I32","shape":[2],"data_offsets":[0,8]}})", data8),
+      "tensor 'a': key \"dtype\" appears twice");
+  expect_refused(dir, file_of(R"({"__metadata__":{"k":"1","k":"2"}})", ""),
+                 "__metadata__: key \"k\" appears twice");
+  expect_refused(dir, file_of(R"({"__metadata__":{},"__metadata__":{}})", ""),
+                 "__metadata__ appears twice");
 }
 
 TEST_F(SafetensorsTest, RoundTripEveryDtype) {
@@ -203,8 +304,8 @@ TEST_F(SafetensorsTest, ReaderRefusesEveryCorruption) {
 
 TEST_F(SafetensorsTest, HugeDimsOfZeroElements) {
   // numel 0 whatever the other dims: no bytes, no allocation beyond the header.
-  const File f = deserialize(file_of(
-      R"({"a":{"dtype":"F64","shape":[0,1073741824,4],"data_offsets":[0,0]}})", ""));
+  const File f = deserialize(
+      file_of(R"({"a":{"dtype":"F64","shape":[0,1073741824,4],"data_offsets":[0,0]}})", ""));
   EXPECT_EQ(f.at("a").numel(), 0);
   EXPECT_EQ(f.at("a").size(1), int64_t{1} << 30);
   // ... but strides that overflow int64 are refused (found by UBSan).
@@ -234,6 +335,7 @@ TEST_F(SafetensorsTest, SaveReplacesAtomically) {
   const File f = load_file(path);
   EXPECT_EQ(f.metadata.at("v"), "2");
   EXPECT_EQ(f.at("x").numel(), 3);
+  EXPECT_TRUE(f.verified);
   // No temporary file is left behind by a completed save.
   int entries = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir.path())) entries += e.exists();
@@ -293,6 +395,41 @@ TEST_F(SafetensorsTest, KillWhileSavingKeepsThePreviousFile) {
   EXPECT_GE(interrupted, 1) << "no attempt was killed in the middle of a save";
 }
 
+// Leftovers of interrupted saves: only Loom's own pattern, and only when the process that
+// wrote them is gone.
+TEST_F(SafetensorsTest, RemoveStaleTemporaries) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);  // reaped: its pid names no process now
+  const std::string dead = temporary_name("ckpt.safetensors", child, 0);
+  const std::string dead_other = temporary_name("config.json", child, 7);
+  const std::string live = temporary_name("ckpt.safetensors", ::getpid(), 1);
+  EXPECT_EQ(dead, ".ckpt.safetensors.tmp-" + std::to_string(child) + "-0");
+  const std::vector<std::string> kept = {"ckpt.safetensors",
+                                         live,
+                                         ".ckpt.safetensors.tmp-x1-0",
+                                         "ckpt.safetensors.tmp-" + std::to_string(child) + "-0",
+                                         ".ckpt.safetensors.tmp-" + std::to_string(child) + "-0-1",
+                                         ".ckpt.safetensors.tmp-" + std::to_string(child) + "-",
+                                         ".ckpt.safetensors.tmp--0",
+                                         ".tmp-" + std::to_string(child) + "-0"};
+  for (const std::string& name : kept) write_bytes(dir.file(name), "x");
+  write_bytes(dir.file(dead), "x");
+  write_bytes(dir.file(dead_other), "x");
+  std::filesystem::create_directory(dir.file(temporary_name("sub", child, 0)));
+  // Only the checkpoint's own temporaries first, then all of them.
+  EXPECT_EQ(remove_stale_temporaries(dir.path().string(), "ckpt.safetensors"),
+            std::vector<std::string>{dir.file(dead)});
+  EXPECT_TRUE(std::filesystem::exists(dir.file(dead_other)));
+  EXPECT_EQ(remove_stale_temporaries(dir.path().string()),
+            std::vector<std::string>{dir.file(dead_other)});
+  for (const std::string& name : kept) EXPECT_TRUE(std::filesystem::exists(dir.file(name))) << name;
+  EXPECT_TRUE(std::filesystem::is_directory(dir.file(temporary_name("sub", child, 0))));
+  EXPECT_TRUE(remove_stale_temporaries(dir.file("no-such-folder")).empty());
+}
+
 TEST_F(SafetensorsTest, InteropWithPythonSafetensors) {
   if (!testing::python_has("numpy safetensors"))
     GTEST_SKIP() << "python3 lacks numpy or safetensors (pip install safetensors numpy)";
@@ -312,9 +449,19 @@ ref = np.arange(-3, 9, dtype=np.float64).reshape(3, 4)
 raw = open(d + '/loom.safetensors', 'rb').read()
 n = struct.unpack('<Q', raw[:8])[0]
 header = json.loads(raw[8:8 + n])
-assert header['__metadata__'] == {'epoch': '3'}, header
+meta = dict(header['__metadata__'])
+sums = json.loads(meta.pop('loom.crc32'))
+assert meta == {'epoch': '3'}, header
+# Note [Checksums], computed independently.
+import zlib
+assert sums.pop('__metadata__') == '%08x' % zlib.crc32(b'epoch\0' + b'3\0'), sums
+for name, crc in sums.items():
+    e = header[name]
+    b, end = e['data_offsets']
+    text = (e['dtype'] + '[' + ','.join(map(str, e['shape'])) + ']').encode()
+    assert crc == '%08x' % zlib.crc32(raw[8 + n + b:8 + n + end], zlib.crc32(text)), name
 with safe_open(d + '/loom.safetensors', framework='np') as f:
-    assert f.metadata() == {'epoch': '3'}
+    assert f.metadata()['epoch'] == '3'
     for name in f.keys():
         if name == 't_BF16':
             continue  # numpy has no bfloat16: checked from the raw bytes below
@@ -349,7 +496,7 @@ open(d + '/py_small.bin', 'wb').write(save({'b': np.zeros(3, np.float32), 'a': n
   EXPECT_EQ(py.at("scalar").dim(), 0);
   EXPECT_EQ(py.at("empty").sizes().vec(), (std::vector<int64_t>{0, 3}));
   EXPECT_EQ(serialize({{"b", loom::zeros({3})}, {"a", Tensor::from_vector<int64_t>({1, 2}, {2})}},
-                      {{"k", "v"}}),
+                      {{"k", "v"}}, {.checksums = false}),
             read_bytes(dir.file("py_small.bin")));
 }
 
