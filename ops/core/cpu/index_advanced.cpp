@@ -21,6 +21,7 @@
 
 #include "cpu/indexing_common.h"
 #include "cpu/tensor_iterator.h"
+#include "loom/core/memory_overlap.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/indexing.h"
 
@@ -198,6 +199,7 @@ Tensor& masked_scatter_(Tensor& self, const Tensor& mask, const Tensor& source) 
   LOOM_CHECK(IntArrayRef(shape.data(), shape.size()) == self.sizes(),
              "masked_scatter_: output with shape ", sizes_str(self.sizes()),
              " doesn't match the broadcast shape ", sizes_str({shape.data(), shape.size()}));
+  assert_no_internal_overlap("masked_scatter_", self);  // Note [Memory overlap]
   masked_scatter_into(self, mask, source);
   self.bump_version();
   return self;
@@ -523,6 +525,7 @@ Tensor& index_put_impl(Tensor& self, const IndexList& indices, const Tensor& val
                        bool accumulate) {
   check_cpu("index_put_", {{"self", self}, {"values", values}});
   check_index_count(self, indices);
+  assert_no_internal_overlap("index_put_", self);  // Note [Memory overlap]
   if (!accumulate) {
     if (const std::optional<Tensor> mask = masked_fill_route(self, indices, values)) {
       masked_fill_run("index_put_", self, *mask, values.item(), true);

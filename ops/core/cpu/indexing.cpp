@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cpu/indexing_common.h"
+#include "loom/core/memory_overlap.h"
 #include "loom/dispatcher/library.h"
 
 namespace loom::ops::cpu::indexing {
@@ -129,6 +130,7 @@ Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor&
   check_cpu("index_add_", {{"self", self}, {"index", index}, {"source", source}});
   dim = wrap_dim(dim, self.dim());
   check_index_add(self, dim, index, source);
+  assert_no_internal_overlap("index_add_", self);  // Note [Memory overlap]
   index_add_into(self, dim, index, source, alpha);
   self.bump_version();
   return self;
@@ -187,6 +189,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*spars
 Tensor& index_fill_impl(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
   check_cpu("index_fill_", {{"self", self}, {"index", index}});
   dim = meta::index_fill_dim(self, dim, index);
+  assert_no_internal_overlap("index_fill_", self);  // Note [Memory overlap]
   std::vector<int64_t> idx = index_values(index);
   const NonEmptyGeometry g = nonempty_geometry(self);
   const int64_t size = g.sizes[dim];

@@ -1,10 +1,12 @@
 // Reference CPU kernels: mm, bmm, addmm, addbmm, baddbmm, mv, dot, outer, matmul, linear
 // (and the out= forms of mm, bmm, addmm), all on the blocked GEMM of cpu/gemm.h
 // (Note [Reference GEMM]); any strides, zero-size dims, PyTorch's checks and wording.
+#include "loom/ops/meta/linalg.h"
+
 #include "cpu/gemm.h"
+#include "loom/core/memory_overlap.h"
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
-#include "loom/ops/meta/linalg.h"
 
 namespace loom::ops::cpu {
 
@@ -54,6 +56,7 @@ void prepare_out(std::string_view op, const Tensor& out, IntArrayRef sizes, DTyp
   LOOM_CHECK_T(TypeError, out.dtype() == dtype, op, ": expected out to have dtype ",
                dtype_name(dtype), " but got ", dtype_name(out.dtype()));
   resize_output(op, out, sizes);
+  assert_no_internal_overlap(op, out);  // Note [Memory overlap]
 }
 
 /// Runs compute(dst) on out, or on a temporary copied into out if out overlaps an input.

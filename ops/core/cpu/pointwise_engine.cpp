@@ -77,10 +77,13 @@ void TensorIterator::build() {
   result_buf_ =
       out_.dtype() == result_ ? out_ : Tensor::empty(shape(), TensorOptions{}.with(result_));
 
-  // Inputs read in their dtype.
+  // Inputs read in their dtype, and from a copy where they may share memory with the
+  // output (Note [Memory overlap]).
   for (Operand& in : inputs_) {
     const DType want = in.as_dtype ? *in.as_dtype : common_;
-    if (in.tensor.dtype() != want) in.tensor = cast_copy(in.tensor, want);
+    const bool overlaps =
+        kind_ != OutputKind::New && meta::input_needs_copy(op_, out_, in.name, in.tensor);
+    if (in.tensor.dtype() != want || overlaps) in.tensor = cast_copy(in.tensor, want);
   }
 
   // Geometry: byte strides per operand over shape_ (0 where broadcast), then coalescing.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cpu/indexing_common.h"
+#include "loom/core/memory_overlap.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/indexing.h"
 
@@ -188,6 +189,8 @@ Tensor scatter_run(const Tensor& self, int64_t dim, const Tensor& index, const S
                    const Tensor* inplace) {
   dim = check_scatter(self, dim, index, a.src);
   const Reduce op = a.reduce ? parse_reduce(*a.reduce, a.new_options) : Reduce::kNone;
+  // Note [Memory overlap]: inputs sharing out's memory are read from copies (scatter_into).
+  if (inplace != nullptr) assert_no_internal_overlap("scatter_", *inplace);
   Tensor out = inplace != nullptr ? *inplace : contiguous_copy(self);
   scatter_into(out, dim, index, a, op);
   if (inplace != nullptr) out.bump_version();

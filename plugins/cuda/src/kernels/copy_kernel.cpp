@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "kernels/cuda_iterator.h"
+#include "loom/core/memory_overlap.h"
 #include "loom/core/str_cat.h"
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
@@ -19,6 +20,13 @@ void copy_kernel(std::string_view op, const Tensor& dst, const Tensor& src) {
              sizes_str(dst.sizes()), " doesn't match the broadcast shape ",
              sizes_str({full.data(), full.size()}));
   if (dst.numel() == 0) return;
+  // Note [Memory overlap]: the written-to tensor must not overlap itself, nor partly overlap
+  // src; an undecided overlap reads src from a copy.
+  assert_no_internal_overlap(op, dst);
+  if (ops::meta::input_needs_copy(op, dst, "src", src)) {
+    copy_kernel(op, dst, cast_copy(src, src.dtype()));
+    return;
+  }
   const int device = device_index(dst);
   DeviceGuard guard(device);
   const cudaStream_t stream = current_stream(device);

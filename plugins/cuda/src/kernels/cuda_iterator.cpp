@@ -174,10 +174,13 @@ void CudaIterator::build() {
   }
   result_buf_ = out_.dtype() == result_ ? out_ : Tensor::empty(shape(), opts.with(result_));
 
-  // Inputs read in the common dtype (the CPU's cast_copy of a mismatched input).
+  // Inputs read in the common dtype (the CPU's cast_copy of a mismatched input), and from a
+  // copy where they may share memory with the output (Note [Memory overlap]).
   for (Operand& in : inputs_) {
-    if (in.tensor.defined() && in.tensor.dtype() != common_)
-      in.tensor = cast_copy(in.tensor, common_);
+    if (!in.tensor.defined()) continue;
+    const bool overlaps =
+        kind_ != OutputKind::New && ops::meta::input_needs_copy(op_, out_, in.name, in.tensor);
+    if (in.tensor.dtype() != common_ || overlaps) in.tensor = cast_copy(in.tensor, common_);
   }
 }
 

@@ -14,6 +14,7 @@
 
 #include "kernels/copy_kernel.h"
 #include "kernels/cuda_iterator.h"
+#include "loom/core/memory_overlap.h"
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/indexing.h"
@@ -187,6 +188,7 @@ Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor&
   check_cuda_tensors("index_add_", {{"self", self}, {"index", index}, {"source", source}});
   dim = wrap_dim(dim, self.dim());
   check_index_add(self, dim, index, source);
+  assert_no_internal_overlap("index_add_", self);  // Note [Memory overlap]
   index_add_into("index_add_", self, dim, index, source, alpha);
   self.bump_version();
   return self;
@@ -263,6 +265,7 @@ Tensor scatter_run(const char* op, const Tensor& self, int64_t dim, const Tensor
                    const Tensor* src, const Scalar* value, kernels::ScatterMode mode,
                    Tensor* inplace) {
   dim = check_scatter(self, dim, index, src);
+  if (inplace != nullptr) assert_no_internal_overlap(op, *inplace);  // Note [Memory overlap]
   Tensor out = inplace != nullptr ? *inplace : cast_copy(self, self.dtype());
   scatter_into(op, out, dim, index, src, value, mode);
   if (inplace != nullptr) out.bump_version();
@@ -299,6 +302,7 @@ Tensor& scatter_add_(Tensor& self, int64_t dim, const Tensor& index, const Tenso
 Tensor& index_fill_impl(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
   check_cuda_tensors("index_fill_", {{"self", self}, {"index", index}});
   dim = ops::meta::index_fill_dim(self, dim, index);
+  assert_no_internal_overlap("index_fill_", self);  // Note [Memory overlap]
   const Tensor s = as_vector(self);
   const int64_t size = s.size(dim);
   if (index.numel() > 0 && s.numel() > 0) {

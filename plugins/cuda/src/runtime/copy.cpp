@@ -15,6 +15,7 @@
 
 #include "kernels/copy_kernel.h"
 #include "loom/core/error.h"
+#include "loom/core/memory_overlap.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/tensor_methods.h"
 #include "runtime/allocator.h"
@@ -164,6 +165,7 @@ Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking) {
   }
   check_available(kOp);
   if (self.numel() == 0) return self;
+  assert_no_internal_overlap(kOp, self);  // Note [Memory overlap]
   if (is_cuda(self) && is_cuda(src)) {
     device_to_device(self, src);
   } else if (is_cuda(self)) {

@@ -18,6 +18,7 @@
 
 #include "loom/core/error.h"
 #include "loom/core/half.h"
+#include "loom/core/memory_overlap.h"
 #include "loom/core/scalar.h"
 #include "loom/core/str_cat.h"
 #include "loom/core/tensor.h"
@@ -248,12 +249,15 @@ inline void check_written_output(std::string_view op, const Tensor& out, DType r
   // A written-to tensor with a broadcast (stride 0) dim would have several results race
   // for one element; PyTorch refuses it the same way. fill_ (no inputs) is idempotent, so
   // there it is allowed, as in PyTorch.
-  for (int64_t d = 0; d < out.dim() && has_tensor_input; ++d) {
-    LOOM_CHECK(out.size(d) <= 1 || out.stride(d) != 0, op,
-               ": unsupported operation: more than one element of the written-to tensor refers "
-               "to a single memory location. Please clone() the tensor before performing the "
-               "operation.");
-  }
+  if (has_tensor_input) assert_no_internal_overlap(op, out);
+}
+
+/// Note [Memory overlap]: whether an elementwise op must read input from a copy. Throws for a
+/// partial overlap with the written-to tensor (PyTorch's error); true for an undecided
+/// overlap; false when the input can be read in place (none, or the same elements).
+inline bool input_needs_copy(std::string_view op, const Tensor& written, std::string_view name,
+                             const Tensor& input) {
+  return check_input_overlap(op, written, name, input, /*allow_full=*/true);
 }
 
 /// Note [Output layout follows the input]: as in PyTorch, a new output takes the dimension
