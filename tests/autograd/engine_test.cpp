@@ -343,6 +343,70 @@ TEST_F(EngineTest, WrongGradientShapeNamesTheFunction) {
                             "got [2] but expected shape compatible with [3]")) << msg;
 }
 
+struct ExtraGrads : autograd::Function<ExtraGrads> {
+  static Tensor forward(autograd::AutogradContext*, const Tensor& x) { return x * 2.0; }
+  static variable_list backward(autograd::AutogradContext*, variable_list g) {
+    return {g[0] * 2.0, Tensor()};
+  }
+};
+
+TEST_F(EngineTest, CustomFunctionGradientCountIsChecked) {
+  Tensor x = leaf({1, 2}, {2});
+  ExtraGrads::apply(x).sum().backward();  // an undefined extra gradient is dropped
+  EXPECT_EQ(to_doubles(x.grad()), (Values{2, 2}));
+
+  struct TooMany : autograd::Function<TooMany> {
+    static Tensor forward(autograd::AutogradContext*, const Tensor& x) { return x * 2.0; }
+    static variable_list backward(autograd::AutogradContext*, variable_list g) {
+      return {g[0], g[0]};
+    }
+  };
+  std::string msg = message_of<AutogradError>([&] { TooMany::apply(x).sum().backward(); });
+  EXPECT_TRUE(contains(msg,
+                       "function TooManyBackward returned an incorrect number of gradients "
+                       "(expected 1, got 2)"))
+      << msg;
+
+  struct ForUndefined : autograd::Function<ForUndefined> {
+    static Tensor forward(autograd::AutogradContext*, const Tensor& x, const Tensor&) {
+      return x * 2.0;
+    }
+    static variable_list backward(autograd::AutogradContext*, variable_list g) {
+      return {g[0], g[0]};
+    }
+  };
+  msg = message_of<AutogradError>([&] { ForUndefined::apply(x, Tensor()).sum().backward(); });
+  EXPECT_TRUE(contains(msg,
+                       "returned a gradient that is defined at position 2, but the "
+                       "corresponding forward input is an undefined Tensor"))
+      << msg;
+}
+
+TEST_F(EngineTest, HookResultsAreValidated) {
+  Tensor x = leaf({1, 2, 3}, {3});
+  const int id = x.register_hook([](const Tensor& g) { return g.sum(); });
+  std::string msg = message_of<AutogradError>([&] { (x * 2.0).sum().backward(); });
+  EXPECT_TRUE(contains(msg, loom::str_cat("hook '", id,
+                                          "' has changed the size of value (was [3] "
+                                          "got [])")))
+      << msg;
+  EXPECT_FALSE(x.grad().defined()) << "a refused hook result must not reach .grad";
+  EXPECT_TRUE(x.remove_hook(id));
+
+  Tensor y = x * 2.0;
+  const int yid = y.register_hook([](const Tensor& g) { return g.to(DType::Float64); });
+  msg = message_of<AutogradError>([&] { y.sum().backward(); });
+  EXPECT_TRUE(contains(msg, loom::str_cat("hook '", yid,
+                                          "' has changed the type of value (was "
+                                          "cpu float32 got cpu float64)")))
+      << msg;
+  EXPECT_TRUE(y.remove_hook(yid));
+  // A hook that keeps dtype, device and size may replace the gradient.
+  y.register_hook([](const Tensor& g) { return g * 3.0; });
+  y.sum().backward();
+  EXPECT_EQ(to_doubles(x.grad()), (Values{6, 6, 6}));
+}
+
 // ------------------------------------------------------------------------- anomaly mode
 
 TEST_F(EngineTest, AnomalyModeNamesTheForwardOpOfANan) {

@@ -48,10 +48,21 @@ variable_list CustomFunctionNode::apply(variable_list&& grads) {
     }
   }
   variable_list out = backward_(&ctx, std::move(grads));
-  LOOM_CHECK_T(AutogradError, out.size() >= num_outputs(), "function ", name_,
-               " returned an incorrect number of gradients (expected ", num_outputs(), ", got ",
-               out.size(), ")");
-  out.resize(num_outputs());
+  // One gradient per forward input, as PyTorch's C++ custom functions: extra entries are
+  // allowed only when undefined, and an input that is not a tensor gets none.
+  const size_t want = num_outputs();
+  if (out.size() > want && std::all_of(out.begin() + static_cast<std::ptrdiff_t>(want), out.end(),
+                                       [](const Tensor& g) { return !g.defined(); })) {
+    out.resize(want);
+  }
+  LOOM_CHECK_T(AutogradError, out.size() == want, "function ", name_,
+               " returned an incorrect number of gradients (expected ", want, ", got ", out.size(),
+               ")");
+  for (size_t i = 0; i < want; ++i) {
+    LOOM_CHECK_T(AutogradError, !out[i].defined() || ctx.input_defined_[i], "function ", name_,
+                 " returned a gradient that is defined at position ", i + 1,
+                 ", but the corresponding forward input is an undefined Tensor");
+  }
   return out;
 }
 
@@ -69,6 +80,7 @@ std::shared_ptr<CustomFunctionNode> FunctionSupport::make_node(
   for (const Tensor& t : inputs) {
     const bool rg = t.defined() && t.requires_grad();
     node->ctx.needs_input_grad_.push_back(rg);
+    node->ctx.input_defined_.push_back(t.defined());
     node->mutable_next_edges().push_back(rg ? gradient_edge(t) : Edge{});
   }
   return node;

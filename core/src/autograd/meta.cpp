@@ -119,10 +119,7 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   if (grads.empty() || !grads[0].defined() || variable_ == nullptr) return {};
   Tensor g = std::move(grads[0]);
   AutogradMeta& m = variable_->mutable_autograd_meta();
-  for (const auto& [id, hook] : m.hooks) {
-    Tensor r = hook(g);
-    if (r.defined()) g = std::move(r);
-  }
+  for (const auto& [id, hook] : m.hooks) g = run_tensor_hook(hook, id, g);
   if (!m.requires_grad) return {};
   if (!m.grad.defined()) {
     if (GradMode::is_enabled()) {

@@ -61,11 +61,25 @@ void Node::set_retains_grad(uint32_t input_nr, AutogradMeta* meta) {
   if (meta != nullptr) retains_grad_.emplace_back(input_nr, meta);
 }
 
+Tensor run_tensor_hook(const Hook& hook, int id, const Tensor& grad) {
+  Tensor r = hook(grad);
+  if (!r.defined()) return grad;
+  // What the hook hands back replaces the gradient the engine checked: hold it to the same
+  // rules, or a wrong shape reaches .grad or the next formula unnoticed.
+  LOOM_CHECK_T(AutogradError, r.dtype() == grad.dtype() && r.device() == grad.device(), "hook '",
+               id, "' has changed the type of value (was ", grad.device().str(), " ",
+               dtype_name(grad.dtype()), " got ", r.device().str(), " ", dtype_name(r.dtype()),
+               ")");
+  LOOM_CHECK_T(AutogradError, r.sizes() == grad.sizes(), "hook '", id,
+               "' has changed the size of value (was ", sizes_str(grad.sizes()), " got ",
+               sizes_str(r.sizes()), ")");
+  return r;
+}
+
 void Node::run_pre_hooks(variable_list& grads) {
   for (const PreHook& h : pre_hooks_) {
     if (h.input_nr >= grads.size() || !grads[h.input_nr].defined()) continue;
-    Tensor r = h.fn(grads[h.input_nr]);
-    if (r.defined()) grads[h.input_nr] = std::move(r);
+    grads[h.input_nr] = run_tensor_hook(h.fn, h.id, grads[h.input_nr]);
   }
   for (auto& [nr, meta] : retains_grad_) {
     if (nr >= grads.size() || !grads[nr].defined()) continue;

@@ -60,6 +60,7 @@ class AutogradContext {
   std::vector<SavedTensor> saved_;
   std::vector<const TensorImpl*> dirty_, non_differentiable_;
   std::vector<bool> needs_input_grad_;
+  std::vector<bool> input_defined_;  // per forward input: a defined tensor (may get a gradient)
   bool materialize_grads_ = true;
   bool has_freed_ = false;
 };

@@ -28,6 +28,11 @@ using variable_list = std::vector<Tensor>;
 /// A tensor hook: gets the gradient, returns a replacement or an undefined tensor to keep it.
 using Hook = std::function<Tensor(const Tensor& grad)>;
 
+/// Runs a tensor hook on grad and returns its result, or grad if the hook returned an
+/// undefined tensor. A replacement must keep grad's dtype, device and size, as PyTorch
+/// requires ("hook '3' has changed the size of value (was [2, 3] got [3])"); else AutogradError.
+Tensor run_tensor_hook(const Hook& hook, int id, const Tensor& grad);
+
 /// Where a gradient flows: input `input_nr` of node `fn`. Invalid when fn is null.
 struct Edge {
   std::shared_ptr<Node> fn;  ///< the node, or null
