@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
 #include "loom/core/str_cat.h"
+#include "loom/core/warning.h"
 #include "loom/dispatcher/boxing.h"
 
 namespace loom {
@@ -221,17 +222,16 @@ RegistrationHandle Dispatcher::impl(std::string_view op_name, DispatchKey key,
     options.provider = origin.plugin.empty() ? "default" : origin.plugin;
   }
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto it = impl_->ops.find(name);
-  LOOM_CHECK_T(RegistrationError, it != impl_->ops.end() && it->second->entry->schema_, "impl(",
-               name, ", ", dispatch_key_name(key), ") at ", origin.str(), ": no operator named '",
-               name, "' is defined; def() its schema first (or load the plugin that defines it)");
-  OpState& op = *it->second;
-  const FunctionSchema& schema = *op.entry->schema_;
-  if (kernel.signature()) {
-    const std::string why = signature_mismatch(schema, *kernel.signature());
+  // Note [Kernels wait for their def]: as in PyTorch, a kernel may be registered before the
+  // op's schema (a backend plugin loaded before the plugin that defines the op, in any
+  // order). It is kept, invisible to calls, until def() checks it against the schema and
+  // publishes it; undefining the op hides it again.
+  OpState& op = impl_->state_for(name);
+  if (const FunctionSchema* schema = op.entry->schema_.get(); schema && kernel.signature()) {
+    const std::string why = signature_mismatch(*schema, *kernel.signature());
     LOOM_CHECK_T(RegistrationError, why.empty(), "impl(", name, ", ", dispatch_key_name(key),
                  ") at ", origin.str(), ": the kernel's C++ signature ", kernel.signature()->str(),
-                 " does not match the schema '", schema.str(), "': ", why);
+                 " does not match the schema '", schema->str(), "': ", why);
   }
   RecordList& list = op.kernels[static_cast<int>(key)];
   for (const auto& r : list) {
@@ -241,8 +241,25 @@ RegistrationHandle Dispatcher::impl(std::string_view op_name, DispatchKey key,
                  r->origin.str());
   }
   const uint64_t id = impl_->next_id++;
+  const int k = static_cast<int>(key);
+  const KernelRecord* before = list.empty() ? nullptr : impl_->pick(op, list, k);
   list.push_back(std::make_unique<KernelRecord>(KernelRecord{
       id, key, options.provider, options.priority, std::move(kernel), std::move(origin)}));
+  // Note [Overriding a kernel]: a kernel that takes over from another plugin's only because it
+  // came later (same priority: load order decided) changes every call in the process behind
+  // the user's back; PyTorch warns there, and so does Loom. A provider that declares a higher
+  // priority (oneDNN over the reference kernels) made the choice explicitly and is not warned.
+  if (before != nullptr && impl_->pick(op, list, k) == list.back().get() &&
+      before->origin.plugin != list.back()->origin.plugin &&
+      list.back()->priority <= before->priority) {
+    warn(loom::str_cat("impl(", name, ", ", dispatch_key_name(key), ") at ",
+                       list.back()->origin.str(), " (provider '", options.provider,
+                       "') overrides the kernel of provider '", before->provider,
+                       "' registered at ", before->origin.str(),
+                       " for every call in this process; give it a higher priority, or choose "
+                       "providers with set_preferred_provider / LOOM_",
+                       absl::AsciiStrToUpper(dispatch_key_name(key)), "_PROVIDER"));
+  }
   impl_->publish(op);
   return RegistrationHandle([this, opp = &op, key, id] {
     std::lock_guard<std::mutex> l(impl_->mu);

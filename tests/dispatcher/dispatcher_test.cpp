@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "test_util.h"
-
+#include "loom/core/warning.h"
 #include "loom/dispatcher/library.h"
+#include "test_util.h"
 
 namespace loom {
 namespace {
@@ -181,11 +181,58 @@ TEST(DispatcherRegistration, DefTwiceNamesTheFirstDefinition) {
   EXPECT_TRUE(contains(msg, "already defined by static registration at tests/dispatcher/")) << msg;
 }
 
-TEST(DispatcherRegistration, ImplOfUnknownOpAndUndoOfDef) {
-  Library lib(Library::Kind::Impl, "dprov", DispatchKey::CPU);
-  const std::string msg = message_of([&] { lib.impl("nope", [](const Tensor& t) { return t; }); });
-  EXPECT_TRUE(contains(msg, "no operator named 'dprov::nope' is defined")) << msg;
+TEST(DispatcherRegistration, KernelsWaitForTheirDef) {
+  // Note [Kernels wait for their def]: a backend may load before the plugin that defines
+  // the op; its kernel is kept until def() and then reached.
+  Library early(Library::Kind::Impl, "dwait", DispatchKey::CPU);
+  early.impl("later", [](const Tensor& t) { return t; });
+  EXPECT_FALSE(Dispatcher::instance().find_op("dwait::later").has_value());
+  {
+    Library def(Library::Kind::Def, "dwait", std::nullopt);
+    def.def("later(Tensor self) -> Tensor");
+    auto typed =
+        Dispatcher::instance().find_op_or_throw("dwait::later").typed<Tensor(const Tensor&)>();
+    const Tensor x = Tensor::empty({2});
+    EXPECT_TRUE(typed(x).is_same(x));
+  }
+  // The schema is checked against the waiting kernel when it arrives.
+  Library wrong(Library::Kind::Impl, "dwait2", DispatchKey::CPU);
+  wrong.impl("f", [](const Tensor& t, int64_t) { return t; });
+  const std::string msg = testing::message_of<RegistrationError>([&] {
+    Library def(Library::Kind::Def, "dwait2", std::nullopt);
+    def.def("f(Tensor self) -> Tensor");
+  });
+  EXPECT_TRUE(contains(msg, "does not fit the schema")) << msg;
+  EXPECT_FALSE(Dispatcher::instance().find_op("dwait2::f").has_value());
+}
 
+TEST(DispatcherRegistration, OverridingAnotherPluginsKernelWarns) {
+  // Note [Overriding a kernel]: load order deciding which plugin's kernel runs is warned
+  // about; a provider with a higher priority is an explicit choice.
+  std::vector<std::string> seen;
+  const WarningHandler old = set_warning_handler([&](const std::string& m) { seen.push_back(m); });
+  Library def(Library::Kind::Def, "dwarn", std::nullopt);
+  def.def("f(Tensor self) -> Tensor");
+  auto impl_as = [](const char* plugin, const char* provider, int priority) {
+    RegisteringPluginGuard as(plugin);
+    Library lib(Library::Kind::Impl, "dwarn", DispatchKey::CPU);
+    lib.set_provider(provider, priority).impl("f", [](const Tensor& t) { return t; });
+    return lib;
+  };
+  Library first = impl_as("plug_a", "plain", 0);
+  EXPECT_TRUE(seen.empty());
+  Library faster = impl_as("plug_b", "fast", 10);
+  EXPECT_TRUE(seen.empty()) << seen.front();
+  Library later = impl_as("plug_c", "sneaky", 10);
+  set_warning_handler(old);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_TRUE(contains(seen[0], "impl(dwarn::f, CPU) at plugin 'plug_c' at ")) << seen[0];
+  EXPECT_TRUE(contains(seen[0], "(provider 'sneaky') overrides the kernel of provider 'fast' "
+                                "registered at plugin 'plug_b'"))
+      << seen[0];
+}
+
+TEST(DispatcherRegistration, UndoOfDef) {
   auto def = std::make_unique<Library>(Library::Kind::Def, "dundo", std::nullopt);
   def->def("gone(Tensor self) -> Tensor");
   Library impl(Library::Kind::Impl, "dundo", DispatchKey::CPU);

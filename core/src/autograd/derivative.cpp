@@ -4,6 +4,7 @@
 #include "loom/autograd/derivative.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <shared_mutex>
 
@@ -16,6 +17,7 @@
 #include "loom/autograd/grad_mode.h"
 #include "loom/autograd/meta.h"
 #include "loom/core/error.h"
+#include "loom/core/registration.h"
 #include "loom/dispatcher/boxing.h"
 
 namespace loom::autograd {
@@ -39,12 +41,35 @@ struct Plan {
   bool inplace = false;               // arg 0 written and returned
   bool out_variant = false;           // writes into a returned argument other than self
   std::shared_ptr<const struct Spec> spec;  // the formula (nodes hold the plan only)
+  mutable std::atomic<int64_t> live_nodes{0};  // Note [Graphs keep their plugin]
 };
+
+// Note [Graphs keep their plugin]: a node of a live graph runs its formula at backward(),
+// and the formula's code and captured data (a stable-ABI backward function and its user
+// data) belong to the plugin or library that registered the derivative. Nodes therefore own
+// their plan (and through it the formula) by shared_ptr, so unregistering the kernel frees
+// nothing a graph still needs (a C-ABI library's user data is released when the last node
+// goes), and each plugin's live nodes are counted, so that PluginLoader::unload refuses,
+// naming the nodes, while a graph of it is alive (live_graph_nodes_of).
+struct PluginNodes {
+  std::mutex mu;
+  std::vector<std::weak_ptr<const Plan>> plans;  // the plugin's plans made so far
+};
+
+PluginNodes& nodes_of(const std::string& plugin) {
+  static std::mutex mu;
+  static auto* by_plugin = new absl::flat_hash_map<std::string, std::unique_ptr<PluginNodes>>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = (*by_plugin)[plugin];
+  if (!slot) slot = std::make_unique<PluginNodes>();
+  return *slot;
+}
 
 struct Spec {
   std::vector<std::string> saves;
   BackwardFormula formula;
   DerivativeOptions options;
+  std::string plugin;  // who registered it ("" for the program itself)
 };
 
 namespace {
@@ -86,6 +111,12 @@ std::shared_ptr<const Plan> make_plan(const OperatorHandle& op,
   const Spec& spec = *spec_ptr;
   auto p = std::make_shared<Plan>();
   p->spec = spec_ptr;
+  if (!spec.plugin.empty()) {
+    PluginNodes& n = nodes_of(spec.plugin);
+    std::lock_guard<std::mutex> lock(n.mu);
+    std::erase_if(n.plans, [](const auto& w) { return w.expired(); });
+    n.plans.push_back(p);
+  }
   const FunctionSchema& s = op.schema();
   p->schema = &s;
   p->op_name = op.name();
@@ -154,10 +185,11 @@ std::shared_ptr<const Plan> make_plan(const OperatorHandle& op,
 
 class DerivativeNode final : public Node {
  public:
-  // Not owned: the plan lives as long as its kernel, which is retired (never freed) until
-  // its plugin is unloaded; a graph cannot run past that anyway, its formula's code being
-  // in the plugin.
-  explicit DerivativeNode(const Plan* plan) : plan_(plan) {}
+  // Owns its plan, and so the formula: Note [Graphs keep their plugin].
+  explicit DerivativeNode(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)) {
+    plan_->live_nodes.fetch_add(1, std::memory_order_relaxed);
+  }
+  ~DerivativeNode() override { plan_->live_nodes.fetch_sub(1, std::memory_order_relaxed); }
   std::string name() const override { return plan_->node_name; }
 
   variable_list apply(variable_list&& grads) override {
@@ -181,7 +213,7 @@ class DerivativeNode final : public Node {
     for (auto& [out, t] : saved_outputs_) t.reset();
   }
 
-  const Plan* plan_;
+  std::shared_ptr<const Plan> plan_;     // Note [Graphs keep their plugin]
   absl::InlinedVector<IValue, 2> args_;  // the non-tensor arguments, in schema order
   absl::InlinedVector<std::pair<uint32_t, SavedTensor>, 2> saved_inputs_;
   absl::InlinedVector<std::pair<uint32_t, SavedTensor>, 1> saved_outputs_;
@@ -346,7 +378,7 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
                "but one of the arguments requires grad.");
   if (p.inplace) check_inplace(stack[base].to_tensor(), p.op_name);
 
-  auto node = std::make_shared<DerivativeNode>(plan.get());
+  auto node = std::make_shared<DerivativeNode>(plan);
   node->args_.reserve(p.num_other);
   auto& edges = node->mutable_next_edges();
   std::vector<Tensor> view_sources;  // arguments returns may be views of
@@ -463,7 +495,8 @@ struct DerivativeKernel {
 KernelFunction derivative_kernel(std::vector<std::string> saves, BackwardFormula formula,
                                  DerivativeOptions options) {
   auto k = std::make_shared<DerivativeKernel>();
-  k->spec = std::make_shared<Spec>(Spec{std::move(saves), std::move(formula), std::move(options)});
+  k->spec = std::make_shared<Spec>(
+      Spec{std::move(saves), std::move(formula), std::move(options), current_registering_plugin()});
   return KernelFunction::from_boxed(
       [k](const OperatorHandle& op, Stack& stack) { (*k)(op, stack); });
 }
@@ -512,6 +545,23 @@ void derivative_inplace_only(Library& m, std::string_view inplace_op,
                              std::source_location loc) {
   m.impl_kernel(inplace_op, std::nullopt,
                 derivative_kernel(std::move(saves), std::move(formula)), loc);
+}
+
+std::string live_graph_nodes_of(const std::string& plugin) {
+  PluginNodes& n = nodes_of(plugin);
+  std::lock_guard<std::mutex> lock(n.mu);
+  int64_t total = 0;
+  std::string names;
+  for (const auto& w : n.plans) {
+    const std::shared_ptr<const Plan> p = w.lock();
+    const int64_t live = p ? p->live_nodes.load(std::memory_order_relaxed) : 0;
+    if (live <= 0) continue;
+    total += live;
+    names += loom::str_cat(names.empty() ? "" : ", ", p->node_name, " x", live);
+  }
+  return total == 0 ? std::string()
+                    : loom::str_cat(total, total == 1 ? " autograd node" : " autograd nodes",
+                                    " of live graphs (", names, ")");
 }
 
 KernelFunction not_differentiable_kernel() {

@@ -2,11 +2,6 @@
 // loom/optim/ops.h). One op per update rule, per parameter; every tensor it writes carries
 // an alias mark. Argument names and defaults are torch.optim's.
 #include "loom/dispatcher/library.h"
-#include "loom/optim/ops.h"
-
-namespace loom::optim::detail {
-void require_optim_ops() {}
-}  // namespace loom::optim::detail
 
 LOOM_LIBRARY(optim, m) {
   m.def(

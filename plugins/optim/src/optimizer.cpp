@@ -6,11 +6,24 @@
 #include <unordered_set>
 
 #include "loom/autograd/grad_mode.h"
+#include "loom/dispatcher/plugin_loader.h"
 #include "loom/ops/core.h"
 #include "loom/ops/tensor_methods.h"
+#include "loom/optim/ops.h"
 #include "src/json_util.h"
 
 namespace loom::optim {
+
+namespace detail {
+void require_optim_ops() {
+  // A failed load throws out of the initializer, so the next call tries again.
+  static const bool loaded = [] {
+    PluginLoader::instance().load("ops_optim");
+    return true;
+  }();
+  (void)loaded;
+}
+}  // namespace detail
 
 using nlohmann::json;
 

@@ -5,11 +5,10 @@
 // asynchronously. Without a GPU every device test skips with the plugin's reason; the
 // registration check runs everywhere.
 //
-// This suite links neither loom::optim nor loom::data. It opens libloom_optim (dlopen, before
-// the cuda plugin loads, as a program linking it would have it) so that the optim:: schemas
-// are defined, and calls those ops through the dispatcher; the DataLoader part compiles in only
-// when the suite links loom::data (its header on the include path).
-#include <dlfcn.h>
+// This suite links neither loom::optim nor loom::data. It loads the ops_optim plugin *after*
+// the cuda plugin, so the CUDA kernels of the optim:: ops wait for their schemas (Note
+// [Kernels wait for their def]), and calls those ops through the dispatcher; the DataLoader
+// part compiles in only when the suite links loom::data (its header on the include path).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,28 +33,29 @@ using testing::make_tensor;
 using testing::random_values;
 using testing::to_doubles;
 
-/// Why libloom_optim could not be opened ("" when it was).
+/// Why the ops_optim plugin could not be loaded ("" when it was).
 std::string& optim_missing() {
   static std::string why;
   return why;
 }
 
-/// Loads the packs, libloom_optim and the cuda plugin (once); "" when a CUDA device is usable,
-/// else why not.
+/// Loads the packs, the cuda plugin and then ops_optim (once); "" when a CUDA device is
+/// usable, else why not.
 const std::string& cuda_unavailable() {
   static const std::string why = []() -> std::string {
-    // The optim:: schemas first: the plugin registers CUDA kernels only for the schemas that
-    // exist when it loads (Note [CUDA optimizer steps]). Found through this binary's run path.
-    if (dlopen("libloom_optim.so.0", RTLD_NOW | RTLD_GLOBAL) == nullptr) {
-      const char* e = dlerror();
-      optim_missing() = std::string("libloom_optim could not be opened: ") + (e ? e : "?");
-    }
     try {
       PluginLoader::instance().load("ops_core");
       PluginLoader::instance().load("ops_nn");
       PluginLoader::instance().load("cuda");
     } catch (const std::exception& e) {
       return std::string("the cuda plugin could not be loaded: ") + e.what();
+    }
+    // After cuda on purpose: the order of plugins must not matter (Note [CUDA optimizer
+    // steps]).
+    try {
+      PluginLoader::instance().load("ops_optim");
+    } catch (const std::exception& e) {
+      optim_missing() = std::string("ops_optim could not be loaded: ") + e.what();
     }
     const DeviceHooks* hooks = find_device_hooks(DeviceType::from_name("cuda"));
     if (hooks == nullptr) return "the cuda plugin registered no device hooks";
@@ -196,12 +196,12 @@ void adagrad(const Tensor& p, const Tensor& g, const Tensor& sum, int64_t t, dou
 
 #define LOOM_REQUIRE_OPTIM()                                       \
   do {                                                             \
-    (void)cuda_unavailable(); /* opens libloom_optim */            \
+    (void)cuda_unavailable(); /* loads ops_optim */                \
     if (!optim_missing().empty()) GTEST_SKIP() << optim_missing(); \
   } while (0)
 
-// Runs without a GPU: the plugin registers CUDA kernels for the optim:: ops this process
-// defines (Note [CUDA optimizer steps] in plugins/cuda/src/kernels/optim_steps.cpp).
+// Runs without a GPU: the CUDA kernels of the optim:: ops, registered before ops_optim defined
+// them, are there (Note [CUDA optimizer steps] in plugins/cuda/src/kernels/optim_steps.cpp).
 TEST(CudaIntegration, OptimStepOpsHaveCudaKernels) {
   LOOM_REQUIRE_OPTIM();
   if (cuda_unavailable().rfind("the cuda plugin could not be loaded", 0) == 0) {

@@ -118,6 +118,11 @@ void derivative_inplace_only(Library& m, std::string_view inplace_op,
                              std::vector<std::string> saves, BackwardFormula formula,
                              std::source_location loc = std::source_location::current());
 
+/// What of plugin's derivative formulas live autograd graphs still hold: "" when nothing, else
+/// "3 autograd nodes of live graphs (MyOpBackward0 x3)" (Note [Graphs keep their plugin] in
+/// derivative.cpp). PluginLoader::unload refuses while it is not empty.
+std::string live_graph_nodes_of(const std::string& plugin);
+
 /// An Autograd-key kernel for an op that is not differentiable (integer results,
 /// random sampling, creation): its outputs never require grad.
 KernelFunction not_differentiable_kernel();

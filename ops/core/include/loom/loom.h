@@ -6,7 +6,8 @@
 /// no_grad, custom functions, gradcheck).
 ///
 /// Ops come from plugins: call loom::init() once (it loads ops_core and, when present,
-/// ops_nn and the oneDNN CPU backend) or load plugins yourself with loom::PluginLoader.
+/// ops_nn, ops_optim and the oneDNN CPU backend) or load plugins yourself with
+/// loom::PluginLoader.
 
 #include "loom/autograd/autograd.h"
 #include "loom/core/tensor.h"
@@ -20,14 +21,14 @@
 
 namespace loom {
 
-/// Loads the first-party op packs (ops_core, then ops_nn if it is installed) and the oneDNN
+/// Loads the first-party op packs (ops_core, then ops_nn and ops_optim if installed) and the oneDNN
 /// CPU backend (cpu_onednn) if it is installed; idempotent.
 /// Throws loom::Error if ops_core cannot be loaded.
 inline void init() {
   PluginLoader::instance().load("ops_core");
   // Optional: programs that use only the core pack run without ops_nn, and without the
   // oneDNN CPU backend the reference kernels run (LOOM_CPU_PROVIDER picks between them).
-  for (const char* optional : {"ops_nn", "cpu_onednn"}) {
+  for (const char* optional : {"ops_nn", "ops_optim", "cpu_onednn"}) {
     try {
       PluginLoader::instance().load(optional);
     } catch (const Error&) {

@@ -3,16 +3,11 @@
 // with them (loom/optim/meta/steps.h), then one launch per parameter (optim_steps.cu). Float32
 // and float64, as on the CPU.
 //
-// Note [CUDA optimizer steps]: the optim:: schemas are defined by libloom_optim, a library a
-// program links (like libtorch's optim), not by a plugin, so they exist in a process only if
-// that library is loaded. The optimizers call these ops and nothing else, so without CUDA
-// kernels for them no optimizer could step a CUDA parameter. Registering kernels for an
-// undefined schema is an error that would roll the whole cuda plugin back, so the block below
-// registers them only for the schemas that are defined when the plugin loads. Every program
-// that trains links libloom_optim and so has them before it loads any plugin (loom train, the
-// tests, the benchmarks). The one case left out: libloom_optim opened (dlopen) after the cuda
-// plugin; its ops then have no CUDA kernels, and a step on a CUDA parameter fails with the
-// dispatcher's "no kernel for CUDA" error, which names the op. (The alternative, optimizers
+// Note [CUDA optimizer steps]: the optim:: schemas are defined by the ops_optim plugin. The
+// optimizers call these ops and nothing else, so without CUDA kernels for them no optimizer
+// could step a CUDA parameter. The kernels are registered whether or not ops_optim is loaded
+// yet: a kernel waits for its op's def (Note [Kernels wait for their def] in the dispatcher),
+// so the order in which the two plugins load does not matter. (The alternative, optimizers
 // built from aten ops on CUDA, would cost 5 to 10 kernel launches and as many temporaries per
 // parameter per step, where this costs one launch.)
 #include "kernels/optim_steps.cuh"
@@ -198,13 +193,12 @@ void adagrad_step_(Tensor& param, const Tensor& grad, Tensor& state_sum, int64_t
 
 }  // namespace
 
-// Only the schemas that are defined: Note [CUDA optimizer steps].
+// Whether or not ops_optim is loaded yet: Note [CUDA optimizer steps].
 LOOM_LIBRARY_IMPL(optim, CUDA, m) {
-  auto defined = [](const char* name) { return Dispatcher::instance().find_op(name).has_value(); };
-  if (defined("optim::sgd_step_")) m.impl("sgd_step_", &sgd_step_);
-  if (defined("optim::adam_step_")) m.impl("adam_step_", &adam_step_);
-  if (defined("optim::rmsprop_step_")) m.impl("rmsprop_step_", &rmsprop_step_);
-  if (defined("optim::adagrad_step_")) m.impl("adagrad_step_", &adagrad_step_);
+  m.impl("sgd_step_", &sgd_step_);
+  m.impl("adam_step_", &adam_step_);
+  m.impl("rmsprop_step_", &rmsprop_step_);
+  m.impl("adagrad_step_", &adagrad_step_);
 }
 
 }  // namespace loom::cuda

@@ -26,9 +26,9 @@
 namespace loom::optim {
 
 namespace detail {
-/// Does nothing; defined in libloom_optim. Each function below calls it once, so a program
-/// that uses only these functions still links the library, whose start-up registers the ops
-/// (a linker dropping libraries nothing refers to, as --as-needed does, would drop it).
+/// Loads the ops_optim plugin (the optim:: schemas and CPU kernels) once; defined in
+/// libloom_optim. Each function below calls it before its first call. Throws PluginError if the
+/// plugin cannot be loaded.
 void require_optim_ops();
 }  // namespace detail
 
