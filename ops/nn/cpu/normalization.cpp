@@ -263,6 +263,7 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
   check_defined("batch_norm", {{"input", input}});
   meta::check_norm_at_least_2d("batch_norm", input);
   meta::check_batch_norm_params(input, weight, bias, running_mean, running_var, training);
+  meta::check_batch_norm_values_per_channel("batch_norm", input, training);
   // As PyTorch: an empty batch is a copy of the input, the running stats stay as they are.
   if (input.numel() == 0) return loom::clone(input);
   return std::get<0>(loom::native_batch_norm(input, weight, bias, running_mean, running_var,

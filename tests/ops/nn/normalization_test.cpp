@@ -236,6 +236,48 @@ TEST_F(NormalizationTest, BatchNormCompositeChecksAndEmptyBatch) {
                "input tensor must have at least one element, but got input_sizes = [0, 3, 2]"));
 }
 
+// PyTorch's torch.nn.functional.batch_norm check: in training, one value per channel has no
+// variance (the output would be the bias alone, the unbiased running variance 0 / 0), so
+// both the composite and the native op refuse it before touching the running statistics.
+TEST_F(NormalizationTest, BatchNormTrainingNeedsMoreThanOneValuePerChannel) {
+  const Tensor w = make_tensor({1, 2, 3}, {3}, DType::Float64);
+  for (const std::vector<int64_t>& sizes :
+       {std::vector<int64_t>{1, 3}, std::vector<int64_t>{1, 3, 1}, {1, 3, 1, 1}}) {
+    SCOPED_TRACE(sizes_str(sizes));
+    const Tensor x = make_tensor({0.5, -1, 2}, sizes, DType::Float64);
+    const Tensor rm = make_tensor({0, 0, 0}, {3}, DType::Float64);
+    const Tensor rv = make_tensor({1, 1, 1}, {3}, DType::Float64);
+    const uint32_t version = rv.version();
+    const std::string want =
+        "Expected more than 1 value per channel when training, got input size " + sizes_str(sizes);
+    EXPECT_EQ(message_of([&] { native_batch_norm(x, w, w, rm, rv, true, 0.1, 1e-5); }),
+              "native_batch_norm: " + want);
+    EXPECT_EQ(message_of([&] { batch_norm(x, w, w, rm, rv, true, 0.1, 1e-5, false); }),
+              "batch_norm: " + want);
+    // Without running statistics too (a module that does not track them).
+    EXPECT_EQ(message_of([&] {
+                native_batch_norm(x, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true,
+                                  0.1, 1e-5);
+              }),
+              "native_batch_norm: " + want);
+    expect_close(rm, {3}, {0, 0, 0}, 0, 0);
+    expect_close(rv, {3}, {1, 1, 1}, 0, 0);
+    EXPECT_EQ(rv.version(), version);
+    // Evaluation normalises one value by the running statistics, as PyTorch does.
+    expect_close(batch_norm(x, std::nullopt, std::nullopt, rm, rv, false, 0.1, 0, false), sizes,
+                 {0.5, -1, 2}, 1e-12, 1e-12);
+  }
+  // Two values per channel, from the batch or from a spatial dim, are enough.
+  const Tensor rv = make_tensor({1, 1}, {2}, DType::Float64);
+  for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{2, 2}, {1, 2, 2}}) {
+    const Tensor x = make_tensor({1, 2, 3, 5}, sizes, DType::Float64);
+    const Tensor rm = make_tensor({0, 0}, {2}, DType::Float64);
+    const Tensor out = batch_norm(x, std::nullopt, std::nullopt, rm, rv, true, 0.5, 0, false);
+    for (double v : to_doubles(out)) EXPECT_NEAR(std::abs(v), 1.0, 1e-12);
+  }
+  for (double v : to_doubles(rv)) EXPECT_TRUE(std::isfinite(v));
+}
+
 TEST_F(NormalizationTest, BatchNormBackwardMatchesFiniteDifferences) {
   const int64_t N = 3, C = 2, S = 4;
   const Vec x = random_values(N * C * S, 13), g = random_values(N * C * S, 14);

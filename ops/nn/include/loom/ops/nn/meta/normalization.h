@@ -72,8 +72,23 @@ inline void check_batch_norm_params(const Tensor& input, const std::optional<Ten
   check("bias", bias);
 }
 
+/// Throws, in training mode, unless input [N, C, *] has more than one value per channel
+/// (N times the product of the sizes after C), as torch.nn.functional.batch_norm does: with
+/// one value the batch variance is 0, so the output is the bias alone, and the running
+/// variance's unbiased update divides 0 by 0. An empty input passes (batch_norm returns it
+/// as it is; native_batch_norm refuses it in check_native_batch_norm).
+inline void check_batch_norm_values_per_channel(std::string_view op, const Tensor& input,
+                                                bool training) {
+  if (!training) return;
+  const int64_t per_channel = input.size(0) * norm_numel(input.sizes(), 2, input.sizes().size());
+  LOOM_CHECK(per_channel != 1, op,
+             ": Expected more than 1 value per channel when training, got input size ",
+             sizes_str(input.sizes()));
+}
+
 /// native_batch_norm's checks after the devices and dtypes: input [N, C, *] (done first by
-/// the caller), the parameters, and a non-empty input in training mode.
+/// the caller), the parameters, a non-empty input in training mode, and more than one value
+/// per channel to take a variance of.
 inline void check_native_batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
                                     const std::optional<Tensor>& bias,
                                     const std::optional<Tensor>& running_mean,
@@ -82,6 +97,7 @@ inline void check_native_batch_norm(const Tensor& input, const std::optional<Ten
   LOOM_CHECK(!training || input.numel() > 0,
              "input tensor must have at least one element, but got input_sizes = ",
              sizes_str(input.sizes()));
+  check_batch_norm_values_per_channel("native_batch_norm", input, training);
 }
 
 /// native_batch_norm_backward's checks of the statistics and the weight: save_mean and
