@@ -16,7 +16,10 @@
 // evaluation forward, see takes_batch_norm_input) or of any dims (layer norm, which runs on
 // a contiguous [rows, normalized] view), weight, bias and statistics 1-D contiguous float32
 // of the right size (layer norm: of normalized_shape), big enough to win (kMinElements).
-// Every other call, malformed ones included, goes to the reference.
+// Every other call, malformed ones included, goes to the reference. A taken batch norm is
+// still checked with the shared meta functions (loom/ops/nn/meta/normalization.h), which
+// raise the reference's message for the one malformed call the takes-tests let through: a
+// training input with one value per channel.
 #include <cmath>
 #include <optional>
 #include <tuple>
@@ -183,6 +186,10 @@ Tensor3 native_batch_norm(const Tensor& input, const std::optional<Tensor>& weig
     return op.call_next_provider(kCPU, input, weight, bias, running_mean, running_var, training,
                                  momentum, eps);
   }
+  // What `ok` does not cover: one value per channel in training, which oneDNN would turn into
+  // a zero output and a 0 / 0 running variance.
+  loom::ops::meta::check_native_batch_norm(input, weight, bias, running_mean, running_var,
+                                           training);
   const memory::desc md = compute_desc(input);
   const auto bn = batch_norm_prims(md, static_cast<float>(eps), !training, false);
   Tensor out = new_like(input);

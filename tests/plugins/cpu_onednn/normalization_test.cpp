@@ -287,6 +287,24 @@ TEST_F(OnednnNormalization, MalformedCallsGetTheReferenceMessage) {
   }
 }
 
+// A training input with one value per channel that oneDNN takes (float32 NCHW, big enough
+// for the blocked layout): it gets the reference's error before any running statistic is
+// written, where oneDNN's zero variance made a zero output and a 0 / 0 running variance.
+TEST_F(OnednnNormalization, OneValuePerChannelInTrainingGetsTheReferenceError) {
+  const int64_t C = 16384;
+  const Tensor x = random({1, C, 1, 1}, 27);
+  const Tensor rm = random({C}, 28), rv = random({C}, 29, DType::Float32, false, 0.5, 2);
+  const std::vector<double> rm0 = to_doubles(rm), rv0 = to_doubles(rv);
+  auto call = [&] { native_batch_norm(x, std::nullopt, std::nullopt, rm, rv, true, 0.1, 1e-5); };
+  const std::string want = with_provider("reference", [&] { return message_of(call); });
+  EXPECT_EQ(want,
+            "native_batch_norm: Expected more than 1 value per channel when training, got input "
+            "size [1, 16384, 1, 1]");
+  EXPECT_EQ(with_provider("onednn", [&] { return message_of(call); }), want);
+  EXPECT_EQ(to_doubles(rm), rm0);
+  EXPECT_EQ(to_doubles(rv), rv0);
+}
+
 // Timings of onednn against reference (run with --gtest_also_run_disabled_tests).
 TEST_F(OnednnNormalization, DISABLED_Timing) {
   for (const Sizes& in : {Sizes{32, 64, 56, 56}, Sizes{8, 64, 28, 28}, Sizes{4, 16, 8, 8},
