@@ -48,21 +48,23 @@ void BatchNormBase::reset_parameters() {
 
 Tensor BatchNormBase::forward(const Tensor& input) {
   check_input_dim(input);
-  double factor = momentum.value_or(0.0);
-  if (is_training() && track_running_stats) {
-    {
-      autograd::NoGradGuard no_grad;
-      num_batches_tracked.add_(1);
-    }
-    if (!momentum) factor = 1.0 / num_batches_tracked.item<double>();
-  }
   // Batch statistics in training, and in eval when there are no running ones.
   const bool use_batch_stats = is_training() || !running_mean.defined();
   const bool update = is_training() && track_running_stats;
-  return loom::batch_norm(input, opt(weight), opt(bias),
-                          update || !use_batch_stats ? opt(running_mean) : std::nullopt,
-                          update || !use_batch_stats ? opt(running_var) : std::nullopt,
-                          use_batch_stats, factor, eps, true);
+  // This batch is counted only once batch_norm has succeeded, so a call it refuses (one
+  // value per channel) leaves every buffer as it was; the cumulative average's factor is
+  // that of the count it will have.
+  double factor = momentum.value_or(0.0);
+  if (update && !momentum) factor = 1.0 / (num_batches_tracked.item<double>() + 1);
+  Tensor out = loom::batch_norm(input, opt(weight), opt(bias),
+                                update || !use_batch_stats ? opt(running_mean) : std::nullopt,
+                                update || !use_batch_stats ? opt(running_var) : std::nullopt,
+                                use_batch_stats, factor, eps, true);
+  if (update) {
+    autograd::NoGradGuard no_grad;
+    num_batches_tracked.add_(1);
+  }
+  return out;
 }
 
 std::string BatchNormBase::extra_repr() const {

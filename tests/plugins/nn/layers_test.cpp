@@ -157,6 +157,35 @@ TEST_F(LayersTest, BatchNorm2dCumulativeAverageAndNoTracking) {
   expect_tensors_near(y.mean({0, 2, 3}), loom::zeros({2}), 1e-4, 1e-5);
 }
 
+// A training batch of one value per channel is refused (PyTorch's message) and leaves every
+// buffer as it was, num_batches_tracked included: the next batch's cumulative average
+// (momentum None) is its own statistics, not half of them.
+TEST_F(LayersTest, BatchNormRefusesOneValuePerChannelAndKeepsItsBuffers) {
+  auto bn = std::make_shared<BatchNorm1d>(3, 1e-5, std::nullopt);
+  EXPECT_EQ(message_of([&] {
+              (*bn)(loom::ones({1, 3}));
+            }),
+            "batch_norm: Expected more than 1 value per channel when training, got input size "
+            "[1, 3]");
+  EXPECT_TRUE(contains(message_of([&] {
+                         (*bn)(loom::ones({1, 3, 1}));
+                       }),
+                       "got input size [1, 3, 1]"));
+  EXPECT_EQ(bn->num_batches_tracked.item<int64_t>(), 0);
+  EXPECT_EQ(to_doubles(bn->running_mean), (std::vector<double>{0, 0, 0}));
+  EXPECT_EQ(to_doubles(bn->running_var), (std::vector<double>{1, 1, 1}));
+  const Tensor x = loom::randn({8, 3}).add(2.0);
+  (*bn)(x);
+  EXPECT_EQ(bn->num_batches_tracked.item<int64_t>(), 1);
+  expect_tensors_near(bn->running_mean, x.mean({0}), 1e-5, 1e-6);
+  expect_tensors_near(bn->running_var, var_over_batch(x, 1), 1e-5, 1e-6);
+  // Evaluation normalises a single sample by the running statistics.
+  bn->eval();
+  const Tensor one = x.narrow(0, 0, 1);
+  expect_tensors_near((*bn)(one), one.sub(bn->running_mean).div(bn->running_var.add(1e-5).sqrt()),
+                      1e-4, 1e-5);
+}
+
 TEST_F(LayersTest, LayerNormAndGroupNormMatchFunctional) {
   auto ln = std::make_shared<LayerNorm>(std::vector<int64_t>{4, 5});
   const Tensor x = loom::randn({3, 4, 5});
