@@ -35,9 +35,20 @@ OnLoadRegistrar::OnLoadRegistrar(void (*hook)(PluginContext&)) {
 
 int run_plugin_registration(LoomPluginContext* c, char* error, size_t error_capacity) {
   auto* ctx = reinterpret_cast<PluginContext*>(c);
+  // A plugin's own code may throw anything; what it threw, and from where, goes back to the
+  // loader as text, since nothing but a status may cross the C manifest's boundary.
+  constexpr const char* kNonStandard = "a non-standard exception (not derived from std::exception)";
   try {
     RegisteringPluginGuard guard(ctx->name());
-    for (auto* hook : ctx->pending_on_load) hook(*ctx);
+    for (auto* hook : ctx->pending_on_load) {
+      try {
+        hook(*ctx);
+      } catch (const std::exception&) {
+        throw;
+      } catch (...) {
+        throw Error(loom::str_cat("a LOOM_PLUGIN_ON_LOAD hook threw ", kNonStandard));
+      }
+    }
     // Definitions first, then kernels: the order of static initialisers across a plugin's
     // files is the link order, which must not decide whether an impl finds its schema.
     std::vector<LibraryBlock> blocks = ctx->pending_blocks;
@@ -48,6 +59,9 @@ int run_plugin_registration(LoomPluginContext* c, char* error, size_t error_capa
         ctx->add_library(run_library_block(block));
       } catch (const std::exception& e) {
         throw Error(loom::str_cat("in the block at ", block.file, ":", block.line, ": ", e.what()));
+      } catch (...) {
+        throw Error(loom::str_cat("in the block at ", block.file, ":", block.line, ": it threw ",
+                                  kNonStandard));
       }
     }
     return 0;
@@ -55,7 +69,9 @@ int run_plugin_registration(LoomPluginContext* c, char* error, size_t error_capa
     if (error && error_capacity > 0) std::snprintf(error, error_capacity, "%s", e.what());
     return 1;
   } catch (...) {
-    if (error && error_capacity > 0) std::snprintf(error, error_capacity, "unknown exception");
+    if (error && error_capacity > 0) {
+      std::snprintf(error, error_capacity, "registration threw %s", kNonStandard);
+    }
     return 1;
   }
 }

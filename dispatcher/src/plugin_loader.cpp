@@ -1,21 +1,28 @@
 #include "loom/dispatcher/plugin_loader.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <type_traits>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "loom/autograd/derivative.h"
 #include "loom/dispatcher/plugin.h"
 
 namespace loom {
@@ -41,6 +48,11 @@ bool valid_plugin_name(std::string_view n) {
            c == '-' || c == '.';
   });
 }
+
+// How the loader describes a throw of something that is not a std::exception (an int, a
+// plugin's own type) from plugin code: all it can know.
+constexpr const char* kNonStandardException =
+    "a non-standard exception (not derived from std::exception)";
 
 bool is_explicit_path(std::string_view s) {
   return s.find('/') != std::string_view::npos || s.ends_with(".so");
@@ -96,22 +108,316 @@ void discard(std::unique_ptr<PluginContext>& ctx, boost::dll::shared_library& li
   lib.unload();
   if (!is_resident(path)) deferred.erase(path);
 }
+
+// Note [Checking a plugin file before dlopen]: the dynamic linker trusts the file it maps.
+// A truncated library (a copy cut short, a full disk during an install) still has a valid
+// ELF header, but its segments reach past the end of the file; dlopen maps them anyway, and
+// the first touch of a page past the end (applying relocations, inside dlopen) raises
+// SIGBUS, which ends the process before anyone can say which file did it. Other files named
+// like a plugin fail less violently but unhelpfully: a FIFO blocks in open, a directory or a
+// library for another machine gets the linker's terse words. So before dlopen the loader
+// reads the ELF header and the program headers itself, with pread (an mmap of the file would
+// fault the same way), and refuses, with the reason, what dlopen could not map safely: both
+// header tables and every segment's bytes must lie inside the file. What the linker checks
+// beyond that (dynamic section, symbol versions) fails with an error, not a signal. A file
+// cut short between this check and dlopen is not caught: that is a race with whoever writes
+// the plugin folder, which no reader can close.
+
+// This process's ELF identity, fixed when Loom is compiled.
+constexpr unsigned kHostClass = sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32;
+constexpr unsigned kHostData =
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+#if defined(__x86_64__)
+constexpr unsigned kHostMachine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr unsigned kHostMachine = EM_AARCH64;
+#elif defined(__powerpc64__)
+constexpr unsigned kHostMachine = EM_PPC64;
+#elif defined(__riscv)
+constexpr unsigned kHostMachine = EM_RISCV;
+#elif defined(__s390x__)
+constexpr unsigned kHostMachine = EM_S390;
+#elif defined(__i386__)
+constexpr unsigned kHostMachine = EM_386;
+#elif defined(__arm__)
+constexpr unsigned kHostMachine = EM_ARM;
+#else
+constexpr unsigned kHostMachine = EM_NONE;  // not known here: dlopen judges the machine
+#endif
+using Ehdr = std::conditional_t<kHostClass == ELFCLASS64, Elf64_Ehdr, Elf32_Ehdr>;
+using Phdr = std::conditional_t<kHostClass == ELFCLASS64, Elf64_Phdr, Elf32_Phdr>;
+using Shdr = std::conditional_t<kHostClass == ELFCLASS64, Elf64_Shdr, Elf32_Shdr>;
+
+std::string machine_name(unsigned machine) {
+  switch (machine) {
+    case EM_X86_64:
+      return "x86-64";
+    case EM_AARCH64:
+      return "AArch64";
+    case EM_386:
+      return "32-bit x86";
+    case EM_ARM:
+      return "32-bit ARM";
+    case EM_PPC64:
+      return "64-bit PowerPC";
+    case EM_RISCV:
+      return "RISC-V";
+    case EM_S390:
+      return "IBM Z";
+    case EM_CUDA:
+      return "an NVIDIA GPU";
+    default:
+      return "an unknown machine";
+  }
+}
+
+std::string elf_type_name(unsigned type) {
+  switch (type) {
+    case ET_REL:
+      return "a relocatable object file (.o)";
+    case ET_EXEC:
+      return "an executable";
+    case ET_CORE:
+      return "a core dump";
+    default:
+      return loom::str_cat("an ELF file of type ", type);
+  }
+}
+
+std::string segment_name(size_t index, unsigned type) {
+  const char* name = type == PT_LOAD      ? "PT_LOAD"
+                     : type == PT_DYNAMIC ? "PT_DYNAMIC"
+                     : type == PT_INTERP  ? "PT_INTERP"
+                     : type == PT_NOTE    ? "PT_NOTE"
+                                          : nullptr;
+  return name ? loom::str_cat("segment ", index, " (", name, ")")
+              : loom::str_cat("segment ", index, " (type 0x", absl::Hex(type), ")");
+}
+
+// What check_plugin_file() found. Broken files are refused. A folder scan passes over the
+// other two without counting them as failures: a folder is no plugin, and a library for
+// another machine (in a plugin folder shared by several kinds of machine) is some other
+// machine's plugin; a later folder of the search path may hold this machine's file.
+struct FileCheck {
+  enum class Verdict { Loadable, NotAFile, OtherMachine, Broken };
+  Verdict verdict = Verdict::Loadable;
+  std::string reason;  // empty when Loadable
+
+  bool loadable() const { return verdict == Verdict::Loadable; }
+  bool passed_over() const {
+    return verdict == Verdict::NotAFile || verdict == Verdict::OtherMachine;
+  }
+};
+
+FileCheck broken(std::string why) { return {FileCheck::Verdict::Broken, std::move(why)}; }
+FileCheck other_machine(std::string why) {
+  return {FileCheck::Verdict::OtherMachine, std::move(why)};
+}
+
+// Reads n bytes at offset, fewer at the end of the file; -1 (errno set) on an I/O error.
+ssize_t read_at(int fd, void* buffer, size_t n, uint64_t offset) {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t got =
+        ::pread(fd, static_cast<char*>(buffer) + done, n - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return -1;
+    if (got == 0) break;
+    done += static_cast<size_t>(got);
+  }
+  return static_cast<ssize_t>(done);
+}
+
+template <typename T>
+bool read_struct(int fd, T* out, uint64_t offset) {
+  return read_at(fd, out, sizeof(T), offset) == static_cast<ssize_t>(sizeof(T));
+}
+
+// True if count entries of entry_size bytes from offset lie inside a file of size bytes.
+bool inside(uint64_t offset, uint64_t count, uint64_t entry_size, uint64_t size) {
+  return offset <= size && (entry_size == 0 || count <= (size - offset) / entry_size);
+}
+
+FileCheck truncated(uint64_t size, std::string_view what, uint64_t offset, uint64_t length) {
+  return broken(loom::str_cat("it is truncated: ", what, " takes bytes ", offset, " to ",
+                              offset + length, ", but the file has only ", size,
+                              " (loading it would kill the process with SIGBUS)"));
+}
+
+FileCheck unreadable(std::string_view what) {
+  return broken(loom::str_cat("its ", what, " cannot be read: ", std::strerror(errno)));
+}
+
+// The identification bytes: an ELF file of this process's class and byte order.
+FileCheck check_elf_ident(int fd, uint64_t size) {
+  unsigned char ident[EI_NIDENT] = {};
+  const ssize_t n = read_at(fd, ident, sizeof(ident), 0);
+  if (n < 0) return unreadable("first bytes");
+  if (n < SELFMAG || std::memcmp(ident, ELFMAG, SELFMAG) != 0) {
+    return broken("it is not a shared library (no ELF header)");
+  }
+  if (static_cast<uint64_t>(n) < sizeof(ident)) {
+    return truncated(size, "the ELF identification", 0, sizeof(ident));
+  }
+  const auto bits = [](unsigned c) -> std::string {
+    return c == ELFCLASS64 ? "64-bit" : c == ELFCLASS32 ? "32-bit" : "";
+  };
+  const auto order = [](unsigned d) -> std::string {
+    return d == ELFDATA2LSB ? "little-endian" : d == ELFDATA2MSB ? "big-endian" : "";
+  };
+  const unsigned cls = ident[EI_CLASS], data = ident[EI_DATA], version = ident[EI_VERSION];
+  if (bits(cls).empty()) {
+    return broken(loom::str_cat("its ELF header is invalid (class ", cls, ")"));
+  }
+  if (cls != kHostClass) {
+    return other_machine(
+        loom::str_cat("it is a ", bits(cls), " library, and this process is ", bits(kHostClass)));
+  }
+  if (order(data).empty()) {
+    return broken(loom::str_cat("its ELF header is invalid (data encoding ", data, ")"));
+  }
+  if (data != kHostData) {
+    return other_machine(
+        loom::str_cat("it is a ", order(data), " library, and this process is ", order(kHostData)));
+  }
+  if (version != EV_CURRENT) {
+    return broken(loom::str_cat("its ELF header is invalid (version ", version, ")"));
+  }
+  return {};
+}
+
+// The header tables and segments of Note [Checking a plugin file before dlopen], in a file
+// whose identification bytes check_elf_ident() accepted.
+FileCheck check_elf_layout(int fd, uint64_t size) {
+  Ehdr eh;
+  if (size < sizeof(eh)) return truncated(size, "the ELF header", 0, sizeof(eh));
+  if (!read_struct(fd, &eh, 0)) return unreadable("ELF header");
+  if (kHostMachine != EM_NONE && eh.e_machine != kHostMachine) {
+    return other_machine(loom::str_cat("it is built for ", machine_name(eh.e_machine),
+                                       " (e_machine ", eh.e_machine, "), and this process runs on ",
+                                       machine_name(kHostMachine), " (e_machine ", kHostMachine,
+                                       ")"));
+  }
+  if (eh.e_type != ET_DYN) {
+    return broken(loom::str_cat("it is ", elf_type_name(eh.e_type), ", not a shared library"));
+  }
+  uint64_t segment_count = eh.e_phnum;
+  uint64_t section_count = eh.e_shnum;
+  if (eh.e_shoff != 0 && eh.e_shentsize != sizeof(Shdr)) {
+    return broken(loom::str_cat("its ELF header is invalid (section header size ", eh.e_shentsize,
+                                ", expected ", sizeof(Shdr), ")"));
+  }
+  // Counts too large for the ELF header live in the first section header.
+  if (eh.e_shoff != 0 && (segment_count == PN_XNUM || section_count == 0)) {
+    if (!inside(eh.e_shoff, 1, sizeof(Shdr), size)) {
+      return truncated(size, "the section header table", eh.e_shoff, sizeof(Shdr));
+    }
+    Shdr first;
+    if (!read_struct(fd, &first, eh.e_shoff)) return unreadable("section headers");
+    if (segment_count == PN_XNUM) segment_count = first.sh_info;
+    if (section_count == 0) section_count = first.sh_size;
+  }
+  // Program headers and segments: what dlopen maps, hence what would raise SIGBUS.
+  if (segment_count == 0) return broken("it has no program headers (nothing to load)");
+  if (eh.e_phentsize != sizeof(Phdr)) {
+    return broken(loom::str_cat("its ELF header is invalid (program header size ", eh.e_phentsize,
+                                ", expected ", sizeof(Phdr), ")"));
+  }
+  if (!inside(eh.e_phoff, segment_count, sizeof(Phdr), size)) {
+    return truncated(size, "the program header table", eh.e_phoff, segment_count * sizeof(Phdr));
+  }
+  for (uint64_t i = 0; i < segment_count; ++i) {
+    Phdr ph;
+    if (!read_struct(fd, &ph, eh.e_phoff + i * sizeof(Phdr))) return unreadable("program headers");
+    if (ph.p_filesz != 0 && !inside(ph.p_offset, ph.p_filesz, 1, size)) {
+      return truncated(size, segment_name(i, ph.p_type), ph.p_offset, ph.p_filesz);
+    }
+  }
+  // The section header table: the linker never reads it, but a file cut anywhere before its
+  // end is a damaged copy, and a damaged copy is not loaded.
+  if (eh.e_shoff != 0 && !inside(eh.e_shoff, section_count, sizeof(Shdr), size)) {
+    return truncated(size, "the section header table", eh.e_shoff, section_count * sizeof(Shdr));
+  }
+  return {};
+}
+
+std::string file_kind(fs::file_type type) {
+  switch (type) {
+    case fs::file_type::fifo:
+      return "a FIFO";
+    case fs::file_type::socket:
+      return "a socket";
+    case fs::file_type::block:
+      return "a block device";
+    case fs::file_type::character:
+      return "a character device";
+    default:
+      return "not a regular file";
+  }
+}
+
+// Whether path is a file dlopen can open safely, and if not, why (Note [Checking a plugin
+// file before dlopen]).
+FileCheck check_plugin_file(const fs::path& path) {
+  std::error_code ec;
+  const fs::file_status link = fs::symlink_status(path, ec);
+  if (!fs::exists(link)) return broken("no such file");
+  const fs::file_status target = fs::status(path, ec);
+  if (fs::is_symlink(link) && !fs::exists(target)) {
+    const fs::path to = fs::read_symlink(path, ec);
+    return broken(
+        loom::str_cat("it is a symbolic link to '", to.string(), "', which does not exist"));
+  }
+  if (fs::is_directory(target)) {
+    return {FileCheck::Verdict::NotAFile, "it is a directory, not a plugin file"};
+  }
+  if (!fs::is_regular_file(target)) {
+    return {FileCheck::Verdict::NotAFile,
+            loom::str_cat("it is ", file_kind(target.type()), ", not a plugin file")};
+  }
+  // O_NONBLOCK: should the path have become a FIFO since the status above, open must not
+  // wait for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return broken(loom::str_cat("it cannot be read: ", std::strerror(errno)));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st = {};
+  if (::fstat(fd, &st) != 0) {
+    return broken(loom::str_cat("it cannot be read: ", std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) return {FileCheck::Verdict::NotAFile, "it is not a regular file"};
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (size == 0) return broken("it is empty (0 bytes)");
+  if (FileCheck c = check_elf_ident(fd, size); !c.loadable()) return c;
+  return check_elf_layout(fd, size);
+}
+
+// The file of the plugin named name: libloom_<name>.so in the first folder of dirs that has
+// one this process can load. Folders and other machines' libraries of that name are passed
+// over (and named if nothing else is found); a broken file is taken, so that loading it
+// says what is wrong with it rather than quietly finding an older copy further on.
+fs::path find_plugin_file(std::string_view name, const std::vector<std::string>& dirs) {
+  const std::string file = loom::str_cat("libloom_", name, ".so");
+  std::string passed_over;
+  for (const auto& d : dirs) {
+    const fs::path candidate = fs::path(d) / file;
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(candidate, ec))) continue;
+    const FileCheck check = check_plugin_file(candidate);
+    if (!check.passed_over()) return candidate;
+    loom::str_append(&passed_over, "; passed over '", candidate.string(), "': ", check.reason);
+  }
+  LOOM_THROW(PluginError, "cannot find plugin '", name, "': no ", file,
+             " in the plugin search path (", absl::StrJoin(dirs, ":"),
+             "); set LOOM_PLUGIN_PATH or give a path", passed_over);
+}
 }  // namespace
 
 // Boost.DLL reports a failed dlopen with a generic system error ("Bad file descriptor");
-// the dynamic linker's own words say what is wrong (not ELF, wrong class, a missing symbol).
+// the dynamic linker's own words say what is wrong (a missing library, an undefined symbol).
 std::string why_not_loadable(const std::string& path, const std::exception& boost_error) {
-  {
-    std::ifstream f(path, std::ios::binary);
-    char magic[4] = {};
-    f.read(magic, 4);
-    if (f.gcount() < 4 || std::memcmp(magic,
-                                      "\x7f"
-                                      "ELF",
-                                      4) != 0) {
-      return "it is not a shared library (no ELF header)";
-    }
-  }
   if (void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
     ::dlclose(h);  // loadable after all: keep Boost's reason
     return boost_error.what();
@@ -176,22 +482,12 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
   if (!by_name) {
     path = fs::path(name_or_path);
     std::error_code ec;
-    LOOM_CHECK_T(PluginError, fs::is_regular_file(path, ec), "cannot load plugin '", name_or_path,
-                 "': no such file");
+    // Anything there (a dangling link included) is checked below, with a reason of its own.
+    LOOM_CHECK_T(PluginError, fs::exists(fs::symlink_status(path, ec)), "cannot load plugin '",
+                 name_or_path, "': no such file");
   } else {
     if (LoadedPlugin* p = impl_->find(name_or_path)) return p->info;
-    const std::string file = loom::str_cat("libloom_", name_or_path, ".so");
-    const auto dirs = search_path();
-    for (const auto& d : dirs) {
-      std::error_code ec;
-      if (fs::is_regular_file(fs::path(d) / file, ec)) {
-        path = fs::path(d) / file;
-        break;
-      }
-    }
-    LOOM_CHECK_T(PluginError, !path.empty(), "cannot find plugin '", name_or_path, "': no ", file,
-                 " in the plugin search path (", absl::StrJoin(dirs, ":"),
-                 "); set LOOM_PLUGIN_PATH or give a path");
+    path = find_plugin_file(name_or_path, search_path());
   }
   // One file, one identity: "dir/./libloom_x.so", "../d/libloom_x.so" and a symlink all name
   // the file dlopen would hand back again without running its initialisers, so they must
@@ -207,6 +503,10 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
     LOOM_CHECK_T(PluginError, !by_name || p->info.name == name_or_path,
                  wrong_plugin(where, p->info.name));
     return p->info;
+  }
+  // Note [Checking a plugin file before dlopen]: a file that would crash dlopen never gets there.
+  if (const FileCheck check = check_plugin_file(path); !check.loadable()) {
+    LOOM_THROW(PluginError, "cannot load plugin file '", where, "': ", check.reason);
   }
 
   auto ctx = std::make_unique<PluginContext>("");
@@ -239,7 +539,7 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
       detail::exchange_opening_plugin(previous);
       impl_->failed_init[where] = "a non-standard exception";
       LOOM_THROW(PluginError, "cannot load plugin file '", where,
-                 "': one of its static initialisers threw a non-standard exception");
+                 "': one of its static initialisers threw ", kNonStandardException);
     }
     detail::exchange_opening_plugin(previous);
   }
@@ -286,6 +586,9 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
     m = lib.get<const LoomPluginManifest*()>(LOOM_PLUGIN_ENTRY_POINT)();
   } catch (const std::exception& e) {
     throw fail("", loom::str_cat("plugin '", where, "': its entry point threw: ", e.what()));
+  } catch (...) {
+    throw fail(
+        "", loom::str_cat("plugin '", where, "': its entry point threw ", kNonStandardException));
   }
   if (m == nullptr) {
     throw fail("", loom::str_cat("plugin '", where, "': its entry point returned no manifest"));
@@ -383,6 +686,9 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
   } catch (const std::exception& e) {
     rc = 1;
     std::snprintf(error, sizeof(error), "%s", e.what());
+  } catch (...) {
+    rc = 1;
+    std::snprintf(error, sizeof(error), "its register function threw %s", kNonStandardException);
   }
   error[sizeof(error) - 1] = '\0';  // a C plugin may fill the buffer without terminating it
   if (rc != 0) {
@@ -401,32 +707,64 @@ PluginInfo PluginLoader::load(std::string_view name_or_path) {
   return info;
 }
 
-std::vector<PluginFailure> PluginLoader::load_all() {
+std::vector<PluginFailure> PluginLoader::load_all(std::vector<PluginFailure>* skipped) {
   std::lock_guard<std::recursive_mutex> lock(impl_->mu);
   std::vector<PluginFailure> failures;
-  std::set<std::string> seen;
+  auto skip = [&](const fs::path& entry, std::string why) {
+    if (skipped) skipped->push_back(PluginFailure{entry.string(), std::move(why)});
+  };
+  std::map<std::string, std::string> taken;  // plugin name -> the file that provides it
   for (const auto& dir : search_path()) {
+    std::vector<fs::path> entries;
     std::error_code ec;
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      const std::string f = entry.path().filename().string();
-      if (f.starts_with("libloom_") && f.ends_with(".so")) files.push_back(entry.path());
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      entries.push_back(it->path());
     }
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
-      const std::string file = f.filename().string();
+    std::sort(entries.begin(), entries.end());
+    for (const fs::path& entry : entries) {
+      const std::string file = entry.filename().string();
+      if (!file.starts_with("libloom_") || !file.ends_with(".so") || file.size() <= 11) {
+        skip(entry, fs::is_directory(entry, ec)
+                        ? "a folder: plugin folders are not searched into"
+                        : "not a plugin file name (plugins are named libloom_<name>.so)");
+        continue;
+      }
+      // Note [Checking a plugin file before dlopen]: folders and other machines' libraries
+      // are no plugin for this process, and leave the name to a later folder.
+      if (const FileCheck check = check_plugin_file(entry); check.passed_over()) {
+        skip(entry, check.reason);
+        continue;
+      }
       const std::string name = file.substr(8, file.size() - 11);
-      if (!seen.insert(name).second) continue;
-      if (impl_->find(name)) continue;
+      if (auto first = taken.find(name); first != taken.end()) {
+        skip(entry, loom::str_cat("plugin '", name, "' is taken from '", first->second,
+                                  "', earlier in the search path"));
+        continue;
+      }
+      taken.emplace(name, entry.string());
+      if (const LoadedPlugin* p = impl_->find(name)) {
+        const fs::path canonical = fs::canonical(entry, ec);
+        if (ec || canonical.string() != p->info.path) {
+          skip(entry,
+               loom::str_cat("plugin '", name, "' is already loaded, from '", p->info.path, "'"));
+        }
+        continue;
+      }
+      // One file's failure, whatever it throws, never stops the others.
       try {
-        load(f.string());
-      } catch (const Error& e) {
-        failures.push_back(PluginFailure{f.string(), e.what()});
+        load(entry.string());
+      } catch (const std::exception& e) {
+        failures.push_back(PluginFailure{entry.string(), e.what()});
+      } catch (...) {
+        failures.push_back(PluginFailure{
+            entry.string(), loom::str_cat("loading it threw ", kNonStandardException)});
       }
     }
   }
   return failures;
 }
+
+std::vector<PluginFailure> PluginLoader::load_all() { return load_all(nullptr); }
 
 void PluginLoader::unload(std::string_view name) {
   std::lock_guard<std::recursive_mutex> lock(impl_->mu);
@@ -449,11 +787,17 @@ void PluginLoader::unload(std::string_view name) {
                  DeviceType{a->device_type()}.name(),
                  "' are still held by live tensors; release them first");
   }
+  // Note [Graphs keep their plugin] (core/src/autograd/derivative.cpp).
+  const std::string in_graphs = autograd::live_graph_nodes_of(std::string(name));
+  LOOM_CHECK_T(PluginError, in_graphs.empty(), "cannot unload plugin '", name, "': ", in_graphs,
+               " still use its derivative formulas; run backward and release the tensors that "
+               "hold these graphs (outputs, losses) first");
   if (p.manifest->unregister_plugin) {
     try {
       p.manifest->unregister_plugin(reinterpret_cast<LoomPluginContext*>(p.ctx.get()));
     } catch (...) {
-      // The plugin's own hook failed; its registrations are still undone below.
+      // The plugin's own hook failed, with whatever it threw; its registrations are still
+      // undone below, so the unload itself succeeds.
     }
   }
   const std::string plugin_name = p.info.name;

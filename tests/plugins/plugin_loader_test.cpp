@@ -1,13 +1,17 @@
 // Tests of dispatcher/src/plugin_loader.cpp and plugin.cpp against real plugin files
 // (tests/plugins/test_plugins/): finding and loading them, refusing the broken ones
-// with a reason and no side effects, provider selection across plugins, a plugin
-// that brings a device, and load/unload cycles.
+// with a reason and no side effects, files that are no plugin for this process (truncated,
+// another machine's, a folder...), provider selection across plugins, a plugin that brings
+// a device, and load/unload cycles. A file that crashed the loader would end this binary,
+// which fails the suite.
 
 #include "loom/dispatcher/plugin_loader.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +20,8 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -27,6 +33,7 @@
 #include "loom/core/str_cat.h"
 #include "loom/core/tensor.h"
 #include "loom/dispatcher/dispatcher.h"
+#include "loom/dispatcher/plugin.h"
 #include "loom/dispatcher/plugin_abi.h"
 
 namespace loom {
@@ -274,7 +281,8 @@ TEST_F(PluginLoaderTest, LoadsByPathAndReportsItsManifest) {
   PluginLoader::instance().unload("good_ops");
   EXPECT_FALSE(PluginLoader::instance().is_loaded("good_ops"));
   EXPECT_FALSE(d.find_op("testns::twice"));
-  EXPECT_TRUE(is_mapped(plugin_file("good_ops"))) << "unload keeps the code mapped: Note [Unload keeps code mapped]";
+  EXPECT_TRUE(is_mapped(plugin_file("good_ops")))
+      << "unload keeps the code mapped: Note [Unload keeps code mapped]";
 }
 
 TEST_F(PluginLoaderTest, LoadsByNameThroughPluginPath) {
@@ -338,7 +346,8 @@ TEST_F(PluginLoaderTest, LoadingTwiceReturnsTheSameInfo) {
   }
   // One unload undoes it; the file stays mapped (Note [Unload keeps code mapped]).
   loader.unload("good_ops");
-  EXPECT_TRUE(is_mapped(plugin_file("good_ops"))) << "unload keeps the code mapped: Note [Unload keeps code mapped]";
+  EXPECT_TRUE(is_mapped(plugin_file("good_ops")))
+      << "unload keeps the code mapped: Note [Unload keeps code mapped]";
 }
 
 TEST_F(PluginLoaderTest, DependencyIsLoadedFromTheSearchPath) {
@@ -414,7 +423,8 @@ TEST_F(PluginLoaderTest, LoadsAPluginWrittenInC) {
   EXPECT_EQ(info.build_info, "hand-written C manifest");
   EXPECT_TRUE(info.registrations.empty());
   PluginLoader::instance().unload("c_plugin");
-  EXPECT_TRUE(is_mapped(plugin_file("c_plugin"))) << "unload keeps the code mapped: Note [Unload keeps code mapped]";
+  EXPECT_TRUE(is_mapped(plugin_file("c_plugin")))
+      << "unload keeps the code mapped: Note [Unload keeps code mapped]";
 }
 
 TEST_F(PluginLoaderTest, RefusesAFileOpenedOutsideTheLoader) {
@@ -453,6 +463,294 @@ TEST_F(PluginLoaderTest, RefusesALibraryWithoutTheEntryPoint) {
 TEST_F(PluginLoaderTest, RefusesAFileThatIsNotASharedLibrary) {
   const std::string f = plugin_file("garbage");
   expect_refused(f, {"cannot load plugin file '" + f + "'", "ELF"});
+}
+
+// ---- files that are no plugin for this process ----
+// Note [Checking a plugin file before dlopen]: each is refused, with the file and the
+// reason, before dlopen sees it.
+
+/// The bytes of test plugin `name`'s file.
+std::string plugin_bytes(const std::string& name) {
+  std::ifstream in(plugin_file(name), std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// Writes bytes to the file `name` in dir; returns its canonical path.
+std::string write_file(const TempDir& dir, const std::string& name, const std::string& bytes) {
+  const fs::path path = fs::path(dir.path()) / name;
+  std::ofstream(path, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return fs::canonical(path).string();
+}
+
+/// elf with its ELF header changed by edit.
+template <typename Edit>
+std::string with_header(std::string elf, Edit edit) {
+  Elf64_Ehdr h;
+  std::memcpy(&h, elf.data(), sizeof(h));
+  edit(h);
+  std::memcpy(elf.data(), &h, sizeof(h));
+  return elf;
+}
+
+/// Where the last byte of elf's PT_LOAD segments ends.
+uint64_t end_of_loaded_bytes(const std::string& elf) {
+  Elf64_Ehdr h;
+  std::memcpy(&h, elf.data(), sizeof(h));
+  uint64_t end = 0;
+  for (unsigned i = 0; i < h.e_phnum; ++i) {
+    Elf64_Phdr p;
+    std::memcpy(&p, elf.data() + h.e_phoff + i * sizeof(p), sizeof(p));
+    if (p.p_type == PT_LOAD) end = std::max<uint64_t>(end, p.p_offset + p.p_filesz);
+  }
+  return end;
+}
+
+// A machine that is not this one, for a library built for it.
+#if defined(__aarch64__)
+constexpr uint16_t kOtherMachine = EM_X86_64;
+constexpr const char* kOtherMachineName = "x86-64 (e_machine 62)";
+#else
+constexpr uint16_t kOtherMachine = EM_AARCH64;
+constexpr const char* kOtherMachineName = "AArch64 (e_machine 183)";
+#endif
+
+TEST_F(PluginLoaderTest, RefusesATruncatedCopyBeforeDlopenCanCrashOnIt) {
+  // dlopen maps a truncated file's segments and dies of SIGBUS touching the missing pages.
+  ScopedPluginPath path(test_plugin_dir());
+  PluginLoader::instance().load("good_ops");
+  const std::string whole = plugin_bytes("good_ops");
+  ASSERT_GT(whole.size(), 4096u);
+  TempDir dir;
+  struct Cut {
+    const char* name;
+    size_t size;
+    std::string reason;
+  };
+  // Half the file (in a build with debug information, that may cut only sections the linker
+  // never maps) and half the bytes of its segments (which dlopen maps: SIGBUS).
+  const uint64_t loaded = end_of_loaded_bytes(whole);
+  for (const Cut& cut :
+       {Cut{"half", whole.size() / 2, "it is truncated: "},
+        Cut{"segments_half", loaded / 2, "it is truncated: segment "},
+        Cut{"after_header", sizeof(Elf64_Ehdr),
+            "it is truncated: the program header table takes bytes 64 to "},
+        Cut{"in_header", 40, "it is truncated: the ELF header takes bytes 0 to 64"},
+        Cut{"magic_only", 4, "it is truncated: the ELF identification"}}) {
+    SCOPED_TRACE(cut.name);
+    const std::string f =
+        write_file(dir, loom::str_cat("libloom_cut_", cut.name, ".so"), whole.substr(0, cut.size));
+    expect_refused(f, {"cannot load plugin file '" + f + "': ", cut.reason});
+  }
+  // Without section headers (as a stripped copy has none) the segments themselves are what is
+  // checked: one byte missing from the last PT_LOAD segment is refused.
+  const std::string stripped = with_header(whole, [](Elf64_Ehdr& h) {
+    h.e_shoff = 0;
+    h.e_shnum = 0;
+    h.e_shstrndx = 0;
+  });
+  const uint64_t end = loaded;
+  ASSERT_GT(end, 0u);
+  const std::string f = write_file(dir, "libloom_cut_stripped.so", stripped.substr(0, end - 1));
+  expect_refused(f, {"cannot load plugin file '" + f + "': it is truncated: segment ",
+                     "(PT_LOAD) takes bytes ",
+                     loom::str_cat(" to ", end, ", but the file has only ", end - 1,
+                                   " (loading it would kill "
+                                   "the process with SIGBUS)")});
+  // None of it disturbed what was loaded.
+  EXPECT_EQ(values(twice(Tensor::from_vector<float>({2}, std::vector<int64_t>{1}))),
+            (std::vector<float>{4}));
+}
+
+TEST_F(PluginLoaderTest, RefusesALibraryForAnotherMachineAndSaysWhichOne) {
+  const std::string whole = plugin_bytes("good_ops");
+  TempDir dir;
+  const std::string machine =
+      write_file(dir, "libloom_machine.so",
+                 with_header(whole, [](Elf64_Ehdr& h) { h.e_machine = kOtherMachine; }));
+  expect_refused(machine, {"cannot load plugin file '" + machine + "': it is built for " +
+                           kOtherMachineName + ", and this process runs on "});
+#if defined(__x86_64__)
+  expect_refused(machine, {"and this process runs on x86-64 (e_machine 62)"});
+#endif
+  const std::string bits32 =
+      write_file(dir, "libloom_bits32.so",
+                 with_header(whole, [](Elf64_Ehdr& h) { h.e_ident[EI_CLASS] = ELFCLASS32; }));
+  expect_refused(bits32, {bits32 + "': it is a 32-bit library, and this process is 64-bit"});
+  const std::string swapped = write_file(
+      dir, "libloom_swapped.so", with_header(whole, [](Elf64_Ehdr& h) {
+        h.e_ident[EI_DATA] = h.e_ident[EI_DATA] == ELFDATA2LSB ? ELFDATA2MSB : ELFDATA2LSB;
+      }));
+  expect_refused(swapped, {swapped + "': it is a ", "-endian library, and this process is "});
+}
+
+TEST_F(PluginLoaderTest, ASearchPassesOverAnotherMachinesLibraryOfThatName) {
+  // A plugin folder shared by two kinds of machine: the other machine's good_ops comes
+  // first in the path, and this machine's is found after it.
+  TempDir shared;
+  write_file(
+      shared, "libloom_good_ops.so",
+      with_header(plugin_bytes("good_ops"), [](Elf64_Ehdr& h) { h.e_machine = kOtherMachine; }));
+  const std::string passed = (fs::path(shared.path()) / "libloom_good_ops.so").string();
+  {
+    ScopedPluginPath path(loom::str_cat(shared.path(), ":", test_plugin_dir()));
+    EXPECT_EQ(PluginLoader::instance().load("good_ops").path, plugin_file("good_ops"));
+    PluginLoader::instance().unload("good_ops");
+  }
+  ScopedPluginPath path(shared.path());
+  expect_refused("good_ops",
+                 {"cannot find plugin 'good_ops': no libloom_good_ops.so in the "
+                  "plugin search path",
+                  "; passed over '" + passed + "': it is built for " + kOtherMachineName});
+}
+
+TEST_F(PluginLoaderTest, NamesWhatIsWrongWithAFileThatIsNoLibrary) {
+  TempDir dir;
+  const fs::path folder = fs::path(dir.path()) / "libloom_folder.so";
+  fs::create_directory(folder);
+  expect_refused(folder.string(), {"cannot load plugin file '" + fs::canonical(folder).string() +
+                                   "': it is a directory, not a plugin file"});
+
+  const fs::path dangling = fs::path(dir.path()) / "libloom_dangling.so";
+  fs::create_symlink(fs::path(dir.path()) / "gone.so", dangling);
+  expect_refused(dangling.string(), {"cannot load plugin file '" + dangling.string() +
+                                     "': it is a symbolic link to '" + dir.path() +
+                                     "/gone.so', which does not exist"});
+
+  const std::string empty = write_file(dir, "libloom_empty.so", "");
+  expect_refused(empty, {"cannot load plugin file '" + empty + "': it is empty (0 bytes)"});
+
+  const std::string text = write_file(dir, "libloom_text.so", "not a library, just text\n");
+  expect_refused(
+      text, {"cannot load plugin file '" + text + "': it is not a shared library (no ELF header)"});
+
+  const fs::path fifo = fs::path(dir.path()) / "libloom_fifo.so";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_refused(fifo.string(), {"cannot load plugin file '" + fs::canonical(fifo).string() +
+                                 "': it is a FIFO, not a plugin file"});
+
+  const std::string executable =
+      write_file(dir, "libloom_executable.so",
+                 with_header(plugin_bytes("good_ops"), [](Elf64_Ehdr& h) { h.e_type = ET_EXEC; }));
+  expect_refused(executable, {executable + "': it is an executable, not a shared library"});
+}
+
+TEST_F(PluginLoaderTest, NamesAFileItCannotRead) {
+  TempDir dir;
+  const std::string f = write_file(dir, "libloom_locked.so", plugin_bytes("good_ops"));
+  fs::permissions(f, fs::perms::none);
+  if (::access(f.c_str(), R_OK) == 0) {
+    GTEST_SKIP() << "this process may read any file (root?): permissions cannot lock one";
+  }
+  expect_refused(f, {"cannot load plugin file '" + f + "': it cannot be read: Permission denied"});
+}
+
+TEST_F(PluginLoaderTest, LoadAllNamesEveryFileItRefusesOrSkipsAndLoadsTheRest) {
+  TempDir first, second;
+  const fs::path a = first.path(), b = second.path();
+  const std::string good_ops = first.copy_plugin("good_ops", "good_ops");
+  first.copy_plugin("good_dep", "good_dep");
+  const std::string whole = plugin_bytes("good_ops");
+  const std::string cut =
+      write_file(first, "libloom_cut.so", whole.substr(0, end_of_loaded_bytes(whole) / 2));
+  const std::string empty = write_file(first, "libloom_empty.so", "");
+  const std::string text = write_file(first, "libloom_text.so", "text\n");
+  const std::string machine =
+      write_file(first, "libloom_machine.so",
+                 with_header(whole, [](Elf64_Ehdr& h) { h.e_machine = kOtherMachine; }));
+  write_file(first, "README.md", "# plugins\n");
+  write_file(first, "libloom_versioned.so.1", whole);
+  fs::create_directory(a / "libloom_folder.so");
+  fs::create_directory(a / "sub");
+  fs::create_symlink(a / "gone.so", a / "libloom_dangling.so");
+  ASSERT_EQ(::mkfifo((a / "libloom_fifo.so").c_str(), 0600), 0);
+  second.copy_plugin("good_ops", "good_ops");  // shadowed by the first folder's
+
+  ScopedPluginPath path(loom::str_cat(first.path(), ":", second.path()));
+  std::vector<PluginFailure> skipped_all;
+  std::map<std::string, std::string> failed, skipped;  // file name (folder 2: "2/" + name) -> why
+  auto ours = [&](const std::string& p, std::map<std::string, std::string>& into,
+                  const std::string& why) {
+    const fs::path parent = fs::path(p).parent_path();
+    const std::string name = fs::path(p).filename().string();
+    if (parent == a) into[name] = why;
+    if (parent == b) into["2/" + name] = why;
+  };
+  for (const PluginFailure& f : PluginLoader::instance().load_all(&skipped_all)) {
+    ours(f.path, failed, f.message);
+  }
+  for (const PluginFailure& f : skipped_all) ours(f.path, skipped, f.message);
+
+  EXPECT_TRUE(PluginLoader::instance().is_loaded("good_ops"));
+  EXPECT_TRUE(PluginLoader::instance().is_loaded("good_dep"));
+  EXPECT_EQ(PluginLoader::instance().load("good_ops").path, good_ops);
+  EXPECT_EQ(active_provider("testns::twice", DispatchKey::CPU), "fast");
+
+  auto keys = [](const std::map<std::string, std::string>& m) {
+    std::vector<std::string> k;
+    for (const auto& [name, _] : m) k.push_back(name);
+    return k;
+  };
+  EXPECT_EQ(keys(failed), (std::vector<std::string>{"libloom_cut.so", "libloom_dangling.so",
+                                                    "libloom_empty.so", "libloom_text.so"}));
+  EXPECT_TRUE(
+      contains(failed["libloom_cut.so"], "cannot load plugin file '" + cut + "': it is truncated"))
+      << failed["libloom_cut.so"];
+  EXPECT_TRUE(contains(failed["libloom_dangling.so"], "which does not exist"))
+      << failed["libloom_dangling.so"];
+  EXPECT_TRUE(contains(failed["libloom_empty.so"], empty + "': it is empty"))
+      << failed["libloom_empty.so"];
+  EXPECT_TRUE(contains(failed["libloom_text.so"], text + "': it is not a shared library"))
+      << failed["libloom_text.so"];
+
+  EXPECT_EQ(keys(skipped),
+            (std::vector<std::string>{"2/libloom_good_ops.so", "README.md", "libloom_fifo.so",
+                                      "libloom_folder.so", "libloom_machine.so",
+                                      "libloom_versioned.so.1", "sub"}));
+  EXPECT_EQ(skipped["2/libloom_good_ops.so"], "plugin 'good_ops' is taken from '" +
+                                                  (a / "libloom_good_ops.so").string() +
+                                                  "', earlier in the search path");
+  EXPECT_EQ(skipped["README.md"], "not a plugin file name (plugins are named libloom_<name>.so)");
+  EXPECT_EQ(skipped["libloom_versioned.so.1"], skipped["README.md"]);
+  EXPECT_EQ(skipped["libloom_fifo.so"], "it is a FIFO, not a plugin file");
+  EXPECT_EQ(skipped["libloom_folder.so"], "it is a directory, not a plugin file");
+  EXPECT_EQ(skipped["sub"], "a folder: plugin folders are not searched into");
+  EXPECT_TRUE(
+      contains(skipped["libloom_machine.so"], loom::str_cat("it is built for ", kOtherMachineName)))
+      << skipped["libloom_machine.so"];
+  (void)machine;
+}
+
+// ---- plugin code that throws what is not a std::exception ----
+
+TEST(PluginRegistration, AHookThrowingANonStandardExceptionIsReported) {
+  PluginContext ctx("int_thrower");
+  ctx.pending_on_load.push_back(+[](PluginContext&) { throw 42; });
+  char error[256] = {};
+  EXPECT_EQ(detail::run_plugin_registration(reinterpret_cast<LoomPluginContext*>(&ctx), error,
+                                            sizeof(error)),
+            1);
+  EXPECT_STREQ(error,
+               "a LOOM_PLUGIN_ON_LOAD hook threw a non-standard exception (not derived from "
+               "std::exception)");
+}
+
+TEST(PluginRegistration, ABlockThrowingANonStandardExceptionIsNamedAndRolledBack) {
+  PluginContext ctx("int_thrower");
+  ctx.pending_blocks.push_back(detail::LibraryBlock{Library::Kind::Def, "intthrowns", nullptr,
+                                                    +[](Library& m) {
+                                                      m.def("never(Tensor x) -> Tensor");
+                                                      throw 42;
+                                                    },
+                                                    "int_thrower.cpp", 7});
+  char error[256] = {};
+  EXPECT_EQ(detail::run_plugin_registration(reinterpret_cast<LoomPluginContext*>(&ctx), error,
+                                            sizeof(error)),
+            1);
+  EXPECT_STREQ(error,
+               "in the block at int_thrower.cpp:7: it threw a non-standard exception (not derived "
+               "from std::exception)");
+  EXPECT_FALSE(Dispatcher::instance().find_op("intthrowns::never"));
 }
 
 TEST_F(PluginLoaderTest, RefusesAnotherMajorAbiAndPrintsBothVersions) {
@@ -535,7 +833,8 @@ TEST_F(PluginLoaderTest, DependenciesLoadedForAFailedPluginAreUnloadedAgain) {
   expect_refused(f, {"plugin 'second_dep_missing' (" + f + ") requires plugin 'no_such_plugin'"});
   EXPECT_FALSE(PluginLoader::instance().is_loaded("good_ops"));
   EXPECT_FALSE(Dispatcher::instance().find_op("testns::twice"));
-  EXPECT_TRUE(is_mapped(plugin_file("good_ops"))) << "unload keeps the code mapped: Note [Unload keeps code mapped]";
+  EXPECT_TRUE(is_mapped(plugin_file("good_ops")))
+      << "unload keeps the code mapped: Note [Unload keeps code mapped]";
 
   // A dependency that was loaded before stays loaded.
   PluginLoader::instance().load("good_ops");
@@ -627,7 +926,8 @@ TEST_F(PluginLoaderTest, ProviderSelectionAcrossPlugins) {
   const auto kernels = d.kernels(d.find_op_or_throw("testns::twice"));
   ASSERT_EQ(kernels.size(), 1u);
   EXPECT_EQ(kernels[0].provider, "good_ops");
-  EXPECT_TRUE(is_mapped(plugin_file("good_dep"))) << "unload keeps the code mapped: Note [Unload keeps code mapped]";
+  EXPECT_TRUE(is_mapped(plugin_file("good_dep")))
+      << "unload keeps the code mapped: Note [Unload keeps code mapped]";
 
   // Loading it again brings the fast provider back (the preference still names it).
   PluginLoader::instance().load("good_dep");
@@ -769,11 +1069,12 @@ TEST_F(PluginLoaderTest, AThrowingStaticInitialiserIsReportedAndRemembered) {
   GTEST_SKIP() << "exceptions cannot unwind through the sanitizers' dlopen interceptor";
 #endif
   const std::string f = plugin_file("throws_in_init");
-  expect_refused(f, {"cannot load plugin file '" + f + "'",
-                     "one of its static initialisers threw: boom in a static initialiser"},
+  expect_refused(f,
+                 {"cannot load plugin file '" + f + "'",
+                  "one of its static initialisers threw: boom in a static initialiser"},
                  /*expect_closed=*/false);
-  expect_refused(f, {"its static initialisers threw when it was first opened",
-                     "restart the process"},
+  expect_refused(f,
+                 {"its static initialisers threw when it was first opened", "restart the process"},
                  /*expect_closed=*/false);
 }
 

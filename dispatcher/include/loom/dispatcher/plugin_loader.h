@@ -27,9 +27,9 @@ struct PluginInfo {
   std::vector<std::string> registrations;  ///< one line per registration it made
 };
 
-/// A plugin file that could not be loaded by load_all(), and why.
+/// A plugin file that load_all() could not load, or a folder entry it did not try, and why.
 struct PluginFailure {
-  std::string path;     ///< the file
+  std::string path;     ///< the file (or folder entry)
   std::string message;  ///< the reason
 };
 
@@ -40,15 +40,27 @@ class PluginLoader {
   static PluginLoader& instance();
 
   /// Loads a plugin by name (searched) or path (explicit), loading missing dependencies from
-  /// the search path first. Throws PluginError with the reason; on failure nothing stays
-  /// registered, dependencies loaded for it included. Loading an already loaded plugin (by
-  /// name, or by any path to its file) returns its info. A search for N refuses a
+  /// the search path first. Throws PluginError with the file and the reason, whatever the
+  /// plugin's own code throws; on failure nothing stays registered, dependencies loaded for it
+  /// included. The file is checked before it is opened (a directory, a dangling link, an
+  /// unreadable, empty or non-ELF file, a library for another machine, a truncated one: see
+  /// Note [Checking a plugin file before dlopen] in plugin_loader.cpp). Loading an already
+  /// loaded plugin (by name, or by any path to its file) returns its info. A search for N
+  /// passes over folders and other machines' libraries named libloom_N.so, and refuses a
   /// libloom_N.so that holds another plugin.
   PluginInfo load(std::string_view name_or_path);
-  /// Loads every libloom_*.so in the search path (the first file of each name wins),
-  /// dependencies first. Returns the failures; the successful ones stay loaded.
+  /// Loads every libloom_*.so in the search path (the first file of each name wins; a folder
+  /// or another machine's library leaves the name to later folders), dependencies first.
+  /// Returns the files that failed, each with its reason; one failure never stops the others,
+  /// and the successful ones stay loaded. Unless skipped is null, it receives the folder
+  /// entries that were not tried, each with the reason: other file names, folders, libraries
+  /// for another machine, a name already taken by an earlier file.
+  std::vector<PluginFailure> load_all(std::vector<PluginFailure>* skipped);
+  /// load_all(nullptr); a function of its own, so that programs built before skipped existed
+  /// keep linking against libloom_core.
   std::vector<PluginFailure> load_all();
-  /// Unloads a plugin: undoes exactly its registrations and closes the file. Throws
+  /// Unloads a plugin: undoes exactly its registrations (its file stays mapped until exit:
+  /// Note [Unload keeps code mapped] in plugin_loader.cpp). Throws
   /// PluginError (and changes nothing) while another loaded plugin depends on it or while
   /// tensors from its allocators are alive.
   void unload(std::string_view name);
