@@ -1,4 +1,5 @@
 // Runs build/bin/loom (and loom-bench) as a user would and checks exit status and output.
+#include <elf.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -6,11 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -163,6 +166,120 @@ TEST(LoomCli, InfoReportsARefusedPluginWithoutFailing) {
   EXPECT_TRUE(has(r.out, "tools_test_needs_good (1 op)")) << r.out;
 }
 
+/// A fresh folder for one test, removed with its contents at the end of the scope.
+class ScratchFolder {
+ public:
+  explicit ScratchFolder(const std::string& name)
+      : path_(fs::path(::testing::TempDir()) / (name + "." + std::to_string(getpid()))) {
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~ScratchFolder() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+  /// Writes bytes to the file `name` here; returns its path.
+  std::string write(const std::string& name, const std::string& bytes) const {
+    std::ofstream(path_ / name, std::ios::binary)
+        .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return (path_ / name).string();
+  }
+
+ private:
+  fs::path path_;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// The bytes of an ELF file for another machine (AArch64, or x86-64 on AArch64).
+std::string for_another_machine(std::string elf) {
+  Elf64_Ehdr h;
+  std::memcpy(&h, elf.data(), sizeof(h));
+#if defined(__aarch64__)
+  h.e_machine = EM_X86_64;
+#else
+  h.e_machine = EM_AARCH64;
+#endif
+  std::memcpy(elf.data(), &h, sizeof(h));
+  return elf;
+}
+
+/// elf cut in the middle of the bytes its PT_LOAD segments map: dlopen would die of SIGBUS.
+std::string cut_inside_segments(const std::string& elf) {
+  Elf64_Ehdr h;
+  std::memcpy(&h, elf.data(), sizeof(h));
+  uint64_t end = 0;
+  for (unsigned i = 0; i < h.e_phnum; ++i) {
+    Elf64_Phdr p;
+    std::memcpy(&p, elf.data() + h.e_phoff + i * sizeof(p), sizeof(p));
+    if (p.p_type == PT_LOAD) end = std::max<uint64_t>(end, p.p_offset + p.p_filesz);
+  }
+  return elf.substr(0, end / 2);
+}
+
+/// The reason `loom info` printed under "  <verdict> <path>" ("" if there is no such entry).
+std::string info_entry(const std::string& out, const std::string& verdict,
+                       const std::string& path) {
+  const std::string head = "  " + verdict + " " + path + "\n      ";
+  const size_t at = out.find(head);
+  if (at == std::string::npos) return "";
+  const size_t from = at + head.size();
+  return out.substr(from, out.find('\n', from) - from);
+}
+
+TEST(LoomCli, InfoNamesEveryFileOfAPluginFolderThatItDidNotLoad) {
+  // Each of these once crashed `loom info` (SIGBUS on the truncated copy), stopped it (an int
+  // thrown by plugin code) or went unmentioned; now each is named with the reason.
+  ScratchFolder dir("loom_cli_info_folder");
+  const std::string good = read_file(plugin("good"));
+  const std::string good_copy = dir.write("libloom_tools_test_good.so", good);
+  const std::string throws_int =
+      dir.write("libloom_tools_test_throws_int.so", read_file(plugin("throws_int")));
+  const std::string entry_throws =
+      dir.write("libloom_tools_test_entry_throws.so", read_file(plugin("entry_throws")));
+  const std::string cut = dir.write("libloom_tools_test_cut.so", cut_inside_segments(good));
+  const std::string empty = dir.write("libloom_tools_test_empty.so", "");
+  const std::string text = dir.write("libloom_tools_test_text.so", "not a library\n");
+  const std::string machine = dir.write("libloom_tools_test_machine.so", for_another_machine(good));
+  const std::string readme = dir.write("README.md", "# plugins\n");
+  const std::string folder = (dir.path() / "libloom_tools_test_folder.so").string();
+  fs::create_directory(folder);
+
+  Ran r = loom({"info"}, {"LOOM_PLUGIN_PATH=" + dir.path().string()});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_TRUE(has(r.out, "tools_test_good 1.2.3")) << r.out;
+  EXPECT_TRUE(has(r.out, "5 failed, 3 skipped)")) << r.out;
+  struct Entry {
+    const char* verdict;
+    std::string path;
+    std::string reason;
+  };
+  for (const Entry& e : {
+           Entry{"FAILED", throws_int,
+                 "failed to register, and everything it registered was rolled back: its register "
+                 "function threw a non-standard exception (not derived from std::exception)"},
+           Entry{"FAILED", entry_throws,
+                 "': its entry point threw a non-standard exception (not derived from "
+                 "std::exception)"},
+           Entry{"FAILED", cut, "': it is truncated: "},
+           Entry{"FAILED", empty, "': it is empty (0 bytes)"},
+           Entry{"FAILED", text, "': it is not a shared library (no ELF header)"},
+           Entry{"skipped", machine, "it is built for "},
+           Entry{"skipped", folder, "it is a directory, not a plugin file"},
+           Entry{"skipped", readme, "not a plugin file name (plugins are named libloom_<name>.so)"},
+       }) {
+    const std::string reason = info_entry(r.out, e.verdict, e.path);
+    EXPECT_TRUE(has(reason, e.reason)) << e.verdict << " " << e.path << ": '" << reason << "' in\n"
+                                       << r.out;
+  }
+  EXPECT_EQ(info_entry(r.out, "FAILED", good_copy), "");
+  EXPECT_EQ(info_entry(r.out, "skipped", good_copy), "");
+}
+
 // ---- schema check ----
 
 struct SchemaCase {
@@ -295,6 +412,41 @@ TEST(LoomCli, PluginCheckTextFileNamedLikeAPlugin) {
   EXPECT_TRUE(has(r.out, "REFUSED")) << r.out;
   EXPECT_TRUE(has(r.out, "cannot load plugin file")) << r.out;
   EXPECT_TRUE(has(r.out, fake.string())) << r.out;
+}
+
+TEST(LoomCli, PluginCheckRefusesATruncatedCopyInsteadOfCrashingOnIt) {
+  ScratchFolder dir("loom_cli_check_cut");
+  const std::string good = read_file(plugin("good"));
+  const std::string cut = dir.write("libloom_tools_test_cut.so", cut_inside_segments(good));
+  Ran r = loom({"plugin", "check", cut});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(has(r.out, "REFUSED " + cut)) << r.out;
+  EXPECT_TRUE(has(r.out, "it is truncated: ")) << r.out;
+  EXPECT_FALSE(has(r.out, "crashed")) << r.out;
+}
+
+TEST(LoomCli, PluginCheckSaysWhatIsWrongWithAFileThatIsNoPlugin) {
+  ScratchFolder dir("loom_cli_check_kinds");
+  const std::string folder = (dir.path() / "libloom_tools_test_folder.so").string();
+  fs::create_directory(folder);
+  const std::string machine =
+      dir.write("libloom_tools_test_machine.so", for_another_machine(read_file(plugin("good"))));
+  for (const auto& [path, reason] :
+       {std::pair<std::string, std::string>{folder, "it is a directory, not a plugin file"},
+        std::pair<std::string, std::string>{machine, "it is built for "}}) {
+    Ran r = loom({"plugin", "check", path});
+    EXPECT_EQ(r.status, 1);
+    EXPECT_TRUE(has(r.out, "REFUSED " + path)) << r.out;
+    EXPECT_TRUE(has(r.out, reason)) << r.out;
+  }
+}
+
+TEST(LoomCli, PluginCheckNamesARegisterFunctionThatThrowsAnInt) {
+  Ran r = loom({"plugin", "check", plugin("throws_int")});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(has(r.out, "REFUSED " + plugin("throws_int"))) << r.out;
+  EXPECT_TRUE(has(r.out, "plugin 'tools_test_throws_int'")) << r.out;
+  EXPECT_TRUE(has(r.out, "its register function threw a non-standard exception")) << r.out;
 }
 
 TEST(LoomCli, PluginCheckReportsWhatAPluginRegisters) {

@@ -100,10 +100,14 @@ void print_search_path(const PluginLoader& loader) {
   if (env == nullptr || *env == '\0') std::cout << "  (LOOM_PLUGIN_PATH is not set)\n";
 }
 
-void print_plugins(const PluginLoader& loader, const std::vector<PluginFailure>& failures) {
+// Loaded plugins, then every file of the plugin folders that was refused (FAILED) or not tried
+// (skipped), each with the loader's reason: nothing in a plugin folder goes unmentioned.
+void print_plugins(const PluginLoader& loader, const std::vector<PluginFailure>& failures,
+                   const std::vector<PluginFailure>& skipped) {
   const auto loaded = loader.loaded();
   std::cout << "\nPlugins (" << loaded.size() << " loaded";
   if (!failures.empty()) std::cout << ", " << failures.size() << " failed";
+  if (!skipped.empty()) std::cout << ", " << skipped.size() << " skipped";
   std::cout << ")\n";
   if (loaded.empty()) std::cout << "  (none)\n";
   for (const PluginInfo& p : loaded) {
@@ -122,6 +126,9 @@ void print_plugins(const PluginLoader& loader, const std::vector<PluginFailure>&
   }
   for (const PluginFailure& f : failures) {
     std::cout << "  FAILED " << display_path(f.path) << "\n      " << f.message << "\n";
+  }
+  for (const PluginFailure& s : skipped) {
+    std::cout << "  skipped " << display_path(s.path) << "\n      " << s.message << "\n";
   }
 }
 
@@ -170,7 +177,8 @@ void print_providers() {
 int run_info(Args& args) {
   args.positionals(0, 0);
   PluginLoader& loader = PluginLoader::instance();
-  const std::vector<PluginFailure> failures = loader.load_all();
+  std::vector<PluginFailure> skipped;
+  const std::vector<PluginFailure> failures = loader.load_all(&skipped);
 
   std::cout << "Loom " << LOOM_VERSION_STRING << "\n\n";
   print_build();
@@ -178,7 +186,7 @@ int run_info(Args& args) {
   print_device_hooks();
   print_backend_switches();
   print_search_path(loader);
-  print_plugins(loader, failures);
+  print_plugins(loader, failures, skipped);
   print_providers();
   return kExitOk;
 }
