@@ -6,24 +6,27 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <iomanip>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
+
+#include "loom/data/safetensors.h"
 
 namespace loom::train {
 
 void ConfusionMatrix::add(int64_t truth, int64_t predicted) {
   if (truth < 0 || truth >= n_ || predicted < 0 || predicted >= n_) {
-    throw std::out_of_range("ConfusionMatrix::add: class out of range [0, " +
-                            std::to_string(n_) + "): truth " + std::to_string(truth) +
-                            ", predicted " + std::to_string(predicted));
+    throw std::out_of_range("ConfusionMatrix::add: class out of range [0, " + std::to_string(n_) +
+                            "): truth " + std::to_string(truth) + ", predicted " +
+                            std::to_string(predicted));
   }
   ++counts_[truth * n_ + predicted];
 }
@@ -102,28 +105,38 @@ double peak_rss_mib() {
 void write_file_atomically(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   const fs::path target(path);
-  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp");
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Named as safetensors' saves name theirs (Note [Atomic save] in loom/data/safetensors.h),
+  // so that a crash's leftover is recognised and removed at the next start.
+  static std::atomic<uint64_t> counter{0};
+  const fs::path tmp =
+      target.parent_path() /
+      data::safetensors::temporary_name(target.filename().string(), ::getpid(), counter++);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
     throw std::runtime_error("cannot write " + tmp.string() + ": " + std::strerror(errno));
   }
+  auto fail = [&](const std::string& what) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(what + ": " + why);
+  };
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      const std::string why = std::strerror(errno);
       ::close(fd);
-      throw std::runtime_error("cannot write " + tmp.string() + ": " + why);
+      fail("cannot write " + tmp.string());
     }
     done += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    throw std::runtime_error("cannot write " + tmp.string() + ": " + std::strerror(errno));
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    fail("cannot write " + tmp.string());
   }
+  if (::close(fd) != 0) fail("cannot write " + tmp.string());
   if (std::rename(tmp.c_str(), target.c_str()) != 0) {
-    throw std::runtime_error("cannot rename " + tmp.string() + " to " + path + ": " +
-                             std::strerror(errno));
+    fail("cannot rename " + tmp.string() + " to " + path);
   }
 }
 
@@ -178,8 +191,8 @@ void panel(std::ostringstream& os, double x0, double y0, double w, double h,
      << bottom - top << "' fill='none' stroke='#888'/>\n";
   for (int i = 0; i <= 4; ++i) {
     const double v = lo + (hi - lo) * i / 4;
-    os << "<text x='" << left - 5 << "' y='" << Y(v) + 4
-       << "' text-anchor='end' font-size='10'>" << std::setprecision(3) << v << "</text>\n";
+    os << "<text x='" << left - 5 << "' y='" << Y(v) + 4 << "' text-anchor='end' font-size='10'>"
+       << std::setprecision(3) << v << "</text>\n";
   }
   for (int64_t e = 1; e <= epochs; ++e) {
     os << "<text x='" << X(static_cast<double>(e)) << "' y='" << bottom + 14
@@ -225,11 +238,13 @@ std::string metrics_svg(const std::vector<EpochRow>& rows, const std::string& ti
         "font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n";
   os << "<text x='450' y='16' text-anchor='middle' font-size='15'>" << title << "</text>\n";
   panel(os, 0, 20, 450, 360, "loss",
-        {{"train", "#1f77b4", train_loss}, {"validation", "#2ca02c", val_loss},
+        {{"train", "#1f77b4", train_loss},
+         {"validation", "#2ca02c", val_loss},
          {"test", "#d62728", test_loss}},
         epochs);
   panel(os, 450, 20, 450, 360, "accuracy",
-        {{"train", "#1f77b4", train_acc}, {"validation", "#2ca02c", val_acc},
+        {{"train", "#1f77b4", train_acc},
+         {"validation", "#2ca02c", val_acc},
          {"test", "#d62728", test_acc}},
         epochs);
   os << "</svg>\n";
@@ -237,8 +252,12 @@ std::string metrics_svg(const std::vector<EpochRow>& rows, const std::string& ti
 }
 
 Progress::Progress(std::string mode, int64_t epoch, int64_t epochs, int64_t steps)
-    : mode_(std::move(mode)), epoch_(epoch), epochs_(epochs), steps_(std::max<int64_t>(steps, 1)),
-      start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
+    : mode_(std::move(mode)),
+      epoch_(epoch),
+      epochs_(epochs),
+      steps_(std::max<int64_t>(steps, 1)),
+      start_(std::chrono::steady_clock::now()),
+      last_draw_(start_) {}
 
 void Progress::update(int64_t step, double loss, int64_t samples) {
   if (mode_ == "none") return;

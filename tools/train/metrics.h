@@ -54,7 +54,9 @@ double seconds_since_process_start();
 /// This process's peak resident memory in MiB (getrusage).
 double peak_rss_mib();
 
-/// Writes text to path atomically (a temporary file beside it, fsync, rename).
+/// Writes text to path atomically (a temporary file beside it, named as Note [Atomic save] in
+/// loom/data/safetensors.h names them; fsync; rename). Throws std::runtime_error naming the
+/// file; the temporary file is then removed.
 void write_file_atomically(const std::string& path, const std::string& text);
 /// metrics.csv: a header and one line per epoch.
 std::string metrics_csv(const std::vector<EpochRow>& rows);
