@@ -2,7 +2,8 @@
 # `loom train` as a user runs it (on Debian's dataset-fashion-mnist): bad arguments and a
 # missing dataset give a message and exit 2; a short run writes its run folder and ends
 # with the RESULT line; a run stopped part-way and resumed from its checkpoint ends exactly
-# as the uninterrupted run; a corrupted checkpoint is refused with a reason; --config works.
+# as the uninterrupted run; a corrupted or crafted checkpoint is refused with a reason naming
+# the file and the field; stale temporary files are cleaned up; --config works.
 # Usage: train_test.sh BUILD_DIR
 set -euo pipefail
 loom="$1/bin/loom"
@@ -80,10 +81,75 @@ expect_exit2 "$work/bad.safetensors" --resume "$work/bad.safetensors"
 # A safetensors file whose loom.train metadata lacks the run's fields.
 h='{"__metadata__":{"loom.train":"{}"}}'
 printf "\\x$(printf %02x ${#h})\\0\\0\\0\\0\\0\\0\\0%s" "$h" > "$work/empty.safetensors"
-expect_exit2 "--resume $work/empty.safetensors: its loom.train metadata has no usable config" \
+expect_exit2 "--resume $work/empty.safetensors: loom.train metadata: field 'format' is missing" \
   --resume "$work/empty.safetensors"
 echo "not a checkpoint" > "$work/text.safetensors"
 expect_exit2 "$work/text.safetensors" --resume "$work/text.safetensors"
+
+# Crafted checkpoints (Note [Checkpoint checks] in tools/train/checkpoint.h): each is refused
+# with exit 2, a message naming the file and the field, and never a JSON library's message.
+# edit_checkpoint.py makes them from a short run and recomputes the metadata checksum, so the
+# field's own check is what refuses them.
+edit="$(dirname "$0")/edit_checkpoint.py"
+"$loom" train --model mlp --epochs 1 --limit-train 256 --limit-test 64 --batch-size 32 \
+  --scheduler cosine --stop-after-steps 3 --out "$work/k" --progress none > /dev/null
+ck="$work/k/checkpoint.safetensors"
+crafted() {  # crafted "message part" edits...
+  local want="$1"; shift
+  python3 "$edit" "$ck" "$work/crafted.safetensors" "$@"
+  expect_exit2 "$want" --resume "$work/crafted.safetensors" --out "$work/kk"
+  if grep -q "json.exception" <<<"$out"; then fail "a JSON library message for $*: $out"; fi
+}
+m="--resume $work/crafted.safetensors: loom.train metadata: field"
+crafted "$m 'epoch' must be an integer in [1, 2], got -5" epoch=-5
+crafted "$m 'epoch' must be an integer in [1, 2], got -1000000000000" epoch=-1000000000000
+crafted "$m 'epoch' must be an integer in [1, 2], got \"2\"" 'epoch="2"'
+crafted "$m 'step_in_epoch' must be an integer in [0, 8] (the steps of an epoch of this run), got 9" \
+  step_in_epoch=9 global_step=9
+crafted "$m 'global_step' must be an integer in [3, " global_step=-1
+crafted "$m 'seen' must be an integer in [0, 96], got -1" seen=-1
+crafted "$m 'correct' must be an integer in [0, 96], got 97" correct=97
+crafted "$m 'loss_sum' must be a number in [0, " 'loss_sum="x"'
+crafted "$m 'config': lr expects a number in [0, 1000], got '5000'" config.lr=5000
+crafted "$m 'config': batch_size expects an integer >= 1, got '0'" config.batch_size=0
+crafted "$m 'config': batch_size expects an integer >= 1, got '-64'" config.batch_size=-64
+crafted "$m 'config': 'batch_size' must be a string or a number, got true" config.batch_size=true
+crafted "$m 'config.model' is missing" del:config.model
+crafted "$m 'rows' must be an array of 0 metrics rows" 'rows=[[1]]'
+crafted "$m 'scheduler.base_lrs' must hold 1 learning rate(s)" 'scheduler@base_lrs=[]'
+crafted "$m 'optimizer.param_groups[0].lr' breaks the rule of --lr" optimizer.param_groups.0.lr=1e9
+crafted "$m 'optimizer.state.0.step' must be an integer in [0, 3], got -1" optimizer.state.0.step=-1
+crafted "$m 'rng' must be an even number of lowercase hex digits" 'rng="abc"'
+crafted "$m 'extra' is not a field of a loom train checkpoint" extra=1
+# A file without checksums (another writer's) is checked all the same, and loads when valid.
+crafted "$m 'epoch' must be an integer in [1, 2], got 0" --drop-checksums epoch=0
+python3 "$edit" "$ck" "$work/plain.safetensors" --drop-checksums
+"$loom" train --resume "$work/plain.safetensors" --epochs 1 --out "$work/kp" --progress none \
+  > "$work/kp.txt"
+tail -1 "$work/kp.txt" | grep -q '^RESULT model=mlp epochs=1 ' || fail "no checksums: $(tail -3 "$work/kp.txt")"
+# A flipped bit, an edit that leaves the checksum as it was, data cut short.
+crafted "safetensors: '$work/crafted.safetensors': tensor 'optim.state.3.exp_avg_sq': checksum mismatch" \
+  --flip-last-byte
+crafted "safetensors: '$work/crafted.safetensors': __metadata__: checksum mismatch" \
+  --keep-checksums epoch=2
+head -c "$(( $(stat -c %s "$ck") - 4 ))" "$ck" > "$work/cut.safetensors"
+expect_exit2 "safetensors: '$work/cut.safetensors': file is truncated: the tensors need" \
+  --resume "$work/cut.safetensors"
+
+# Leftovers of interrupted saves: a resume removes Loom's own temporary files in the run folder
+# whose process is gone, and leaves a live process's and every other file alone.
+dead="$(sh -c 'echo $$')"
+touch "$work/k/.checkpoint.safetensors.tmp-$dead-0" "$work/k/.metrics.csv.tmp-$dead-2" \
+  "$work/k/.checkpoint.safetensors.tmp-$$-1" "$work/k/notes.tmp" "$work/k/.notes.tmp-1-x"
+"$loom" train --resume "$ck" --epochs 1 --progress none > "$work/k2.txt"
+grep -qF "removed $work/k/.checkpoint.safetensors.tmp-$dead-0, the temporary file of an interrupted save" \
+  "$work/k2.txt" || fail "no stale file removed: $(head -3 "$work/k2.txt")"
+for f in ".checkpoint.safetensors.tmp-$dead-0" ".metrics.csv.tmp-$dead-2"; do
+  [ ! -e "$work/k/$f" ] || fail "the stale $f is still there"
+done
+for f in ".checkpoint.safetensors.tmp-$$-1" notes.tmp .notes.tmp-1-x; do
+  [ -e "$work/k/$f" ] || fail "$f was removed"
+done
 
 # Early stopping on a validation split: stops before the last epoch when the loss stalls.
 "$loom" train --model mlp --epochs 30 --lr 0.05 --limit-train 1024 --limit-test 256 \

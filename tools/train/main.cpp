@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint.h"
 #include "loom/core/device_hooks.h"
 #include "loom/data/dataloader.h"
 #include "loom/data/datasets.h"
@@ -39,14 +40,9 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-const std::vector<std::string> kClassNames = {"T-shirt/top", "Trouser", "Pullover", "Dress",
-                                              "Coat",        "Sandal",  "Shirt",    "Sneaker",
+const std::vector<std::string> kClassNames = {"T-shirt/top", "Trouser",   "Pullover", "Dress",
+                                              "Coat",        "Sandal",    "Shirt",    "Sneaker",
                                               "Bag",         "Ankle boot"};
-
-/// A failure the user can fix (bad data folder, bad checkpoint): message, exit 2.
-struct UserError {
-  std::string message;
-};
 
 /// Prints to stdout and appends to the run's train.log.
 class Log {
@@ -69,30 +65,6 @@ std::string fmt(const char* f, double v) {
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
 }
-
-std::string hex(const std::string& bytes) {
-  static const char* d = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out.push_back(d[c >> 4]);
-    out.push_back(d[c & 15]);
-  }
-  return out;
-}
-
-std::string unhex(const std::string& text) {
-  std::string out;
-  for (size_t i = 0; i + 1 < text.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(text.substr(i, 2), nullptr, 16)));
-  }
-  return out;
-}
-
-/// The options that define a run (a resumed run takes them from its checkpoint).
-const char* const kDefiningOptions[] = {"model",       "batch_size",   "lr",        "optimizer",
-                                        "momentum",    "weight_decay", "scheduler", "seed",
-                                        "val_fraction", "patience",    "limit_train",
-                                        "limit_test"};
 
 void check_data_folder(const std::string& dir) {
   for (const char* f : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
@@ -140,16 +112,18 @@ Device select_device(const std::string& spec) {
   const int count = hooks != nullptr ? hooks->device_count() : 0;
   if (count <= 0) {
     std::string why = hooks != nullptr ? hooks->unavailable_reason() : "";
-    if (why.empty()) why = hooks != nullptr ? "the driver reports 0 devices" : "the cuda plugin "
-                                                                              "registered no device hooks";
+    if (why.empty())
+      why = hooks != nullptr ? "the driver reports 0 devices"
+                             : "the cuda plugin registered no device hooks";
     throw UserError{what + ": no CUDA device is available: " + why};
   }
   const Device parsed(spec);
   const int index = parsed.index() < 0 ? hooks->current_device() : parsed.index();
   if (index >= count) {
-    throw UserError{what + ": there " + (count == 1 ? "is 1 CUDA device" : "are " +
-                    std::to_string(count) + " CUDA devices") + " (cuda:0 to cuda:" +
-                    std::to_string(count - 1) + ")"};
+    throw UserError{
+        what + ": there " +
+        (count == 1 ? "is 1 CUDA device" : "are " + std::to_string(count) + " CUDA devices") +
+        " (cuda:0 to cuda:" + std::to_string(count - 1) + ")"};
   }
   hooks->set_current_device(static_cast<int16_t>(index));
   return Device(type, static_cast<int16_t>(index));
@@ -230,48 +204,6 @@ Evaluation evaluate(nn::Module& model, data::DataLoader& loader, Device device) 
   return e;
 }
 
-/// Where the run stands; saved in every checkpoint.
-struct Position {
-  int64_t epoch = 1;          ///< the epoch in progress (1-based)
-  int64_t step_in_epoch = 0;  ///< steps of it already taken
-  int64_t global_step = 0;
-  double loss_sum = 0;  ///< this epoch's running sums
-  int64_t correct = 0, seen = 0;
-  double seconds = 0;         ///< training seconds of this epoch so far
-  double train_seconds = 0;   ///< training seconds of the whole run so far
-  double best_val_loss = 1e300;
-  int64_t epochs_without_improvement = 0;
-  std::vector<EpochRow> rows;
-};
-
-json rows_json(const std::vector<EpochRow>& rows) {
-  json a = json::array();
-  for (const EpochRow& r : rows) {
-    a.push_back({r.epoch, r.train_loss, r.train_accuracy, r.val_loss, r.val_accuracy, r.test_loss,
-                 r.test_accuracy, r.lr, r.seconds, r.samples_per_second});
-  }
-  return a;
-}
-
-std::vector<EpochRow> rows_from(const json& a) {
-  std::vector<EpochRow> rows;
-  for (const json& r : a) {
-    EpochRow e;
-    e.epoch = r[0];
-    e.train_loss = r[1];
-    e.train_accuracy = r[2];
-    e.val_loss = r[3];
-    e.val_accuracy = r[4];
-    e.test_loss = r[5];
-    e.test_accuracy = r[6];
-    e.lr = r[7];
-    e.seconds = r[8];
-    e.samples_per_second = r[9];
-    rows.push_back(e);
-  }
-  return rows;
-}
-
 /// The run's learning-rate schedule, whichever kind it is.
 struct Schedule {
   std::shared_ptr<optim::LRScheduler> per_step;   // onecycle
@@ -298,63 +230,61 @@ void save_checkpoint(const std::string& path, nn::Module& model, const optim::Op
   for (const auto& [name, t] : model.state_dict()) tensors.emplace_back("model." + name, to_cpu(t));
   const optim::OptimizerStateDict osd = opt.state_dict();
   for (const auto& [name, t] : osd.tensors) tensors.emplace_back("optim." + name, to_cpu(t));
-  json meta = {{"format", "loom-train checkpoint 1"},
-               {"config", json::parse(options_json(o))},
-               {"optimizer", json::parse(osd.json)},
-               {"scheduler", schedule.state()},
-               {"epoch", pos.epoch},
-               {"step_in_epoch", pos.step_in_epoch},
-               {"global_step", pos.global_step},
-               {"loss_sum", pos.loss_sum},
-               {"correct", pos.correct},
-               {"seen", pos.seen},
-               {"seconds", pos.seconds},
-               {"train_seconds", pos.train_seconds},
-               {"best_val_loss", pos.best_val_loss},
-               {"epochs_without_improvement", pos.epochs_without_improvement},
-               {"rows", rows_json(pos.rows)},
-               {"rng", hex(default_generator().get_state())}};
-  data::safetensors::save_file(path, tensors, {{"loom.train", meta.dump()}});
+  data::safetensors::save_file(
+      path, tensors,
+      {{"loom.train",
+        checkpoint_metadata(o, pos, osd.json, schedule.state(), default_generator().get_state())}});
 }
 
-/// Reads a checkpoint's metadata (for its config) without touching the model.
-json checkpoint_meta(const data::safetensors::File& f, const std::string& path) {
-  auto it = f.metadata.find("loom.train");
-  if (it == f.metadata.end()) {
-    throw UserError{path + " is a safetensors file but not a loom train checkpoint (no "
-                           "'loom.train' metadata)"};
-  }
-  try {
-    return json::parse(it->second);
-  } catch (const json::exception& e) {
-    throw UserError{path + ": its loom.train metadata is not valid JSON: " + e.what()};
-  }
-}
-
-void load_checkpoint(const data::safetensors::File& f, const json& meta, nn::Module& model,
-                     optim::Optimizer& opt, Schedule& schedule, Position& pos) {
+/// Restores a checked checkpoint (Note [Checkpoint checks]) into the run. What only the model,
+/// the optimizer or the scheduler can check is refused naming the file and the part.
+void load_checkpoint(const Checkpoint& c, nn::Module& model, optim::Optimizer& opt,
+                     Schedule& schedule, Position& pos) {
+  const std::string where = "--resume " + c.path + ": ";
   nn::StateDict sd;
   optim::OptimizerStateDict osd;
-  for (const auto& [name, t] : f.tensors) {
+  for (const auto& [name, t] : c.file.tensors) {
     if (name.rfind("model.", 0) == 0) sd.insert(name.substr(6), t);
     if (name.rfind("optim.", 0) == 0) osd.tensors[name.substr(6)] = t;
   }
-  model.load_state_dict(sd, /*strict=*/true);
-  osd.json = meta.at("optimizer").dump();
-  opt.load_state_dict(osd);
-  schedule.load(meta.at("scheduler").get<std::string>());
-  pos.epoch = meta.at("epoch");
-  pos.step_in_epoch = meta.at("step_in_epoch");
-  pos.global_step = meta.at("global_step");
-  pos.loss_sum = meta.at("loss_sum");
-  pos.correct = meta.at("correct");
-  pos.seen = meta.at("seen");
-  pos.seconds = meta.at("seconds");
-  pos.train_seconds = meta.at("train_seconds");
-  pos.best_val_loss = meta.at("best_val_loss");
-  pos.epochs_without_improvement = meta.at("epochs_without_improvement");
-  pos.rows = rows_from(meta.at("rows"));
-  default_generator().set_state(unhex(meta.at("rng").get<std::string>()));
+  try {
+    model.load_state_dict(sd, /*strict=*/true);
+  } catch (const Error& e) {
+    throw UserError{where + "the model tensors (model.*) do not fit the model: " + e.what()};
+  }
+  osd.json = c.optimizer;
+  try {
+    opt.load_state_dict(osd);
+  } catch (const Error& e) {
+    throw UserError{where + "field 'optimizer' (and the optim.* tensors): " + e.what()};
+  }
+  try {
+    schedule.load(c.scheduler);
+  } catch (const Error& e) {
+    throw UserError{where + "field 'scheduler': " + e.what()};
+  }
+  pos = c.pos;
+  default_generator().set_state(c.rng);  // read_checkpoint loaded it into a scratch generator
+}
+
+/// Deletes what interrupted saves left in the run folder and beside the checkpoint (Note
+/// [Atomic save] in loom/data/safetensors.h): Loom's temporary files whose process is gone.
+std::vector<std::string> remove_stale_temporaries(const Options& o) {
+  namespace st = data::safetensors;
+  try {
+    std::vector<std::string> removed = st::remove_stale_temporaries(o.out);
+    fs::path dir = fs::path(o.checkpoint).parent_path();
+    if (dir.empty()) dir = ".";
+    std::error_code ec;
+    if (!fs::equivalent(dir, o.out, ec)) {
+      for (std::string& p :
+           st::remove_stale_temporaries(dir.string(), fs::path(o.checkpoint).filename().string()))
+        removed.push_back(std::move(p));
+    }
+    return removed;
+  } catch (const Error& e) {
+    throw UserError{e.what()};
+  }
 }
 
 std::string timestamp() {
@@ -369,36 +299,12 @@ int run(Options o) {
   // The device first: a run that cannot have its GPU fails before it reads any data.
   loom::init();
   const Device device = select_device(o.device);
-  // Resuming: the run's defining options come from its checkpoint.
-  std::optional<data::safetensors::File> resumed;
-  json resumed_meta;
+  // Resuming: the run's defining options come from its checkpoint, read and checked whole
+  // before anything else happens (Note [Checkpoint checks]).
+  std::optional<Checkpoint> resumed;
   if (!o.resume.empty()) {
-    try {
-      resumed = data::safetensors::load_file(o.resume);
-    } catch (const Error& e) {
-      throw UserError{std::string("--resume: ") + e.what()};
-    }
-    resumed_meta = checkpoint_meta(*resumed, o.resume);
-    json mine = json::parse(options_json(o));
-    try {
-      const json& cfg = resumed_meta.at("config");
-      for (const char* k : kDefiningOptions) mine[k] = cfg.at(k);
-    } catch (const json::exception& e) {
-      throw UserError{"--resume " + o.resume + ": its loom.train metadata has no usable config: " +
-                      e.what()};
-    }
-    o.model = mine["model"];
-    o.batch_size = mine["batch_size"];
-    o.lr = mine["lr"];
-    o.optimizer = mine["optimizer"];
-    o.momentum = mine["momentum"];
-    o.weight_decay = mine["weight_decay"];
-    o.scheduler = mine["scheduler"];
-    o.seed = mine["seed"];
-    o.val_fraction = mine["val_fraction"];
-    o.patience = mine["patience"];
-    o.limit_train = mine["limit_train"];
-    o.limit_test = mine["limit_test"];
+    resumed = read_checkpoint(o.resume);
+    take_defining_options(o, resumed->config);
     if (o.out.empty()) o.out = fs::path(o.resume).parent_path().string();
   }
   check_data_folder(o.data);
@@ -406,7 +312,11 @@ int run(Options o) {
   fs::create_directories(o.out);
   if (o.checkpoint.empty()) o.checkpoint = (fs::path(o.out) / "checkpoint.safetensors").string();
   if (o.progress == "auto") o.progress = ::isatty(STDOUT_FILENO) ? "bar" : "lines";
+  const std::vector<std::string> stale = remove_stale_temporaries(o);
   log.open((fs::path(o.out) / "train.log").string());
+  for (const std::string& path : stale) {
+    log.line("removed " + path + ", the temporary file of an interrupted save");
+  }
   write_file_atomically((fs::path(o.out) / "config.json").string(), options_json(o) + "\n");
 
   Dispatcher& d = Dispatcher::instance();
@@ -441,7 +351,8 @@ int run(Options o) {
   }
   int64_t n_train = train_all->size();
   if (o.limit_train > 0) n_train = std::min(n_train, o.limit_train);
-  const int64_t n_val = static_cast<int64_t>(std::floor(static_cast<double>(n_train) * o.val_fraction));
+  const int64_t n_val =
+      static_cast<int64_t>(std::floor(static_cast<double>(n_train) * o.val_fraction));
   auto train_set = std::make_shared<Slice>(train_all, 0, n_train - n_val);
   auto val_set = std::make_shared<Slice>(train_all, n_train - n_val, n_train);
   if (o.limit_test > 0 && o.limit_test < test_set->size()) {
@@ -461,6 +372,7 @@ int run(Options o) {
   data::DataLoader test_loader(test_set, eval_opts);
   data::DataLoader val_loader(val_set, eval_opts);
   const int64_t steps_per_epoch = train_loader.size();
+  if (resumed) check_resume_point(*resumed, steps_per_epoch);
 
   // Model, optimizer, schedule: all drawn from the seed. The weights are drawn on the CPU and
   // then moved, so a run starts from the same weights on every device.
@@ -482,6 +394,9 @@ int run(Options o) {
     if (o.weight_decay > 0) ao.weight_decay(o.weight_decay);
     opt = std::make_unique<optim::AdamW>(model->parameters(), ao);
   }
+  // Checkpoints are checked against this (a scheduler's lists hold one entry per group).
+  LOOM_CHECK(opt->param_groups().size() == kParamGroups, "loom train: expected ", kParamGroups,
+             " parameter group(s), the optimizer has ", opt->param_groups().size());
   Schedule schedule;
   if (o.scheduler == "step") {
     schedule.per_epoch = std::make_shared<optim::StepLR>(*opt, 1, 0.5);
@@ -501,11 +416,7 @@ int run(Options o) {
 
   Position pos;
   if (resumed) {
-    try {
-      load_checkpoint(*resumed, resumed_meta, *model, *opt, schedule, pos);
-    } catch (const std::exception& e) {  // loom::Error, or a missing/mistyped metadata field
-      throw UserError{"--resume " + o.resume + ": " + e.what()};
-    }
+    load_checkpoint(*resumed, *model, *opt, schedule, pos);
     log.line("resuming " + o.resume + " at epoch " + std::to_string(pos.epoch) + ", step " +
              std::to_string(pos.step_in_epoch) + " of " + std::to_string(steps_per_epoch));
   }
@@ -567,9 +478,8 @@ int run(Options o) {
                               {"first_step_seconds", first_step_seconds},
                               {"peak_rss_mib", peak_rss_mib()}};
         write_file_atomically((fs::path(o.out) / "report.json").string(), partial.dump(2) + "\n");
-        log.line("stopped after " + std::to_string(pos.global_step) +
-                 " steps; checkpoint " + o.checkpoint + " (continue with --resume " +
-                 o.checkpoint + ")");
+        log.line("stopped after " + std::to_string(pos.global_step) + " steps; checkpoint " +
+                 o.checkpoint + " (continue with --resume " + o.checkpoint + ")");
         return 0;
       }
     }
@@ -582,7 +492,8 @@ int run(Options o) {
     EpochRow row;
     row.epoch = pos.epoch;
     row.train_loss = pos.seen ? pos.loss_sum / static_cast<double>(pos.seen) : 0;
-    row.train_accuracy = pos.seen ? static_cast<double>(pos.correct) / static_cast<double>(pos.seen) : 0;
+    row.train_accuracy =
+        pos.seen ? static_cast<double>(pos.correct) / static_cast<double>(pos.seen) : 0;
     row.lr = opt->param_groups().front().options->get_lr();
     row.seconds = epoch_seconds;
     row.samples_per_second = epoch_seconds > 0 ? static_cast<double>(pos.seen) / epoch_seconds : 0;
@@ -626,8 +537,8 @@ int run(Options o) {
     --pos.epoch;
     write_outputs();
     if (stop) {
-      log.line("early stopping: validation loss did not improve for " +
-               std::to_string(o.patience) + " epochs");
+      log.line("early stopping: validation loss did not improve for " + std::to_string(o.patience) +
+               " epochs");
       stopped_early = true;
       break;
     }
@@ -636,7 +547,8 @@ int run(Options o) {
   write_outputs();
 
   // The final report: per-class metrics and the confusion matrix of the test set.
-  const std::string matrix = last_test.confusion.total() ? last_test.confusion.str(kClassNames) : "";
+  const std::string matrix =
+      last_test.confusion.total() ? last_test.confusion.str(kClassNames) : "";
   if (!matrix.empty()) {
     log.file_only(matrix);
     if (o.progress != "none") std::cout << matrix;
@@ -671,9 +583,8 @@ int run(Options o) {
                        {"per_class", classes},
                        {"confusion_matrix", confusion}};
   write_file_atomically((fs::path(o.out) / "report.json").string(), report.dump(2) + "\n");
-  log.line("RESULT model=" + o.model + " epochs=" + std::to_string(last.epoch) +
-           " test_accuracy=" + fmt("%.4f", last.test_accuracy) +
-           " train_seconds=" + fmt("%.1f", pos.train_seconds));
+  log.line("RESULT model=" + o.model + " epochs=" + std::to_string(last.epoch) + " test_accuracy=" +
+           fmt("%.4f", last.test_accuracy) + " train_seconds=" + fmt("%.1f", pos.train_seconds));
   return 0;
 }
 

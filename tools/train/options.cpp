@@ -14,7 +14,10 @@ using json = nlohmann::ordered_json;
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
-int64_t parse_int(const std::string& name, const std::string& v, int64_t min) {
+// The parsers below take the option's label as messages should call it: "--batch-size" on
+// the command line, the key as written ("batch_size") in a JSON object.
+
+int64_t parse_int(const std::string& label, const std::string& v, int64_t min) {
   size_t used = 0;
   long long n = 0;
   try {
@@ -23,13 +26,13 @@ int64_t parse_int(const std::string& name, const std::string& v, int64_t min) {
     used = 0;
   }
   if (used != v.size() || v.empty() || n < min) {
-    throw OptionError{"--" + name + " expects an integer >= " + std::to_string(min) + ", got " +
+    throw OptionError{label + " expects an integer >= " + std::to_string(min) + ", got " +
                       quoted(v)};
   }
   return n;
 }
 
-double parse_double(const std::string& name, const std::string& v, double min, double max) {
+double parse_double(const std::string& label, const std::string& v, double min, double max) {
   size_t used = 0;
   double d = 0;
   try {
@@ -39,60 +42,88 @@ double parse_double(const std::string& name, const std::string& v, double min, d
   }
   if (used != v.size() || v.empty() || !(d >= min && d <= max)) {
     std::ostringstream os;
-    os << "--" << name << " expects a number in [" << min << ", " << max << "], got "
-       << quoted(v);
+    os << label << " expects a number in [" << min << ", " << max << "], got " << quoted(v);
     throw OptionError{os.str()};
   }
   return d;
 }
 
 /// "cpu", "cuda" or "cuda:N" (whether such a device exists is checked when the run starts).
-std::string device_spec(const std::string& v) {
+std::string device_spec(const std::string& label, const std::string& v) {
   bool ok = v == "cpu" || v == "cuda";
   if (!ok && v.rfind("cuda:", 0) == 0 && v.size() > 5 && v.size() <= 9) {
     ok = v.find_first_not_of("0123456789", 5) == std::string::npos;
   }
-  if (!ok) throw OptionError{"--device must be cpu, cuda or cuda:N, got " + quoted(v)};
+  if (!ok) throw OptionError{label + " must be cpu, cuda or cuda:N, got " + quoted(v)};
   return v;
 }
 
-std::string one_of(const std::string& name, const std::string& v,
+std::string one_of(const std::string& label, const std::string& v,
                    const std::vector<std::string>& allowed) {
   for (const std::string& a : allowed) {
     if (v == a) return v;
   }
   std::string list;
   for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + a;
-  throw OptionError{"--" + name + " must be one of " + list + ", got " + quoted(v)};
+  throw OptionError{label + " must be one of " + list + ", got " + quoted(v)};
 }
 
-/// Each option: how to set it from a string (the command line and the config file share it).
-using Setter = std::function<void(Options&, const std::string&)>;
+/// Each option: how to set it from a string, by its rule (the command line and JSON objects
+/// share it). The third argument is the label messages use ("--batch-size", "batch_size").
+using Setter = std::function<void(Options&, const std::string&, const std::string&)>;
+
+Setter integer(int64_t Options::*field, int64_t min) {
+  return [=](Options& o, const std::string& v, const std::string& l) {
+    o.*field = parse_int(l, v, min);
+  };
+}
+
+Setter number(double Options::*field, double min, double max) {
+  return [=](Options& o, const std::string& v, const std::string& l) {
+    o.*field = parse_double(l, v, min, max);
+  };
+}
+
+Setter choice(std::string Options::*field, std::vector<std::string> allowed) {
+  return [=](Options& o, const std::string& v, const std::string& l) {
+    o.*field = one_of(l, v, allowed);
+  };
+}
+
+Setter text(std::string Options::*field) {
+  return [=](Options& o, const std::string& v, const std::string&) { o.*field = v; };
+}
 
 const std::map<std::string, Setter>& setters() {
   static const std::map<std::string, Setter> s = {
-      {"model", [](Options& o, const std::string& v) { o.model = one_of("model", v, {"mlp", "cnn"}); }},
-      {"epochs", [](Options& o, const std::string& v) { o.epochs = parse_int("epochs", v, 1); }},
-      {"batch-size", [](Options& o, const std::string& v) { o.batch_size = parse_int("batch-size", v, 1); }},
-      {"lr", [](Options& o, const std::string& v) { o.lr = parse_double("lr", v, 0, 1e3); }},
-      {"optimizer", [](Options& o, const std::string& v) { o.optimizer = one_of("optimizer", v, {"sgd", "adam", "adamw"}); }},
-      {"momentum", [](Options& o, const std::string& v) { o.momentum = parse_double("momentum", v, 0, 1); }},
-      {"weight-decay", [](Options& o, const std::string& v) { o.weight_decay = parse_double("weight-decay", v, 0, 1e3); }},
-      {"scheduler", [](Options& o, const std::string& v) { o.scheduler = one_of("scheduler", v, {"none", "step", "cosine", "onecycle", "plateau"}); }},
-      {"seed", [](Options& o, const std::string& v) { o.seed = static_cast<uint64_t>(parse_int("seed", v, 0)); }},
-      {"provider", [](Options& o, const std::string& v) { o.provider = one_of("provider", v, {"reference", "onednn"}); }},
-      {"device", [](Options& o, const std::string& v) { o.device = device_spec(v); }},
-      {"workers", [](Options& o, const std::string& v) { o.workers = parse_int("workers", v, 0); }},
-      {"data", [](Options& o, const std::string& v) { o.data = v; }},
-      {"out", [](Options& o, const std::string& v) { o.out = v; }},
-      {"checkpoint", [](Options& o, const std::string& v) { o.checkpoint = v; }},
-      {"resume", [](Options& o, const std::string& v) { o.resume = v; }},
-      {"val-fraction", [](Options& o, const std::string& v) { o.val_fraction = parse_double("val-fraction", v, 0, 0.5); }},
-      {"patience", [](Options& o, const std::string& v) { o.patience = parse_int("patience", v, 0); }},
-      {"limit-train", [](Options& o, const std::string& v) { o.limit_train = parse_int("limit-train", v, 0); }},
-      {"limit-test", [](Options& o, const std::string& v) { o.limit_test = parse_int("limit-test", v, 0); }},
-      {"stop-after-steps", [](Options& o, const std::string& v) { o.stop_after_steps = parse_int("stop-after-steps", v, 0); }},
-      {"progress", [](Options& o, const std::string& v) { o.progress = one_of("progress", v, {"auto", "bar", "lines", "none"}); }},
+      {"model", choice(&Options::model, {"mlp", "cnn"})},
+      {"epochs", integer(&Options::epochs, 1)},
+      {"batch-size", integer(&Options::batch_size, 1)},
+      {"lr", number(&Options::lr, 0, 1e3)},
+      {"optimizer", choice(&Options::optimizer, {"sgd", "adam", "adamw"})},
+      {"momentum", number(&Options::momentum, 0, 1)},
+      {"weight-decay", number(&Options::weight_decay, 0, 1e3)},
+      {"scheduler", choice(&Options::scheduler, {"none", "step", "cosine", "onecycle", "plateau"})},
+      {"seed", [](Options& o, const std::string& v,
+                  const std::string& l) { o.seed = static_cast<uint64_t>(parse_int(l, v, 0)); }},
+      // "" is the default (what config.json holds when --provider was not given).
+      {"provider",
+       [](Options& o, const std::string& v, const std::string& l) {
+         o.provider = v.empty() ? v : one_of(l, v, {"reference", "onednn"});
+       }},
+      {"device", [](Options& o, const std::string& v,
+                    const std::string& l) { o.device = device_spec(l, v); }},
+      {"workers", integer(&Options::workers, 0)},
+      {"data", text(&Options::data)},
+      {"out", text(&Options::out)},
+      {"checkpoint", text(&Options::checkpoint)},
+      {"resume", text(&Options::resume)},
+      {"val-fraction", number(&Options::val_fraction, 0, 0.5)},
+      {"patience", integer(&Options::patience, 0)},
+      {"limit-train", integer(&Options::limit_train, 0)},
+      {"limit-test", integer(&Options::limit_test, 0)},
+      {"stop-after-steps", integer(&Options::stop_after_steps, 0)},
+      {"progress", choice(&Options::progress, {"auto", "bar", "lines", "none"})},
   };
   return s;
 }
@@ -106,19 +137,26 @@ void apply_config_file(Options& o, const std::string& path) {
   } catch (const json::exception& e) {
     throw OptionError{"--config: " + path + " is not valid JSON: " + e.what()};
   }
-  if (!j.is_object()) throw OptionError{"--config: " + path + " must hold a JSON object"};
+  apply_options_json(o, j, "--config: " + path);
+}
+
+}  // namespace
+
+void apply_options_json(Options& o, const json& j, const std::string& source) {
+  if (!j.is_object()) throw OptionError{source + " must hold a JSON object, got " + j.dump()};
   for (const auto& [key, value] : j.items()) {
     std::string name = key;
     for (char& c : name) {
       if (c == '_') c = '-';
     }
     auto it = setters().find(name);
-    if (it == setters().end() || name == "config") {
-      throw OptionError{"--config: " + path + ": unknown option " + quoted(key)};
-    }
+    if (it == setters().end()) throw OptionError{source + ": unknown option " + quoted(key)};
+    // The value as the command line would spell it, so the same rule checks it.
     std::string text;
     if (value.is_string()) {
       text = value.get<std::string>();
+    } else if (value.is_number_unsigned()) {
+      text = std::to_string(value.get<uint64_t>());  // past INT64_MAX: refused, not wrapped
     } else if (value.is_number_integer()) {
       text = std::to_string(value.get<int64_t>());
     } else if (value.is_number()) {
@@ -127,18 +165,24 @@ void apply_config_file(Options& o, const std::string& path) {
       os << value.get<double>();
       text = os.str();
     } else {
-      throw OptionError{"--config: " + path + ": " + quoted(key) +
-                        " must be a string or a number"};
+      throw OptionError{source + ": " + quoted(key) + " must be a string or a number, got " +
+                        value.dump()};
     }
     try {
-      it->second(o, text);
+      it->second(o, text, key);
     } catch (const OptionError& e) {
-      throw OptionError{"--config: " + path + ": " + e.message};
+      throw OptionError{source + ": " + e.message};
     }
   }
 }
 
-}  // namespace
+void check_options(const Options& o) {
+  if (o.patience > 0 && o.val_fraction <= 0) {
+    throw OptionError{"--patience " + std::to_string(o.patience) +
+                      ": early stopping watches the validation loss; give --val-fraction too "
+                      "(e.g. --val-fraction 0.1)"};
+  }
+}
 
 Options parse_options(const std::vector<std::string>& argv, bool& help) {
   help = false;
@@ -169,13 +213,9 @@ Options parse_options(const std::vector<std::string>& argv, bool& help) {
     if (name == "config") apply_config_file(o, value);
   }
   for (const auto& [name, value] : flags) {
-    if (name != "config") setters().at(name)(o, value);
+    if (name != "config") setters().at(name)(o, value, "--" + name);
   }
-  if (o.patience > 0 && o.val_fraction <= 0) {
-    throw OptionError{"--patience " + std::to_string(o.patience) +
-                      ": early stopping watches the validation loss; give --val-fraction too "
-                      "(e.g. --val-fraction 0.1)"};
-  }
+  check_options(o);
   return o;
 }
 

@@ -3,6 +3,7 @@
 /// loom-train's options: defaults, a JSON config file (`--config FILE`), then the command line
 /// on top, checked with a message that names the option and the value.
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,28 +12,28 @@ namespace loom::train {
 
 /// Everything a run is configured by (written to the run folder as config.json).
 struct Options {
-  std::string model = "cnn";          ///< mlp | cnn
-  int64_t epochs = 2;                 ///< passes over the training set
-  int64_t batch_size = 64;            ///< samples per step
-  double lr = 1e-3;                   ///< learning rate
-  std::string optimizer = "adam";     ///< sgd | adam | adamw
-  double momentum = 0.9;              ///< SGD momentum
-  double weight_decay = 0;            ///< L2 (sgd, adam) or decoupled (adamw)
-  std::string scheduler = "none";     ///< none | step | cosine | onecycle | plateau
-  uint64_t seed = 0;                  ///< weights, shuffling, augmentation
-  std::string provider;               ///< reference | onednn ("": the default, oneDNN if installed)
-  std::string device = "cpu";         ///< cpu | cuda | cuda:N (model and batches on it)
-  int64_t workers = 0;                ///< DataLoader worker threads
+  std::string model = "cnn";       ///< mlp | cnn
+  int64_t epochs = 2;              ///< passes over the training set
+  int64_t batch_size = 64;         ///< samples per step
+  double lr = 1e-3;                ///< learning rate
+  std::string optimizer = "adam";  ///< sgd | adam | adamw
+  double momentum = 0.9;           ///< SGD momentum
+  double weight_decay = 0;         ///< L2 (sgd, adam) or decoupled (adamw)
+  std::string scheduler = "none";  ///< none | step | cosine | onecycle | plateau
+  uint64_t seed = 0;               ///< weights, shuffling, augmentation
+  std::string provider;            ///< reference | onednn | "" (the default: oneDNN if installed)
+  std::string device = "cpu";      ///< cpu | cuda | cuda:N (model and batches on it)
+  int64_t workers = 0;             ///< DataLoader worker threads
   std::string data = "/usr/share/datasets/fashion-mnist";  ///< the IDX files' folder
-  std::string out;                    ///< run folder ("": runs/<model>-<time>)
-  std::string checkpoint;             ///< checkpoint file ("": <out>/checkpoint.safetensors)
-  std::string resume;                 ///< checkpoint to resume from
-  double val_fraction = 0;            ///< part of the training set held out for validation
-  int64_t patience = 0;               ///< early stopping: epochs without a better validation loss (0: off)
-  int64_t limit_train = 0;            ///< use only the first N training samples (0: all)
-  int64_t limit_test = 0;             ///< use only the first N test samples (0: all)
-  int64_t stop_after_steps = 0;       ///< end the run after this many steps (tests of resuming)
-  std::string progress = "auto";      ///< auto | bar | lines | none
+  std::string out;                                         ///< run folder ("": runs/<model>-<time>)
+  std::string checkpoint;   ///< checkpoint file ("": <out>/checkpoint.safetensors)
+  std::string resume;       ///< checkpoint to resume from
+  double val_fraction = 0;  ///< part of the training set held out for validation
+  int64_t patience = 0;     ///< early stopping: epochs without a better validation loss (0: off)
+  int64_t limit_train = 0;  ///< use only the first N training samples (0: all)
+  int64_t limit_test = 0;   ///< use only the first N test samples (0: all)
+  int64_t stop_after_steps = 0;   ///< end the run after this many steps (tests of resuming)
+  std::string progress = "auto";  ///< auto | bar | lines | none
 };
 
 /// A bad option: loom-train prints the message (and a hint to --help) and exits 2.
@@ -40,9 +41,26 @@ struct OptionError {
   std::string message;
 };
 
+/// A failure the user can fix (bad data folder, bad checkpoint): loom-train prints the
+/// message and exits 2.
+struct UserError {
+  std::string message;
+};
+
 /// Options from argv (after the program name): defaults, then --config FILE, then the flags.
 /// Throws OptionError. Sets help to true for -h / --help.
 Options parse_options(const std::vector<std::string>& argv, bool& help);
+
+/// Sets the options that the JSON object j names (config.json's keys, '-' or '_' alike) with
+/// the command line's rules: a --config file and the config stored in a checkpoint go through
+/// this one function. Values are strings or numbers. Throws OptionError "<source>: <key> ...",
+/// naming the key as j spells it, for an unknown key, a value of another type, or a value the
+/// command line would refuse.
+void apply_options_json(Options& o, const nlohmann::ordered_json& j, const std::string& source);
+
+/// The rules between options (--patience needs --val-fraction), which parse_options applies
+/// after every option is set; throws OptionError.
+void check_options(const Options& o);
 
 /// The options as a JSON object (config.json of a run; --config reads the same keys).
 std::string options_json(const Options& o);
