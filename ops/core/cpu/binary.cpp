@@ -6,6 +6,7 @@
 
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/integer_math.h"
 #include "loom/ops/meta/pointwise.h"
 
 namespace loom::ops::cpu {
@@ -17,6 +18,38 @@ using meta::check_sub_bool;
 using meta::parse_rounding;
 using meta::Rounding;
 using meta::throw_zero_division;
+
+// Integer results wrap and integer division never traps (Note [Wrapping integer arithmetic]
+// in loom/ops/meta/integer_math.h).
+
+// a + b and a * b in computation type C.
+template <typename C>
+C plus(C a, C b) {
+  if constexpr (meta::WrappingInt<C>) {
+    return meta::wrapping_add(a, b);
+  } else {
+    return a + b;
+  }
+}
+template <typename C>
+C times(C a, C b) {
+  if constexpr (meta::WrappingInt<C>) {
+    return meta::wrapping_mul(a, b);
+  } else {
+    return a * b;
+  }
+}
+
+// sign * alpha in C (sign is 1 or -1); -INT_MIN wraps to INT_MIN.
+template <typename C>
+C signed_alpha(const Scalar& alpha, int sign) {
+  const C al = alpha.to<C>();
+  if constexpr (meta::WrappingInt<C>) {
+    return sign > 0 ? al : meta::wrapping_neg(al);
+  } else {
+    return static_cast<C>(sign * al);
+  }
+}
 
 // ---- add / sub ---------------------------------------------------------------------------
 
@@ -33,7 +66,7 @@ Tensor small_add(const Tensor& self, const Tensor& other, T alpha) {
   const T* a = static_cast<const T*>(self.data_ptr());
   const T* b = static_cast<const T*>(other.data_ptr());
   T* y = static_cast<T*>(r.data_ptr());
-  for (int64_t i = 0; i < self.numel(); ++i) y[i] = a[i] + alpha * b[i];
+  for (int64_t i = 0; i < self.numel(); ++i) y[i] = plus(a[i], times(alpha, b[i]));
   return r;
 }
 
@@ -52,7 +85,7 @@ std::optional<Tensor> try_small_add(const Tensor& self, const Tensor& other, con
       return small_add<double>(self, other, sign * alpha.to_double());
     case DType::Int64:
       if (!alpha.is_integral()) return std::nullopt;  // the engine reports PyTorch's error
-      return small_add<int64_t>(self, other, sign * alpha.to<int64_t>());
+      return small_add<int64_t>(self, other, signed_alpha<int64_t>(alpha, sign));
     default:
       return std::nullopt;
   }
@@ -69,14 +102,14 @@ Tensor add_impl(std::string_view op, const Tensor& self, const Tensor& other, co
   dispatch_dtypes<kAllTypes>(op, it.common_dtype(), [&]<typename T>(T*) {
     using C = compute_t<T>;
     if (sign > 0 && alpha.to_double() == 1) {
-      it.for_each<T, T, T>([](C a, C b) { return a + b; });
+      it.for_each<T, T, T>([](C a, C b) { return plus(a, b); });
     } else {
       if constexpr (std::is_same_v<C, bool>) {
         const bool al = alpha.to<bool>();
         it.for_each<T, T, T>([al](bool a, bool b) { return a || (al && b); });
       } else {
-        const C al = static_cast<C>(sign * alpha.to<C>());
-        it.for_each<T, T, T>([al](C a, C b) { return a + al * b; });
+        const C al = signed_alpha<C>(alpha, sign);
+        it.for_each<T, T, T>([al](C a, C b) { return plus(a, times(al, b)); });
       }
     }
   });
@@ -97,8 +130,8 @@ Tensor add_scalar_impl(std::string_view op, const Tensor& self, const Scalar& ot
       it.for_each<T, T>([s](bool a) { return a || s; });
     } else {
       // alpha * other in the computation type, as PyTorch folds it.
-      const C s = static_cast<C>(sign * alpha.to<C>() * other.to<C>());
-      it.for_each<T, T>([s](C a) { return a + s; });
+      const C s = times(signed_alpha<C>(alpha, sign), other.to<C>());
+      it.for_each<T, T>([s](C a) { return plus(a, s); });
     }
   });
   return it.finish();
@@ -169,7 +202,7 @@ struct Mul {
     if constexpr (std::is_same_v<C, bool>) {
       return a && b;
     } else {
-      return a * b;
+      return times(a, b);
     }
   }
 };
@@ -190,15 +223,6 @@ C div_floor_float(C a, C b) {
     return fl;
   }
   return std::copysign(C(0), a / b);
-}
-
-template <typename C>
-C div_floor_int(C a, C b) {
-  const C q = a / b;
-  if constexpr (std::is_signed_v<C>) {
-    if ((a % b != 0) && ((a < 0) != (b < 0))) return q - 1;
-  }
-  return q;
 }
 
 // Integer kernels divide by a checked divisor: a zero sets the flag (functors may not throw
@@ -251,9 +275,9 @@ Tensor div_impl(std::string_view op, const Tensor& self, const Tensor* other,
           break;
       }
     } else if (mode == Rounding::Floor) {
-      run(guarded<C>(zero, [](C a, C b) { return div_floor_int(a, b); }));
+      run(guarded<C>(zero, [](C a, C b) { return meta::div_floor_int(a, b); }));
     } else {
-      run(guarded<C>(zero, [](C a, C b) { return static_cast<C>(a / b); }));
+      run(guarded<C>(zero, [](C a, C b) { return meta::div_trunc_int(a, b); }));
     }
   });
   if (zero.load()) throw_zero_division(op);
@@ -345,11 +369,7 @@ Tensor mod_impl(std::string_view op, const Tensor* self, const Scalar* scalar_se
       });
     } else {
       run(guarded<C>(zero, [](C a, C b) {
-        C m = static_cast<C>(a % b);
-        if constexpr (kPython && std::is_signed_v<C>) {
-          if (m != 0 && ((b < 0) != (m < 0))) m = static_cast<C>(m + b);
-        }
-        return m;
+        return kPython ? meta::remainder_int(a, b) : meta::fmod_int(a, b);
       }));
     }
   });
@@ -397,34 +417,13 @@ Tensor remainder_scalar_tensor(const Scalar& self, const Tensor& other) {
 // ---- pow -----------------------------------------------------------------------------------
 
 template <typename C>
-C int_pow(C base, C exp) {
-  if constexpr (std::is_signed_v<C>) {
-    if (exp < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exp & 1) ? C(-1) : C(1);
-      return 0;
-    }
-  }
-  // Wrapping multiplication, as PyTorch's integer pow overflows.
-  using U = std::make_unsigned_t<C>;
-  U r = 1, b = static_cast<U>(base);
-  auto e = static_cast<U>(exp);
-  while (e != 0) {
-    if (e & 1) r = static_cast<U>(r * b);
-    b = static_cast<U>(b * b);
-    e >>= 1;
-  }
-  return static_cast<C>(r);
-}
-
-template <typename C>
 C pow_value(C a, C b) {
   if constexpr (std::is_same_v<C, bool>) {
     return a || !b;
   } else if constexpr (std::is_floating_point_v<C>) {
     return std::pow(a, b);
   } else {
-    return int_pow(a, b);
+    return meta::pow_int(a, b);
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/integer_math.h"
 #include "loom/ops/meta/pointwise.h"
 
 namespace loom::ops::cpu {
@@ -70,7 +71,11 @@ struct Neg {
   static constexpr ResultRule kRule = ResultRule::Common;
   template <typename C>
   C operator()(C x) const {
-    return static_cast<C>(-x);
+    if constexpr (meta::WrappingInt<C>) {
+      return meta::wrapping_neg(x);  // -INT_MIN is INT_MIN (Note [Wrapping integer arithmetic])
+    } else {
+      return -x;
+    }
   }
 };
 
@@ -80,10 +85,12 @@ struct Abs {
   static constexpr ResultRule kRule = ResultRule::Common;
   template <typename C>
   C operator()(C x) const {
-    if constexpr (std::is_same_v<C, bool> || std::is_unsigned_v<C>) {
+    if constexpr (meta::WrappingInt<C>) {
+      return meta::wrapping_abs(x);  // abs(INT_MIN) is INT_MIN, as in PyTorch
+    } else if constexpr (std::is_same_v<C, bool>) {
       return x;
     } else {
-      return static_cast<C>(x < 0 ? -x : x);
+      return x < 0 ? -x : x;
     }
   }
 };
