@@ -15,6 +15,7 @@
 #include "kernels/device_types.cuh"
 #include "kernels/kernel_api.h"
 #include "kernels/offset_calculator.cuh"
+#include "loom/ops/meta/integer_math.h"
 
 namespace loom::cuda::kernels {
 
@@ -53,24 +54,24 @@ __device__ __forceinline__ C clamp_value(C x, bool has_lo, C lo, bool has_hi, C 
   return x;
 }
 
+// a + b and a * b in compute type C: integers wrap, as on the CPU (Note [Wrapping integer
+// arithmetic] in loom/ops/meta/integer_math.h; the CUDA compiler may also assume signed
+// overflow away); bool keeps C++'s arithmetic, as the CPU's.
 template <typename C>
-__device__ __forceinline__ C int_pow(C base, C exp) {
-  if constexpr (std::is_signed_v<C>) {
-    if (exp < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exp & 1) ? C(-1) : C(1);
-      return 0;
-    }
+__device__ __forceinline__ C plus(C a, C b) {
+  if constexpr (ops::meta::WrappingInt<C>) {
+    return ops::meta::wrapping_add(a, b);
+  } else {
+    return static_cast<C>(a + b);
   }
-  using U = std::make_unsigned_t<C>;
-  U r = 1, b = static_cast<U>(base);
-  auto e = static_cast<U>(exp);
-  while (e != 0) {
-    if (e & 1) r = static_cast<U>(r * b);
-    b = static_cast<U>(b * b);
-    e >>= 1;
+}
+template <typename C>
+__device__ __forceinline__ C times(C a, C b) {
+  if constexpr (ops::meta::WrappingInt<C>) {
+    return ops::meta::wrapping_mul(a, b);
+  } else {
+    return static_cast<C>(a * b);
   }
-  return static_cast<C>(r);
 }
 
 // floor(a / b) as Python's // for floats (the CPU's div_floor_float).
@@ -104,14 +105,18 @@ __device__ C apply(const PointwiseLaunch& p, C x, C y, C z) {
     case PwOp::Neg:
       if constexpr (kBool) {
         return x;  // refused by the host
+      } else if constexpr (kFloat) {
+        return -x;
       } else {
-        return static_cast<C>(-x);
+        return ops::meta::wrapping_neg(x);
       }
     case PwOp::Abs:
-      if constexpr (kBool || std::is_unsigned_v<C>) {
+      if constexpr (kBool) {
         return x;
+      } else if constexpr (kFloat) {
+        return x < 0 ? -x : x;
       } else {
-        return static_cast<C>(x < 0 ? -x : x);
+        return ops::meta::wrapping_abs(x);
       }
     case PwOp::Sign:
       if constexpr (kBool) {
@@ -156,12 +161,12 @@ __device__ C apply(const PointwiseLaunch& p, C x, C y, C z) {
     case PwOp::ClampScalar:
       return clamp_value<C>(x, (s.i[2] & 1) != 0, slot<C>(s, 0), (s.i[2] & 2) != 0, slot<C>(s, 1));
     case PwOp::Add:
-      return static_cast<C>(x + slot<C>(s, 0) * y);
+      return plus(x, times(slot<C>(s, 0), y));
     case PwOp::Mul:
       if constexpr (kBool) {
         return x && y;
       } else {
-        return static_cast<C>(x * y);
+        return times(x, y);
       }
     case PwOp::Div:
     case PwOp::DivTrunc:
@@ -169,7 +174,7 @@ __device__ C apply(const PointwiseLaunch& p, C x, C y, C z) {
         return p.op == PwOp::Div ? x / y : trunc(x / y);
       } else if constexpr (!kBool) {
         if (y == 0) return zero_div();
-        return static_cast<C>(x / y);
+        return ops::meta::div_trunc_int(x, y);
       }
       return x;
     case PwOp::DivFloor:
@@ -177,11 +182,7 @@ __device__ C apply(const PointwiseLaunch& p, C x, C y, C z) {
         return div_floor_float(x, y);
       } else if constexpr (!kBool) {
         if (y == 0) return zero_div();
-        const C q = static_cast<C>(x / y);
-        if constexpr (std::is_signed_v<C>) {
-          if ((x % y != 0) && ((x < 0) != (y < 0))) return static_cast<C>(q - 1);
-        }
-        return q;
+        return ops::meta::div_floor_int(x, y);
       }
       return x;
     case PwOp::Remainder:
@@ -193,11 +194,7 @@ __device__ C apply(const PointwiseLaunch& p, C x, C y, C z) {
         return m;
       } else if constexpr (!kBool) {
         if (y == 0) return zero_div();
-        C m = static_cast<C>(x % y);
-        if constexpr (std::is_signed_v<C>) {
-          if (python && m != 0 && ((y < 0) != (m < 0))) m = static_cast<C>(m + y);
-        }
-        return m;
+        return python ? ops::meta::remainder_int(x, y) : ops::meta::fmod_int(x, y);
       }
       return x;
     }
@@ -212,7 +209,7 @@ __device__ C apply(const PointwiseLaunch& p, C x, C y, C z) {
         }
         return pow(x, y);
       } else {
-        return int_pow(x, y);
+        return ops::meta::pow_int(x, y);
       }
     case PwOp::Maximum:
     case PwOp::Minimum:
@@ -235,13 +232,13 @@ __device__ C apply(const PointwiseLaunch& p, C x, C y, C z) {
     case PwOp::ClampMax:
       return clamp_value<C>(x, false, C(0), true, y);
     case PwOp::MaskScale:
-      return static_cast<C>(x * y * slot<C>(s, 0));
+      return times(times(x, y), slot<C>(s, 0));
     case PwOp::Where:
       return x != C(0) ? y : z;
     case PwOp::MaskedFill:
       return y != C(0) ? z : x;
     case PwOp::Addcmul:
-      return static_cast<C>(x + slot<C>(s, 0) * y * z);
+      return plus(x, times(times(slot<C>(s, 0), y), z));
     case PwOp::Clamp:
       return clamp_value<C>(x, true, y, true, z);
     default:
