@@ -134,9 +134,34 @@ RegistrationHandle register_allocator(DeviceType type, Allocator* allocator) {
   });
 }
 
+namespace {
+// Note [Meta tensors]: the meta device holds tensors with sizes, strides, dtype and a storage
+// size but no memory, so that shapes can be computed without data (PyTorch's device="meta").
+// Its allocator hands out null blocks; a meta tensor's data pointer is therefore null, and
+// everything that reads elements refuses a meta tensor by its device (the CPU engine's device
+// checks, item(), the C ABI's TensorItem / TensorCopyToHost / TensorDataPtr). Factories reach
+// the meta device through the Meta dispatch key (ops/core/cpu/creation.cpp).
+class MetaAllocator final : public Allocator {
+ public:
+  using Allocator::allocate;
+  DataPtr allocate(size_t /*nbytes*/, int16_t /*device_index*/) override {
+    return DataPtr(nullptr, nullptr, nullptr, Device(DeviceType::meta()));
+  }
+  DeviceType device_type() const override { return DeviceType::meta(); }
+  std::string_view name() const override { return "meta"; }
+  AllocatorStats stats() const override { return {}; }
+  // A meta storage that grows has no bytes to keep.
+  void copy_data(void* /*dst*/, const void* /*src*/, size_t /*n*/) const override {}
+};
+}  // namespace
+
 Allocator* find_allocator(DeviceType type) {
   Allocator* a = registry().active[type.id].load(std::memory_order_acquire);
   if (a == nullptr && type.id == 0) return &cpu_allocator();
+  if (a == nullptr && type == DeviceType::meta()) {
+    static auto* meta = new MetaAllocator();  // leaked: storages may be freed during exit
+    return meta;
+  }
   return a;
 }
 

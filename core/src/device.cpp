@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <charconv>
+#include <map>
 #include <mutex>
 
 #include "absl/strings/str_join.h"
@@ -38,6 +39,15 @@ DeviceTypeTable& table() {
   static DeviceTypeTable t;
   return t;
 }
+// Why a device type is missing (DeviceType::set_missing_reason); read only on the error path.
+struct MissingReasons {
+  std::mutex mu;
+  std::map<std::string, std::string, std::less<>> reasons;
+};
+MissingReasons& missing() {
+  static auto* m = new MissingReasons();  // never destroyed: errors may be raised during exit
+  return *m;
+}
 bool valid_name(std::string_view name) {
   if (name.empty() || name.size() > 32) return false;
   for (char c : name) {
@@ -63,10 +73,39 @@ DeviceType DeviceType::register_type(std::string_view name) {
 
 DeviceType DeviceType::from_name(std::string_view name) {
   const int i = table().find(name);
-  LOOM_CHECK_T(DeviceError, i >= 0, "unknown device type '", name,
-               "'; registered device types: ", table().known(),
-               " (a device type is registered by the plugin that provides it)");
+  if (i < 0) {
+    // Say which case this is, as PyTorch tells "no NVIDIA driver" from "not compiled with
+    // CUDA": the program's init decided not to load the type's plugin (and recorded why), or
+    // no loaded plugin provides the type (a plugin that is loaded but finds no device keeps
+    // its type registered; its allocator and hooks then say why there is no device).
+    const std::string reason = missing_reason(name);
+    if (!reason.empty()) {
+      LOOM_THROW(DeviceError, "device type '", name, "' is not available: ", reason,
+                 "; registered device types: ", table().known());
+    }
+    LOOM_THROW(DeviceError, "unknown device type '", name,
+               "': no loaded plugin provides it; registered device types: ", table().known(),
+               " (every type but cpu and meta is registered by the plugin that provides it, "
+               "when that plugin is loaded)");
+  }
   return DeviceType{static_cast<int8_t>(i)};
+}
+
+void DeviceType::set_missing_reason(std::string_view name, std::string reason) {
+  MissingReasons& m = missing();
+  std::lock_guard<std::mutex> lock(m.mu);
+  if (reason.empty()) {
+    if (auto it = m.reasons.find(name); it != m.reasons.end()) m.reasons.erase(it);
+  } else {
+    m.reasons.insert_or_assign(std::string(name), std::move(reason));
+  }
+}
+
+std::string DeviceType::missing_reason(std::string_view name) {
+  MissingReasons& m = missing();
+  std::lock_guard<std::mutex> lock(m.mu);
+  const auto it = m.reasons.find(name);
+  return it == m.reasons.end() ? std::string() : it->second;
 }
 
 bool DeviceType::is_registered(std::string_view name) { return table().find(name) >= 0; }
@@ -86,9 +125,10 @@ Device::Device(std::string_view spec) {
   if (colon != std::string_view::npos) {
     // As c10::Device: a plain decimal index without sign or leading zeros.
     const auto idx = spec.substr(colon + 1);
-    const bool digits = !idx.empty() && idx.size() <= 5 &&
-                        std::all_of(idx.begin(), idx.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-                        (idx.size() == 1 || idx[0] != '0');
+    const bool digits =
+        !idx.empty() && idx.size() <= 5 &&
+        std::all_of(idx.begin(), idx.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+        (idx.size() == 1 || idx[0] != '0');
     int value = -1;
     if (digits) std::from_chars(idx.data(), idx.data() + idx.size(), value);
     LOOM_CHECK_T(DeviceError, digits && value < 32768, "invalid device string '", spec,

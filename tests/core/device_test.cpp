@@ -1,11 +1,10 @@
-// Tests for core/src/device.cpp: the run-time table of device types and device strings.
+// Tests for core/src/device.cpp: the run-time table of device types and device strings, why a
+// device type is missing, and the built-in meta device (Note [Meta tensors] in allocator.cpp).
 
 #include "loom/core/device.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include "test_util.h"
 
 #include <algorithm>
 #include <sstream>
@@ -15,6 +14,7 @@
 
 #include "loom/core/error.h"
 #include "loom/core/tensor.h"
+#include "test_util.h"
 
 namespace loom {
 namespace {
@@ -148,11 +148,58 @@ namespace {
 TEST(DeviceTest, IndexSpellingIsStrictAsInC10) {
   DeviceType::register_type("strictdev");
   EXPECT_EQ(Device("strictdev:10").index(), 10);
-  for (const char* bad : {"strictdev:007", "strictdev:-0", "strictdev:+1", "strictdev:", "cpu:-0"}) {
+  for (const char* bad :
+       {"strictdev:007", "strictdev:-0", "strictdev:+1", "strictdev:", "cpu:-0"}) {
     SCOPED_TRACE(bad);
     EXPECT_THAT(message_of<DeviceError>([&] { Device d(bad); }),
                 ::testing::HasSubstr("invalid device string"));
   }
+}
+
+TEST(DeviceTest, AMissingTypeSaysWhy) {
+  // No reason recorded: no loaded plugin provides the type.
+  const std::string plain = message_of<DeviceError>([] { Device d("devtest_gpu:7"); });
+  EXPECT_THAT(plain, HasSubstr("unknown device type 'devtest_gpu': no loaded plugin provides it"));
+  EXPECT_THAT(plain, HasSubstr("registered device types: cpu, meta"));
+  // The program's init decided not to load the type's plugin, and said why.
+  DeviceType::set_missing_reason("devtest_gpu", "no devtest driver is installed");
+  EXPECT_EQ(DeviceType::missing_reason("devtest_gpu"), "no devtest driver is installed");
+  const std::string why = message_of<DeviceError>([] { Device d("devtest_gpu:7"); });
+  EXPECT_THAT(why, HasSubstr("device type 'devtest_gpu' is not available: no devtest driver is "
+                             "installed; registered device types: cpu, meta"));
+  EXPECT_THAT(why, ::testing::Not(HasSubstr("unknown device type")));
+  // Forgotten with an empty reason; a registered type needs none.
+  DeviceType::set_missing_reason("devtest_gpu", "");
+  EXPECT_EQ(DeviceType::missing_reason("devtest_gpu"), "");
+  EXPECT_THAT(message_of<DeviceError>([] { Device d("devtest_gpu"); }),
+              HasSubstr("unknown device type 'devtest_gpu'"));
+  DeviceType::set_missing_reason("devtest_gpu", "not loaded");
+  DeviceType::register_type("devtest_gpu");
+  EXPECT_EQ(Device("devtest_gpu:7").str(), "devtest_gpu:7");
+}
+
+TEST(DeviceTest, MetaTensorsHaveGeometryButNoData) {
+  const Device meta("meta");
+  EXPECT_TRUE(meta.is_meta());
+  EXPECT_FALSE(meta.is_cpu());
+  EXPECT_FALSE(Device().is_meta());
+  EXPECT_EQ(meta.type(), DeviceType::meta());
+  Tensor t = Tensor::empty({2, 3, 4}, TensorOptions{}.with(DType::Float64).with(meta));
+  EXPECT_EQ(t.device(), meta);
+  EXPECT_EQ(t.describe(), "[2, 3, 4] meta float64");
+  EXPECT_EQ(t.numel(), 24);
+  EXPECT_EQ(t.strides()[0], 12);
+  EXPECT_EQ(t.data_ptr(), nullptr);
+  EXPECT_EQ(t.storage().nbytes(), 24u * 8u) << "the storage knows its size";
+  EXPECT_TRUE(t.key_set().has(DispatchKey::Meta));
+  EXPECT_EQ(t.str(), "tensor(..., device='meta', size=(2, 3, 4), dtype=torch.float64)");
+  // Views and resizes keep working without memory.
+  Tensor v = t.as_strided_view({3, 4}, {4, 1}, 12);
+  EXPECT_EQ(v.data_ptr(), nullptr);
+  t.resize_({5, 10});
+  EXPECT_EQ(t.storage().nbytes(), 50u * 8u);
+  ASSERT_NE(find_allocator(DeviceType::meta()), nullptr);
+  EXPECT_EQ(find_allocator(DeviceType::meta())->name(), "meta");
 }
 
 TEST(DeviceTest, CpuIndexMustBeMinusOneOrZero) {

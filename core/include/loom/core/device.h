@@ -21,11 +21,21 @@ struct DeviceType {
   int8_t id = 0;
   /// The built-in CPU type.
   static constexpr DeviceType cpu() { return DeviceType{0}; }
+  /// The built-in meta type: tensors with sizes, strides and dtype but no data (Note [Meta
+  /// tensors] in allocator.cpp).
+  static constexpr DeviceType meta() { return DeviceType{1}; }
   /// Registers a device type by name (idempotent: the same name returns the same id).
   /// Throws RegistrationError when the table (32 types) is full or the name is malformed.
   static DeviceType register_type(std::string_view name);
-  /// Looks up a registered type; throws DeviceError naming the known types if absent.
+  /// Looks up a registered type; throws DeviceError if absent, saying why (the reason recorded
+  /// by set_missing_reason, else that no loaded plugin provides it) and naming the known types.
   static DeviceType from_name(std::string_view name);
+  /// Records why no loaded plugin provides device type `name` ("the cuda plugin was not loaded:
+  /// no CUDA driver is installed"), for from_name's error; an empty reason forgets it. Whoever
+  /// decides not to load a device plugin (an init function) says so here.
+  static void set_missing_reason(std::string_view name, std::string reason);
+  /// The reason recorded for `name` by set_missing_reason, or "".
+  static std::string missing_reason(std::string_view name);
   /// True if a type with this name has been registered.
   static bool is_registered(std::string_view name);
   /// Every registered type, in registration order (cpu and meta first).
@@ -54,6 +64,8 @@ class Device {
   int16_t index() const { return index_; }
   /// True for the CPU.
   bool is_cpu() const { return type_.id == 0; }
+  /// True for the meta device (no data).
+  bool is_meta() const { return type_ == DeviceType::meta(); }
   /// "cpu", "cuda:0".
   std::string str() const;
   /// Equality of type and index.
