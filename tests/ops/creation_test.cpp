@@ -66,8 +66,13 @@ TEST_F(CreationTest, Arange) {
   EXPECT_EQ(arange(5.0).dtype(), DType::Float32);
   expect_close(arange(4, DType::Float64), {4}, {0, 1, 2, 3});
   EXPECT_EQ(message_of([&] { arange(0, 5, 0); }), "step must be nonzero");
+  // PyTorch's C++ text says "upper bound and larger bound"; the bounds are upper and lower.
   EXPECT_EQ(message_of([&] { arange(0, 5, -1); }),
-            "upper bound and larger bound inconsistent with step sign");
+            "arange: upper bound and lower bound inconsistent with step sign (start=0, end=5, "
+            "step=-1)");
+  EXPECT_EQ(message_of([&] { arange(2.5, -1, 0.5); }),
+            "arange: upper bound and lower bound inconsistent with step sign (start=2.5, end=-1, "
+            "step=0.5)");
 }
 
 TEST_F(CreationTest, Linspace) {
@@ -195,6 +200,48 @@ TEST_F(CreationTest, LikeForms) {
   }
   EXPECT_EQ(zeros_like(make_tensor({3}, {})).dim(), 0);
   EXPECT_EQ(zeros_like(make_tensor({}, {0, 2})).numel(), 0);
+}
+
+// Note [Meta tensors] (core/src/allocator.cpp): the factories make meta tensors through the Meta
+// key, with every check and shape rule of the CPU kernels and no data.
+TEST_F(CreationTest, MetaFactoriesMakeShapesWithoutData) {
+  const Device meta("meta");
+  Tensor z = zeros({2, 3}, DType::Int32, meta);
+  EXPECT_EQ(z.device(), meta);
+  EXPECT_EQ(z.describe(), "[2, 3] meta int32");
+  EXPECT_EQ(vec(z.strides()), (V{3, 1}));
+  EXPECT_EQ(z.data_ptr(), nullptr) << "no memory, as PyTorch's meta data_ptr() is 0";
+  EXPECT_EQ(arange(0, 10, 3, {}, meta).describe(), "[4] meta int64");
+  EXPECT_EQ(linspace(0, 1, 5, DType::Float64, meta).describe(), "[5] meta float64");
+  EXPECT_EQ(eye(3, 4, {}, meta).describe(), "[3, 4] meta float32");
+  EXPECT_EQ(full({2}, 7, {}, meta).dtype(), DType::Int64);
+  EXPECT_EQ(empty_like(z).describe(), "[2, 3] meta int32");
+  EXPECT_EQ(ones_like(z, DType::Float64).describe(), "[2, 3] meta float64");
+  // The checks are the CPU kernels', word for word.
+  EXPECT_EQ(message_of([&] { arange(0, 5, -1, {}, meta); }), message_of([&] { arange(0, 5, -1); }));
+  EXPECT_EQ(message_of([&] { randint(3, 3, {2}, nullptr, {}, meta); }),
+            message_of([&] { randint(3, 3, {2}); }));
+  EXPECT_THROW(rand({2}, DType::Int64, meta), TypeError);
+
+  // A meta random factory does not advance the generator.
+  manual_seed(3);
+  const std::vector<double> expected = to_doubles(rand({4}));
+  manual_seed(3);
+  EXPECT_EQ(rand({1000}, {}, meta).describe(), "[1000] meta float32");
+  EXPECT_EQ(randn({1000}, {}, meta).numel(), 1000);
+  EXPECT_EQ(to_doubles(rand({4})), expected);
+
+  // A CPU tensor made "like" on meta runs the CPU kernel (the higher key) and writes nothing.
+  Tensor cpu = make_tensor({1, 2, 3, 4, 5, 6}, {2, 3}).as_strided_view({3, 2}, {1, 3}, 0);
+  Tensor on_meta = zeros_like(cpu, {}, meta);
+  EXPECT_EQ(on_meta.describe(), "[3, 2] meta float32");
+  EXPECT_EQ(vec(on_meta.strides()), vec(cpu.strides())) << "preserve_format, as on the CPU";
+  EXPECT_EQ(rand_like(cpu, {}, meta).device(), meta);
+  EXPECT_EQ(full_like(cpu, 2.0, {}, meta).device(), meta);
+
+  // Ops without a Meta kernel say so (the data-reading ones refuse meta tensors).
+  EXPECT_THROW(add(z, z), NotImplementedError);
+  EXPECT_THROW(add(cpu, on_meta), DeviceError);
 }
 
 TEST_F(CreationTest, FromHostMemory) {

@@ -2,6 +2,11 @@
 // eye, the random factories (rand, randn, randint, bernoulli) and the *_like forms.
 // Random ops draw from the Generator argument, or the CPU default generator when it is
 // None, so loom::manual_seed(s) makes them reproducible.
+//
+// The same kernels are the Meta key's (Note [Meta tensors] in core/src/allocator.cpp): every
+// check and shape rule runs, and the element-writing steps are skipped for a meta result.
+// They must be, on the CPU key too: a call that mixes a CPU tensor and device=meta
+// (zeros_like(cpu_tensor, device="meta")) dispatches to CPU, the higher key.
 #include "loom/ops/meta/creation.h"
 
 #include <algorithm>
@@ -74,6 +79,9 @@ char* element(const Tensor& t, int64_t i) {
   return static_cast<char*>(t.data_ptr()) + i * static_cast<int64_t>(t.element_size());
 }
 
+// True for a result without elements to write: a meta tensor has no memory.
+bool no_data(const Tensor& t) { return t.device().is_meta(); }
+
 Tensor make_empty(const char* op, IntArrayRef size, DType dtype, std::optional<int64_t> layout,
                   std::optional<Device> device) {
   check_layout(op, layout);
@@ -84,7 +92,7 @@ Tensor make_empty(const char* op, IntArrayRef size, DType dtype, std::optional<i
 // Fills a contiguous tensor with one value: the element is written once, then replicated.
 void fill_contiguous(const Tensor& t, const Scalar& value) {
   const int64_t n = t.numel();
-  if (n == 0) return;
+  if (n == 0 || no_data(t)) return;
   const size_t es = t.element_size();
   store_scalar(t.data_ptr(), t.dtype(), value);
   char* p = static_cast<char*>(t.data_ptr());
@@ -139,6 +147,7 @@ Tensor arange_start_step(const Scalar& start, const Scalar& end, const Scalar& s
   const bool exact = a.exact;
   const double xstart = a.start, xstep = a.step;
   Tensor out = make_empty("arange", {size}, t, layout, device);
+  if (no_data(out)) return out;
   for (int64_t i = 0; i < size; ++i) {
     if (exact) {
       store_int(element(out, i), t, start.to_int() + i * step.to_int());
@@ -165,6 +174,7 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::opti
   meta::check_linspace_steps(steps);
   const DType t = float_dtype(dtype);
   Tensor out = make_empty("linspace", {steps}, t, layout, device);
+  if (no_data(out)) return out;
   const double a = start.to_double();
   const double b = end.to_double();
   if (steps == 1) store_double(element(out, 0), t, a);
@@ -185,6 +195,7 @@ Tensor eye_m(int64_t n, int64_t m, std::optional<DType> dtype, std::optional<int
              std::optional<Device> device, std::optional<bool> pin) {
   meta::check_eye_sizes(n, m);
   Tensor out = zeros({n, m}, dtype, layout, device, pin);
+  if (no_data(out)) return out;
   for (int64_t i = 0; i < std::min(n, m); ++i) store_int(element(out, i * m + i), out.dtype(), 1);
   return out;
 }
@@ -209,12 +220,14 @@ double uniform01(Generator& g, DType t) {
 }
 
 void fill_uniform(const Tensor& out, Generator& g) {
+  if (no_data(out)) return;  // the generator does not advance either
   for (int64_t i = 0; i < out.numel(); ++i) {
     store_double(element(out, i), out.dtype(), uniform01(g, out.dtype()));
   }
 }
 
 void fill_normal(const Tensor& out, Generator& g) {
+  if (no_data(out)) return;
   // Box-Muller, both outputs used.
   const int64_t n = out.numel();
   for (int64_t i = 0; i < n; i += 2) {
@@ -228,6 +241,7 @@ void fill_normal(const Tensor& out, Generator& g) {
 
 void fill_randint(const Tensor& out, int64_t low, int64_t high, Generator& g) {
   meta::check_randint_range(low, high);
+  if (no_data(out)) return;
   const auto range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
   for (int64_t i = 0; i < out.numel(); ++i) {
     const auto v = static_cast<int64_t>(static_cast<uint64_t>(low) + g.next_u64() % range);
@@ -408,10 +422,9 @@ Tensor bernoulli_p(const Tensor& self, double prob, Generator* gen) {
   return out;
 }
 
-}  // namespace
-
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
-  m.set_provider("reference");
+// The factories and *_like forms, for the CPU and the Meta key alike (bernoulli reads its
+// input's elements: CPU only).
+void impl_factories(Library& m) {
   m.impl("empty.memory_format", &empty);
   m.impl("zeros", &zeros);
   m.impl("ones", &ones);
@@ -430,8 +443,6 @@ LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.impl("randint.generator", &randint_generator);
   m.impl("randint.low", &randint_low);
   m.impl("randint.low_generator", &randint_low_generator);
-  m.impl("bernoulli", &bernoulli);
-  m.impl("bernoulli.p", &bernoulli_p);
   m.impl("empty_like", &empty_like);
   m.impl("zeros_like", &zeros_like);
   m.impl("ones_like", &ones_like);
@@ -440,6 +451,21 @@ LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.impl("randn_like", &randn_like);
   m.impl("randint_like", &randint_like);
   m.impl("randint_like.low_dtype", &randint_like_low);
+}
+
+}  // namespace
+
+LOOM_LIBRARY_IMPL(aten, CPU, m) {
+  m.set_provider("reference");
+  impl_factories(m);
+  m.impl("bernoulli", &bernoulli);
+  m.impl("bernoulli.p", &bernoulli_p);
+}
+
+// Note [Meta tensors] (core/src/allocator.cpp): shapes without data.
+LOOM_LIBRARY_IMPL(aten, Meta, m) {
+  m.set_provider("reference");
+  impl_factories(m);
 }
 
 }  // namespace loom::ops::cpu

@@ -80,8 +80,11 @@ inline ArangeParams arange_params(const Scalar& start, const Scalar& end, const 
   LOOM_CHECK(xstep != 0, "step must be nonzero");
   LOOM_CHECK(std::isfinite(xstart) && std::isfinite(xend), "unsupported range: ", xstart, " -> ",
              xend);
+  // PyTorch's C++ text says "upper bound and larger bound" (its Python reference fixed the
+  // word); the values show which bound is on the wrong side.
   LOOM_CHECK((xstep > 0 && xend >= xstart) || (xstep < 0 && xend <= xstart),
-             "upper bound and larger bound inconsistent with step sign");
+             "arange: upper bound and lower bound inconsistent with step sign (start=", start.str(),
+             ", end=", end.str(), ", step=", step.str(), ")");
   p.exact = all_integral && is_integral(p.dtype, /*include_bool=*/false);
   if (p.exact) {
     const int64_t a = start.to_int(), b = end.to_int(), s = step.to_int();
