@@ -199,6 +199,12 @@ TYPED_TEST(SignedOverflow, ArithmeticWrapsOnOverflow) {
   uint64_t p3 = 1;
   for (size_t i = 0; i < 8 * sizeof(T) + 1; ++i) p3 *= 3;
   EXPECT_EQ(values_of<T>(pow(base, exp)), (std::vector<T>{wrap(p3), T(1), T(-1)}));
+  // addcmul: self + value * t1 * t2 wraps too (MAX + 1 * 2 * 1 = MIN + 1).
+  const Tensor big = Tensor::from_vector(std::vector<T>{kMax, T(1)}, {2});
+  const Tensor two = Tensor::from_vector(std::vector<T>{T(2), T(2)}, {2});
+  const Tensor one = Tensor::from_vector(std::vector<T>{T(1), T(1)}, {2});
+  EXPECT_EQ(values_of<T>(addcmul(big, two, one, Scalar(1))),
+            (std::vector<T>{T(kMin + 1), T(3)}));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/integer_math.h"
 #include "loom/ops/meta/pointwise.h"
 
 namespace loom::ops::cpu {
@@ -108,7 +109,13 @@ Tensor addc_impl(std::string_view op, const Tensor& self, const Tensor& t1, cons
     if constexpr (kDiv) {
       it.for_each<T, T, T, T>([v](C a, C b, C c) { return a + v * (b / c); });
     } else {
-      it.for_each<T, T, T, T>([v](C a, C b, C c) { return static_cast<C>(a + v * b * c); });
+      it.for_each<T, T, T, T>([v](C a, C b, C c) {
+        if constexpr (meta::WrappingInt<C>) {  // Note [Wrapping integer arithmetic]
+          return meta::wrapping_add(a, meta::wrapping_mul(meta::wrapping_mul(v, b), c));
+        } else {
+          return static_cast<C>(a + v * b * c);
+        }
+      });
     }
   });
   return it.finish();

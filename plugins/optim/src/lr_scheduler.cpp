@@ -98,10 +98,22 @@ void LRScheduler::load_state_dict(std::string_view state) {
   const json j = detail::parse_json(state, where);
   const std::string kind = detail::get<std::string>(j, "scheduler", where);
   LOOM_CHECK(kind == name(), where, ": the state dict was saved by ", kind, ", not by ", name());
-  last_epoch_ = detail::get<int64_t>(j, "last_epoch", where);
-  step_count_ = detail::get<int64_t>(j, "step_count", where);
-  base_lrs_ = detail::get<std::vector<double>>(j, "base_lrs", where);
-  last_lr_ = detail::get<std::vector<double>>(j, "last_lr", where);
+  const auto last_epoch = detail::get<int64_t>(j, "last_epoch", where);
+  const auto step_count = detail::get<int64_t>(j, "step_count", where);
+  auto base_lrs = detail::get<std::vector<double>>(j, "base_lrs", where);
+  auto last_lr = detail::get<std::vector<double>>(j, "last_lr", where);
+  // get_lr() reads one entry per parameter group: a state dict of another optimizer must not
+  // make it read past the end.
+  const size_t groups = optimizer_.param_groups().size();
+  LOOM_CHECK(base_lrs.size() == groups && last_lr.size() == groups, where,
+             ": the state dict has ", base_lrs.size(), " base_lrs and ", last_lr.size(),
+             " last_lr entries, but the optimizer has ", groups, " parameter groups");
+  LOOM_CHECK(last_epoch >= -1 && step_count >= 0, where, ": last_epoch (", last_epoch,
+             ") must be >= -1 and step_count (", step_count, ") >= 0");
+  last_epoch_ = last_epoch;
+  step_count_ = step_count;
+  base_lrs_ = std::move(base_lrs);
+  last_lr_ = std::move(last_lr);
 }
 
 // --------------------------------------------------------------------------------- StepLR

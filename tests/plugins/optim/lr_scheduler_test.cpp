@@ -341,6 +341,19 @@ TEST_F(SchedulerTest, ResumingFromStateDictsContinuesExactly) {
               std::string::npos)
         << e.what();
   }
+  // A state dict of an optimizer with another number of groups would make get_lr() read past
+  // its lists.
+  SGD one_group({ParamGroup({p1})}, SGDOptions(0.5));
+  auto s1 = make(one_group);
+  try {
+    s1->load_state_dict(sb->state_dict());  // b has two groups
+    ADD_FAILURE() << "expected an error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("the state dict has 2 base_lrs and 2 last_lr entries, "
+                                         "but the optimizer has 1 parameter groups"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(SchedulerTest, SequentialLRResumesFromItsStateDict) {

@@ -14,6 +14,7 @@
 #include "loom/core/half.h"
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/integer_math.h"
 #include "loom/ops/meta/pointwise.h"
 
 namespace loom::cuda {
@@ -111,7 +112,7 @@ Tensor add_impl(std::string_view op, const Tensor& self, const Tensor* other,
   // sign * alpha in each computation type, as the CPU's static_cast<C>(sign * alpha.to<C>()).
   p.s.d[0] = sign * alpha.to<double>();
   p.s.f[0] = static_cast<float>(sign * alpha.to<float>());
-  p.s.i[0] = sign * alpha.to<int64_t>();
+  p.s.i[0] = sign > 0 ? alpha.to<int64_t>() : ops::meta::wrapping_neg(alpha.to<int64_t>());
   it.run(p);
   return it.finish();
 }
