@@ -108,9 +108,18 @@ void submit_library_block(const LibraryBlock& block) {
     auto& s = static_libraries();
     std::lock_guard<std::mutex> lock(s.mu);
     s.libraries.push_back(std::move(lib));
-  } catch (const std::exception& e) {
+  } catch (...) {
+    // Whatever it threw (a non-std exception too): a static initialiser must not end the
+    // program, and the block's registrations were rolled back with its Library.
+    std::string why = "a non-standard exception (not derived from std::exception)";
+    try {
+      throw;
+    } catch (const std::exception& e) {
+      why = e.what();
+    } catch (...) {
+    }
     const std::string msg = loom::str_cat("loom: the registration block at ", block.file, ":",
-                                          block.line, " failed and was rolled back: ", e.what());
+                                          block.line, " failed and was rolled back: ", why);
     std::cerr << msg << "\n";
     auto& s = static_libraries();
     std::lock_guard<std::mutex> lock(s.mu);
