@@ -7,6 +7,8 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <regex>
+#include <vector>
 
 #include "capi_internal.h"
 #include "loom/core/device_hooks.h"
@@ -33,37 +35,137 @@ LoomStatus* make_status(LoomErrorCode code, std::string message) {
   }
 }
 
+// Note [C ABI error codes]: the one map between Loom's exception types and the codes of
+// capi.h, in both directions: status_from_current_exception (an exception leaving an entry
+// point) and throw_status (a status a C kernel or backward function returned, rethrown
+// through the dispatcher to whoever called the op, maybe an entry point again). Each code has
+// one exception type, so a status keeps its code on the way through C++; the two codes that
+// have no Loom exception of their own get one in capi_internal.h.
 LoomStatus* status_from_current_exception() {
   try {
-    throw;
-  } catch (const ValueError& e) {
-    return make_status(LOOM_VALUE_ERROR, e.what());
-  } catch (const TypeError& e) {
-    return make_status(LOOM_TYPE_ERROR, e.what());
-  } catch (const IndexError& e) {
-    return make_status(LOOM_INDEX_ERROR, e.what());
-  } catch (const DeviceError& e) {
-    return make_status(LOOM_DEVICE_ERROR, e.what());
-  } catch (const NotImplementedError& e) {
-    return make_status(LOOM_NOT_IMPLEMENTED, e.what());
-  } catch (const SchemaParseError& e) {
-    return make_status(LOOM_REGISTRATION_ERROR, e.what());
-  } catch (const RegistrationError& e) {
-    return make_status(LOOM_REGISTRATION_ERROR, e.what());
-  } catch (const PluginError& e) {
-    return make_status(LOOM_PLUGIN_ERROR, e.what());
-  } catch (const AutogradError& e) {
-    return make_status(LOOM_AUTOGRAD_ERROR, e.what());
-  } catch (const std::bad_alloc&) {
-    return make_status(LOOM_OUT_OF_MEMORY, "out of memory");
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    return make_status(what.find("out of memory") != std::string::npos ? LOOM_OUT_OF_MEMORY
-                                                                        : LOOM_ERROR,
-                       what);
-  } catch (...) {
-    return make_status(LOOM_ERROR, "unknown error (a non-standard exception)");
+    try {
+      throw;
+    } catch (const InvalidArgumentError& e) {  // before ValueError, its base
+      return make_status(LOOM_INVALID_ARGUMENT, message_for_c(e.what()));
+    } catch (const ValueError& e) {
+      return make_status(LOOM_VALUE_ERROR, message_for_c(e.what()));
+    } catch (const TypeError& e) {
+      return make_status(LOOM_TYPE_ERROR, message_for_c(e.what()));
+    } catch (const IndexError& e) {
+      return make_status(LOOM_INDEX_ERROR, message_for_c(e.what()));
+    } catch (const DeviceError& e) {
+      return make_status(LOOM_DEVICE_ERROR, message_for_c(e.what()));
+    } catch (const NotImplementedError& e) {
+      return make_status(LOOM_NOT_IMPLEMENTED, message_for_c(e.what()));
+    } catch (const SchemaParseError& e) {
+      return make_status(LOOM_REGISTRATION_ERROR, message_for_c(e.what()));
+    } catch (const RegistrationError& e) {
+      return make_status(LOOM_REGISTRATION_ERROR, message_for_c(e.what()));
+    } catch (const PluginError& e) {
+      return make_status(LOOM_PLUGIN_ERROR, message_for_c(e.what()));
+    } catch (const AutogradError& e) {
+      return make_status(LOOM_AUTOGRAD_ERROR, message_for_c(e.what()));
+    } catch (const OutOfMemoryError& e) {
+      return make_status(LOOM_OUT_OF_MEMORY, message_for_c(e.what()));
+    } catch (const std::bad_alloc&) {
+      return make_status(LOOM_OUT_OF_MEMORY, "out of memory");
+    } catch (const std::exception& e) {
+      // The allocators report exhaustion as a plain loom::Error ("CUDA out of memory. Tried
+      // to allocate ...").
+      const std::string what = e.what();
+      return make_status(
+          what.find("out of memory") != std::string::npos ? LOOM_OUT_OF_MEMORY : LOOM_ERROR,
+          message_for_c(what));
+    } catch (...) {
+      return make_status(LOOM_ERROR, "unknown error (a non-standard exception)");
+    }
+  } catch (...) {  // no memory left to copy or rewrite the message
+    return static_oom_status();
   }
+}
+
+void throw_status(LoomStatus* s, const std::string& where) {
+  const LoomErrorCode code = s->code;
+  std::string msg = s->message.empty() ? str_cat(where, " failed") : s->message;
+  if (s != static_oom_status()) delete s;
+  switch (code) {
+    case LOOM_VALUE_ERROR:
+      throw ValueError(msg);
+    case LOOM_TYPE_ERROR:
+      throw TypeError(msg);
+    case LOOM_INDEX_ERROR:
+      throw IndexError(msg);
+    case LOOM_DEVICE_ERROR:
+      throw DeviceError(msg);
+    case LOOM_NOT_IMPLEMENTED:
+      throw NotImplementedError(msg);
+    case LOOM_REGISTRATION_ERROR:
+      throw RegistrationError(msg);
+    case LOOM_PLUGIN_ERROR:
+      throw PluginError(msg);
+    case LOOM_AUTOGRAD_ERROR:
+      throw AutogradError(msg);
+    case LOOM_INVALID_ARGUMENT:
+      throw InvalidArgumentError(msg);
+    case LOOM_OUT_OF_MEMORY:
+      throw OutOfMemoryError(msg);
+    default:
+      throw Error(msg);  // LOOM_ERROR, and codes newer than this library
+  }
+}
+
+namespace {
+// Note [Messages for C clients]: Loom's messages are written for C++ users; a C client gets
+// them through message_for_c, which drops what means nothing outside Loom's source tree and
+// says in the C API's words what the C++ API would do. Kept to the messages an entry point can
+// produce; each rewrite is tested in tests/extension_sdk/capi_test.cpp.
+struct Rewrite {
+  std::regex pattern;       ///< what to find
+  const char* replacement;  ///< what replaces it ($1: the first group)
+};
+
+const std::vector<Rewrite>& rewrites() {
+  static const auto* r = [] {
+    // A file of Loom's tree as Origin::relative_path writes it (or an absolute path into a tree),
+    // with its line: "ops/core/cpu/binary.cpp:300".
+    const std::string path = "(?:/[^\\s:'\"()]*/)?";
+    const std::string loom_file = path +
+                                  "(?:core|dispatcher|ops|plugins|extension_sdk|tools)/"
+                                  "[A-Za-z0-9_./+-]*\\.(?:cpp|cc|h|hpp|cu|cuh|c):[0-9]+";
+    const std::string capi_file = path + "extension_sdk/capi/[A-Za-z0-9_./+-]*:[0-9]+";
+    return new std::vector<Rewrite>{
+        // Registrations made through this API have the C ABI's own source file as their origin;
+        // what the client did was create a library.
+        {std::regex("static registration at " + capi_file), "a library of this program"},
+        // "reference (plugin 'ops_core' at ops/core/...:300)", "... in cudaMalloc at plugins/...".
+        {std::regex(" ?\\(" + loom_file + "\\)"), ""},
+        {std::regex("(?: at| in)? " + loom_file), ""},
+        // C++-only advice: LOOM_LIBRARY blocks are LibraryCreate / PluginLibrary here.
+        {std::regex("LOOM_LIBRARY\\(([A-Za-z0-9_]*)\\) at a library of this program"),
+         "LibraryCreate(\"$1\")"},
+        {std::regex("LOOM_LIBRARY\\(([A-Za-z0-9_]*)\\) at plugin '([^']*)'"),
+         "PluginLibrary(\"$1\") of plugin '$2'"},
+        {std::regex("LOOM_LIBRARY\\(([A-Za-z0-9_]*)\\)"), "library \"$1\""},
+        {std::regex("by the library at a library of this program"),
+         "by another library of this program"},
+        {std::regex("by the library at plugin"), "by the library of plugin"},
+        {std::regex("; only one LOOM_LIBRARY may define a namespace, use LOOM_LIBRARY_FRAGMENT\\("
+                    "[^)]*\\) to add operators to it"),
+         "; only one library may define a namespace: define the operator in that library, or "
+         "use another namespace"},
+        // Anomaly mode is not part of the C API.
+        {std::regex(" Hint: enable anomaly detection[^.]*\\."), ""},
+        {std::regex("var_no_grad = var\\.detach\\(\\)"), "TensorDetach"},
+    };
+  }();
+  return *r;
+}
+}  // namespace
+
+std::string message_for_c(const std::string& message) {
+  std::string out = message;
+  for (const Rewrite& rw : rewrites()) out = std::regex_replace(out, rw.pattern, rw.replacement);
+  return out;
 }
 
 LoomStatus* null_argument(const char* fn, const char* what) {
@@ -75,10 +177,10 @@ LoomStatus* check_values(const char* fn, const char* what, const LoomValue* valu
   if (values == nullptr) return null_argument(fn, what);
   // A client older than LoomValue v1 cannot exist; a newer one may have a larger struct.
   if (values->struct_size < sizeof(LoomValue)) {
-    return make_status(LOOM_INVALID_ARGUMENT,
-                       str_cat(fn, ": ", what, "[0].struct_size is ", values->struct_size,
-                               ", expected at least ", sizeof(LoomValue),
-                               " (set struct_size = sizeof(LoomValue) in every value)"));
+    return make_status(
+        LOOM_INVALID_ARGUMENT,
+        str_cat(fn, ": ", what, "[0].struct_size is ", values->struct_size, ", expected at least ",
+                sizeof(LoomValue), " (set struct_size = sizeof(LoomValue) in every value)"));
   }
   return nullptr;
 }
@@ -97,11 +199,6 @@ LoomStatus* status_create(LoomErrorCode code, const char* message) {
 
 // ---- library ----
 const char* version_string() { return LOOM_VERSION_STRING; }
-// Why Init left the cuda plugin out ("" if it loaded or was never considered).
-std::string& cuda_skipped_reason() {
-  static std::string* r = new std::string();
-  return *r;
-}
 
 LoomStatus* init() {
   LOOM_CAPI_TRY
@@ -109,20 +206,25 @@ LoomStatus* init() {
   // Note [CUDA at Init]: the CUDA backend is optional like cpu_onednn, but loading it maps
   // cuBLAS(Lt) and cuDNN (~55 ms, ~220 MB resident). Without a driver no CUDA device can
   // exist, so Init loads it only where libcuda.so.1 is installed; PluginLoad("cuda") still
-  // loads it anywhere (and DeviceCount then says why there is no device).
+  // loads it anywhere (and DeviceCount then says why there is no device). Why Init left it
+  // out is recorded with the device type, so that "cuda:0" fails saying so (as PyTorch's
+  // "Found no NVIDIA driver on your system") rather than as an unknown device type.
   static std::once_flag once;
   std::call_once(once, [] {
     void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
     if (driver == nullptr) {
-      cuda_skipped_reason() =
-          "the cuda plugin was not loaded by Init: no CUDA driver (libcuda.so.1) is installed";
+      DeviceType::set_missing_reason(
+          "cuda",
+          "found no NVIDIA driver on this system (libcuda.so.1), so Init did not load the cuda "
+          "plugin; install a driver for an NVIDIA GPU, or load the plugin with PluginLoad");
       return;
     }
     dlclose(driver);
     try {
       PluginLoader::instance().load("cuda");
     } catch (const Error& e) {
-      cuda_skipped_reason() = str_cat("the cuda plugin could not be loaded: ", e.what());
+      DeviceType::set_missing_reason(
+          "cuda", str_cat("the cuda plugin could not be loaded: ", message_for_c(e.what())));
     }
   });
   LOOM_CAPI_CATCH
@@ -163,9 +265,8 @@ LoomStatus* device_count(const char* type, int32_t* out, const char** reason) {
   if (std::string_view(type) == "cpu") {
     n = 1;
   } else if (!DeviceType::is_registered(type)) {
-    why = std::string_view(type) == "cuda" && !cuda_skipped_reason().empty()
-              ? cuda_skipped_reason()
-              : str_cat("no plugin providing device type '", type, "' is loaded");
+    why = DeviceType::missing_reason(type);
+    if (why.empty()) why = str_cat("no plugin providing device type '", type, "' is loaded");
   } else if (DeviceHooks* hooks = find_device_hooks(DeviceType::from_name(type))) {
     n = hooks->device_count();
     if (n == 0) why = hooks->unavailable_reason();
@@ -267,8 +368,8 @@ LoomApi make_api() {
   return api;
 }
 
-// Note [Frozen slot offsets]: version 1's entries sit at fixed offsets. Moving one breaks
-// every client built before; these asserts (and tests/abi's, against the frozen header) stop
+// Note [Frozen slot offsets]: every released version's entries sit at fixed offsets. Moving one
+// breaks every client built before; these asserts (and tests/abi's, against the frozen header) stop
 // that at compile time.
 #define LOOM_SLOT(field, k) \
   static_assert(offsetof(LoomApi, field) == 8 + (k) * sizeof(void*), #field " moved")
@@ -330,7 +431,14 @@ LOOM_SLOT(BackwardGradOutput, 54);
 LOOM_SLOT(BackwardNeedsInputGrad, 55);
 LOOM_SLOT(BackwardSetGradInput, 56);
 LOOM_SLOT(BackwardArgument, 57);
-static_assert(sizeof(LoomApi) == 8 + 58 * sizeof(void*), "version 1 has 58 entries");
+// Version 2 appends after them (Note [Stable ABI rules] in capi.h).
+LOOM_SLOT(OpListCreate, 58);
+LOOM_SLOT(OpListSize, 59);
+LOOM_SLOT(OpListGet, 60);
+LOOM_SLOT(OpListRelease, 61);
+LOOM_SLOT(OpName, 62);
+LOOM_SLOT(OpArgumentEnumNames, 63);
+static_assert(sizeof(LoomApi) == 8 + 64 * sizeof(void*), "version 1 has 58 entries, 2 adds 6");
 static_assert(sizeof(LoomValue) == 24, "LoomValue v1 is 24 bytes");
 #undef LOOM_SLOT
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "loom/capi.h"
+#include "loom/core/error.h"
 #include "loom/core/tensor.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/ivalue.h"
@@ -20,6 +21,7 @@
 /// An operator handle as the C ABI hands it out (one per operator, never freed).
 struct LoomOp {
   loom::OperatorHandle handle;  ///< the dispatcher's handle
+  std::string name;             ///< its full name, for OpName
   std::string schema;           ///< its schema text, for OpSchema
   /// Note [C ABI fast path]: ops whose schema is one of a few common shapes (tensors and
   /// Scalars in, one new Tensor out) are called through a typed handle, skipping the boxed
@@ -29,7 +31,7 @@ struct LoomOp {
   /// The schema the fast shape was derived from: a call whose op has been redefined since
   /// (a plugin reloaded with another schema) takes the checked boxed path instead.
   const loom::FunctionSchema* fast_schema = nullptr;
-  size_t fast_args = 0;                   ///< arguments of the fast shape
+  size_t fast_args = 0;                      ///< arguments of the fast shape
   std::optional<loom::Scalar> fast_default;  ///< default of the last argument, if any
   /// The typed handle of the fast shape (signature checked once, at OpFind).
   std::optional<loom::OperatorHandle::Typed<loom::Tensor(const loom::Tensor&)>> t;
@@ -53,10 +55,31 @@ struct LoomStatus {
 
 namespace loom::capi {
 
+/// LOOM_INVALID_ARGUMENT as a Loom exception (Note [C ABI error codes] in capi.cpp): misuse of
+/// the C API, such as a NULL pointer where data is needed. C++ code sees a ValueError.
+class InvalidArgumentError : public ValueError {
+ public:
+  using ValueError::ValueError;
+};
+
+/// LOOM_OUT_OF_MEMORY returned by a C kernel, as a Loom exception (Note [C ABI error codes]).
+class OutOfMemoryError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A new status (never null).
 LoomStatus* make_status(LoomErrorCode code, std::string message);
-/// The status for the exception being handled (call only inside a catch block).
+/// The status for the exception being handled (call only inside a catch block): its code from
+/// the exception's type, its message as message_for_c gives it.
 LoomStatus* status_from_current_exception();
+/// Rethrows a status a C kernel or backward function returned as the Loom exception of its
+/// code, and frees it; `where` names the function when the status has no message.
+[[noreturn]] void throw_status(LoomStatus* status, const std::string& where);
+/// A Loom error message as C clients read it: without source locations of Loom's files
+/// ("plugin 'ops_core' at ops/core/cpu/binary.cpp:300" becomes "plugin 'ops_core'") and with
+/// the C API's words for C++-only advice (LOOM_LIBRARY blocks, anomaly mode).
+std::string message_for_c(const std::string& message);
 /// LOOM_INVALID_ARGUMENT for a null pointer argument `what` of function `fn`.
 LoomStatus* null_argument(const char* fn, const char* what);
 
@@ -114,7 +137,8 @@ IValue to_ivalue(const LoomValue& v, const Type& type, const std::string& op,
 void to_value(IValue iv, LoomValue* out);
 /// Writes an IValue as a borrowed view (tensors not retained; lists point into iv): for values
 /// the library hands to kernels for the duration of a call. iv must outlive out.
-void to_borrowed_value(const IValue& iv, LoomValue* out, std::vector<std::vector<LoomTensor*>>& lists);
+void to_borrowed_value(const IValue& iv, LoomValue* out,
+                       std::vector<std::vector<LoomTensor*>>& lists);
 
 /// The table's tensor/autograd/op/registration entries (each file fills its part).
 void fill_tensor_entries(LoomApi& api);
@@ -126,11 +150,11 @@ void fill_registration_entries(LoomApi& api);
 /// Opens an entry point's body: exceptions become statuses.
 #define LOOM_CAPI_TRY try {
 /// Closes an entry point's body.
-#define LOOM_CAPI_CATCH                                      \
-  }                                                          \
-  catch (...) {                                              \
-    return ::loom::capi::status_from_current_exception();   \
-  }                                                          \
+#define LOOM_CAPI_CATCH                                   \
+  }                                                       \
+  catch (...) {                                           \
+    return ::loom::capi::status_from_current_exception(); \
+  }                                                       \
   return nullptr;
 /// Fails the call with LOOM_INVALID_ARGUMENT if pointer p is null.
 #define LOOM_CAPI_NOT_NULL(fn, p) \

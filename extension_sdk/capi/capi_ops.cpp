@@ -1,35 +1,103 @@
-// libloom.so: calling operators by name with boxed values (OpFind, OpCall, ValuesRelease),
-// and the conversions between LoomValue and IValue that the kernels of capi_registration.cpp
-// use too.
+// libloom.so: finding, listing and calling operators by name with boxed values (OpFind,
+// OpCall, ValuesRelease, OpList*, OpName, OpArgumentEnumNames), and the conversions between
+// LoomValue and IValue that the kernels of capi_registration.cpp use too.
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
+#include <utility>
 
 #include "capi_internal.h"
 #include "loom/core/error.h"
 #include "loom/dispatcher/boxing.h"
 
+/// A snapshot of the defined ops (the opaque LoomOpList of capi.h): full names and schema
+/// texts, sorted by name; OpListGet hands out pointers into it.
+struct LoomOpList {
+  std::vector<std::pair<std::string, std::string>> ops;  ///< (name, schema text)
+};
+
 namespace loom::capi {
 
 namespace {
 
-const Type& strip_optional(const Type& t) {
-  return t.kind == TypeKind::Optional ? t.element() : t;
+const Type& strip_optional(const Type& t) { return t.kind == TypeKind::Optional ? t.element() : t; }
+
+// Note [Enum arguments] (capi.h): the names of each enum, indexed by PyTorch's integer code
+// (the codes boxing.cpp gives the schema defaults Mean, contiguous_format, strided).
+constexpr const char* kReductionNames[] = {"none", "mean", "sum", nullptr};
+constexpr const char* kMemoryFormatNames[] = {"contiguous_format", "preserve_format",
+                                              "channels_last", "channels_last_3d", nullptr};
+constexpr const char* kLayoutNames[] = {"strided", nullptr};  // the only layout Loom has
+
+/// The names of an enum argument, or null for any other argument. `int reduction` is an enum
+/// by its name, as in PyTorch's schemas (the schema type says only int).
+const char* const* enum_names(const Type& type, std::string_view arg) {
+  switch (strip_optional(type).kind) {
+    case TypeKind::MemoryFormat:
+      return kMemoryFormatNames;
+    case TypeKind::Layout:
+      return kLayoutNames;
+    case TypeKind::Int:
+      return arg == "reduction" ? kReductionNames : nullptr;
+    default:
+      return nullptr;
+  }
+}
+
+/// "'none' (0), 'mean' (1), 'sum' (2)".
+std::string describe_enum(const char* const* names) {
+  std::string out;
+  for (int i = 0; names[i] != nullptr; ++i) {
+    str_append(&out, i == 0 ? "" : ", ", "'", names[i], "' (", i, ")");
+  }
+  return out;
+}
+
+/// The code of an enum argument given by name or number; throws ValueError naming the op, the
+/// argument and the allowed names for anything else.
+int64_t enum_code(const LoomValue& v, const char* const* names, const std::string& op,
+                  const std::string& arg) {
+  int64_t n = 0;
+  while (names[n] != nullptr) ++n;
+  if (v.kind == LOOM_VALUE_INT) {
+    LOOM_CHECK(v.u.i >= 0 && v.u.i < n, op, ": argument '", arg, "' is ", v.u.i,
+               ", which is none of ", describe_enum(names));
+    return v.u.i;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::strcmp(v.u.s, names[i]) == 0) return i;
+  }
+  LOOM_THROW(ValueError, op, ": argument '", arg, "' got '", v.u.s, "', expected one of ",
+             describe_enum(names));
 }
 
 const char* kind_name(LoomValueKind k) {
   switch (k) {
-    case LOOM_VALUE_NONE: return "NONE";
-    case LOOM_VALUE_TENSOR: return "TENSOR";
-    case LOOM_VALUE_INT: return "INT";
-    case LOOM_VALUE_FLOAT: return "FLOAT";
-    case LOOM_VALUE_BOOL: return "BOOL";
-    case LOOM_VALUE_STRING: return "STRING";
-    case LOOM_VALUE_INT_LIST: return "INT_LIST";
-    case LOOM_VALUE_TENSOR_LIST: return "TENSOR_LIST";
-    case LOOM_VALUE_FLOAT_LIST: return "FLOAT_LIST";
-    case LOOM_VALUE_DTYPE: return "DTYPE";
-    default: return "unknown";
+    case LOOM_VALUE_NONE:
+      return "NONE";
+    case LOOM_VALUE_TENSOR:
+      return "TENSOR";
+    case LOOM_VALUE_INT:
+      return "INT";
+    case LOOM_VALUE_FLOAT:
+      return "FLOAT";
+    case LOOM_VALUE_BOOL:
+      return "BOOL";
+    case LOOM_VALUE_STRING:
+      return "STRING";
+    case LOOM_VALUE_INT_LIST:
+      return "INT_LIST";
+    case LOOM_VALUE_TENSOR_LIST:
+      return "TENSOR_LIST";
+    case LOOM_VALUE_FLOAT_LIST:
+      return "FLOAT_LIST";
+    case LOOM_VALUE_DTYPE:
+      return "DTYPE";
+    default:
+      return "unknown";
   }
 }
 
@@ -45,28 +113,40 @@ IValue to_ivalue(const LoomValue& v, const Type& type, const std::string& op,
       if (v.u.tensor == nullptr && type.kind == TypeKind::Optional) return IValue();
       return IValue(borrow(v.u.tensor));
     case LOOM_VALUE_INT:
+      if (const char* const* names = enum_names(type, arg)) {
+        return IValue(enum_code(v, names, op, arg));
+      }
       return IValue(v.u.i);
     case LOOM_VALUE_FLOAT:
       return IValue(v.u.f);
     case LOOM_VALUE_BOOL:
       return IValue(v.u.b);
     case LOOM_VALUE_STRING:
-      LOOM_CHECK_T(TypeError, v.u.s != nullptr, op, ": argument '", arg,
+      LOOM_CHECK_T(InvalidArgumentError, v.u.s != nullptr, op, ": argument '", arg,
                    "' is a STRING value whose pointer is NULL");
       if (t.kind == TypeKind::Device) return IValue(Device(v.u.s));
+      if (const char* const* names = enum_names(type, arg)) {
+        return IValue(enum_code(v, names, op, arg));
+      }
+      if (t.kind == TypeKind::ScalarType) {
+        const std::optional<DType> d = parse_dtype(v.u.s);
+        LOOM_CHECK_T(TypeError, d.has_value(), op, ": argument '", arg, "' got '", v.u.s,
+                     "', which is no dtype name (float32, float64, int64, bool, ...)");
+        return IValue(*d);
+      }
       return IValue(std::string(v.u.s));
     case LOOM_VALUE_INT_LIST:
-      LOOM_CHECK_T(TypeError, v.u.ints.size == 0 || v.u.ints.data != nullptr, op,
+      LOOM_CHECK_T(InvalidArgumentError, v.u.ints.size == 0 || v.u.ints.data != nullptr, op,
                    ": argument '", arg, "' is an INT_LIST of ", v.u.ints.size,
                    " elements whose pointer is NULL");
       return IValue(std::vector<int64_t>(v.u.ints.data, v.u.ints.data + v.u.ints.size));
     case LOOM_VALUE_FLOAT_LIST:
-      LOOM_CHECK_T(TypeError, v.u.floats.size == 0 || v.u.floats.data != nullptr, op,
+      LOOM_CHECK_T(InvalidArgumentError, v.u.floats.size == 0 || v.u.floats.data != nullptr, op,
                    ": argument '", arg, "' is a FLOAT_LIST of ", v.u.floats.size,
                    " elements whose pointer is NULL");
       return IValue(std::vector<double>(v.u.floats.data, v.u.floats.data + v.u.floats.size));
     case LOOM_VALUE_TENSOR_LIST: {
-      LOOM_CHECK_T(TypeError, v.u.tensors.size == 0 || v.u.tensors.data != nullptr, op,
+      LOOM_CHECK_T(InvalidArgumentError, v.u.tensors.size == 0 || v.u.tensors.data != nullptr, op,
                    ": argument '", arg, "' is a TENSOR_LIST of ", v.u.tensors.size,
                    " elements whose pointer is NULL");
       const bool optional_elems =
@@ -93,7 +173,7 @@ IValue to_ivalue(const LoomValue& v, const Type& type, const std::string& op,
                    "' is an unknown dtype token ", v.u.i, " (get tokens from DTypeFromName)");
       return IValue(static_cast<DType>(v.u.i));
     default:
-      LOOM_THROW(TypeError, op, ": argument '", arg, "' has unknown value kind ", v.kind,
+      LOOM_THROW(InvalidArgumentError, op, ": argument '", arg, "' has unknown value kind ", v.kind,
                  " (", kind_name(v.kind), ")");
   }
 }
@@ -174,7 +254,7 @@ void to_value(IValue iv, LoomValue* out) {
       out->u.i = static_cast<int64_t>(iv.to_dtype());
       return;
     default:
-      LOOM_THROW(TypeError, "the C ABI cannot return a value of type ", iv.type_name());
+      LOOM_THROW(NotImplementedError, "the C ABI cannot return a value of type ", iv.type_name());
   }
 }
 
@@ -218,7 +298,8 @@ void to_borrowed_value(const IValue& iv, LoomValue* out,
       return;
     case IValue::Tag::TensorList: {
       std::vector<LoomTensor*>& l = lists.emplace_back();
-      for (const Tensor& t : iv.to_tensor_list()) l.push_back(reinterpret_cast<LoomTensor*>(t.impl()));
+      for (const Tensor& t : iv.to_tensor_list())
+        l.push_back(reinterpret_cast<LoomTensor*>(t.impl()));
       out->kind = LOOM_VALUE_TENSOR_LIST;
       out->u.tensors.size = l.size();
       out->u.tensors.data = l.data();
@@ -247,7 +328,8 @@ void to_borrowed_value(const IValue& iv, LoomValue* out,
       return;
     }
     default:
-      LOOM_THROW(TypeError, "a C ABI kernel cannot receive an argument of type ", iv.type_name());
+      LOOM_THROW(NotImplementedError, "a C ABI kernel cannot receive an argument of type ",
+                 iv.type_name());
   }
 }
 
@@ -281,12 +363,23 @@ void classify(LoomOp& op, const FunctionSchema& schema) {
     if (pattern == p) op.fast_shape = shape;
   }
   switch (op.fast_shape) {
-    case kT: op.t.emplace(op.handle.typed<SigT>()); break;
-    case kTT: op.tt.emplace(op.handle.typed<SigTT>()); break;
-    case kTS: op.ts.emplace(op.handle.typed<SigTS>()); break;
-    case kTTS: op.tts.emplace(op.handle.typed<SigTTS>()); break;
-    case kTSS: op.tss.emplace(op.handle.typed<SigTSS>()); break;
-    default: return;
+    case kT:
+      op.t.emplace(op.handle.typed<SigT>());
+      break;
+    case kTT:
+      op.tt.emplace(op.handle.typed<SigTT>());
+      break;
+    case kTS:
+      op.ts.emplace(op.handle.typed<SigTS>());
+      break;
+    case kTTS:
+      op.tts.emplace(op.handle.typed<SigTTS>());
+      break;
+    case kTSS:
+      op.tss.emplace(op.handle.typed<SigTSS>());
+      break;
+    default:
+      return;
   }
   op.fast_args = pattern.size();
   op.fast_schema = &schema;
@@ -299,10 +392,14 @@ void classify(LoomOp& op, const FunctionSchema& schema) {
 /// A Scalar from an INT/FLOAT/BOOL value, or nullopt.
 inline std::optional<Scalar> scalar_of(const LoomValue& v) {
   switch (v.kind) {
-    case LOOM_VALUE_INT: return Scalar(v.u.i);
-    case LOOM_VALUE_FLOAT: return Scalar(v.u.f);
-    case LOOM_VALUE_BOOL: return Scalar(v.u.b);
-    default: return std::nullopt;
+    case LOOM_VALUE_INT:
+      return Scalar(v.u.i);
+    case LOOM_VALUE_FLOAT:
+      return Scalar(v.u.f);
+    case LOOM_VALUE_BOOL:
+      return Scalar(v.u.b);
+    default:
+      return std::nullopt;
   }
 }
 
@@ -373,6 +470,7 @@ LoomStatus* op_find(const char* name, const LoomOp** out) {
   if (slot == nullptr) {
     slot = new LoomOp();
     slot->handle = h;
+    slot->name = h.name();
     slot->schema = h.schema().str();
     classify(*slot, h.schema());
   }
@@ -381,6 +479,57 @@ LoomStatus* op_find(const char* name, const LoomOp** out) {
 }
 
 const char* op_schema(const LoomOp* op) { return op ? op->schema.c_str() : ""; }
+const char* op_name(const LoomOp* op) { return op ? op->name.c_str() : ""; }
+
+LoomStatus* op_list_create(LoomOpList** out) {
+  LOOM_CAPI_NOT_NULL("OpListCreate", out);
+  LOOM_CAPI_TRY
+  auto list = std::make_unique<LoomOpList>();
+  for (const OperatorHandle& h : Dispatcher::instance().ops()) {
+    // Only defined ops (an op may have kernels and no schema); one whose plugin unloads while
+    // the list is made is left out.
+    try {
+      if (h.has_schema()) list->ops.emplace_back(h.name(), h.schema().str());
+    } catch (const NotImplementedError&) {
+    }
+  }
+  std::sort(list->ops.begin(), list->ops.end());
+  *out = list.release();
+  LOOM_CAPI_CATCH
+}
+size_t op_list_size(const LoomOpList* list) { return list ? list->ops.size() : 0; }
+LoomStatus* op_list_get(const LoomOpList* list, size_t index, const char** name,
+                        const char** schema) {
+  LOOM_CAPI_NOT_NULL("OpListGet", list);
+  if (index >= list->ops.size()) {
+    return make_status(LOOM_INDEX_ERROR,
+                       str_cat("OpListGet: index ", index, " is out of range for a list of ",
+                               list->ops.size(), " ops"));
+  }
+  if (name) *name = list->ops[index].first.c_str();
+  if (schema) *schema = list->ops[index].second.c_str();
+  return nullptr;
+}
+void op_list_release(LoomOpList* list) { delete list; }
+
+LoomStatus* op_argument_enum_names(const LoomOp* op, const char* argument,
+                                   const char* const** out) {
+  LOOM_CAPI_NOT_NULL("OpArgumentEnumNames", op);
+  LOOM_CAPI_NOT_NULL("OpArgumentEnumNames", argument);
+  LOOM_CAPI_NOT_NULL("OpArgumentEnumNames", out);
+  LOOM_CAPI_TRY
+  const FunctionSchema& schema = op->handle.schema();
+  const std::optional<size_t> i = schema.argument_index(argument);
+  if (!i) {
+    std::string names;
+    for (const Argument& a : schema.arguments())
+      str_append(&names, names.empty() ? "" : ", ", a.name);
+    LOOM_THROW(ValueError, "OpArgumentEnumNames: ", op->name, " has no argument '", argument,
+               "' (its arguments: ", names, ")");
+  }
+  *out = enum_names(schema.arguments()[*i].type, argument);
+  LOOM_CAPI_CATCH
+}
 
 LoomStatus* op_call(const LoomOp* op, const LoomValue* args, size_t num_args, LoomValue* returns,
                     size_t capacity, size_t* num_returns) {
@@ -419,8 +568,8 @@ LoomStatus* op_call(const LoomOp* op, const LoomValue* args, size_t num_args, Lo
     stack.push_back(to_ivalue(*value_at(args, i), params[i].type, schema.name(), params[i].name));
   }
   op->handle.call_boxed(stack);
-  LOOM_CHECK(stack.size() == nret, "OpCall: ", schema.name(), " left ", stack.size(),
-             " values on the stack, its schema has ", nret, " returns");
+  LOOM_CHECK_T(Error, stack.size() == nret, "OpCall: ", schema.name(), " left ", stack.size(),
+               " values on the stack, its schema has ", nret, " returns");
   for (size_t i = 0; i < nret; ++i) {
     LoomValue* r = value_at(returns, i);
     r->struct_size = returns->struct_size;
@@ -469,6 +618,12 @@ void fill_op_entries(LoomApi& api) {
   api.OpSchema = &op_schema;
   api.OpCall = &op_call;
   api.ValuesRelease = &values_release;
+  api.OpListCreate = &op_list_create;
+  api.OpListSize = &op_list_size;
+  api.OpListGet = &op_list_get;
+  api.OpListRelease = &op_list_release;
+  api.OpName = &op_name;
+  api.OpArgumentEnumNames = &op_argument_enum_names;
 }
 
 }  // namespace loom::capi

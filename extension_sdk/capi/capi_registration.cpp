@@ -4,9 +4,10 @@
 // op's arguments to the C function as borrowed LoomValues (no reference-count traffic), gives
 // it a zeroed returns array, and converts what it wrote back by the schema's return types,
 // taking over the references it handed out. A status the C function returns is rethrown as the
-// Loom error of its code, so a C kernel's error reads like any other kernel's. A C backward is
-// an ordinary derivative formula (autograd/derivative.h) that saves every tensor argument and
-// tensor return, so custom ops get autograd exactly as built-in ones.
+// Loom error of its code (throw_status, Note [C ABI error codes] in capi.cpp), so a C kernel's
+// error reads like any other kernel's and keeps its code on the way back to a C caller. A C
+// backward is an ordinary derivative formula (autograd/derivative.h) that saves every tensor
+// argument and tensor return, so custom ops get autograd exactly as built-in ones.
 #include <memory>
 
 #include "capi_internal.h"
@@ -55,43 +56,25 @@ struct LoomLibrary {
       context->keep(loom::RegistrationHandle(), library.log().back());
     }
   }
-  loom::Library library;  ///< owns the registrations
-  bool plugin_owned;      ///< true: the plugin context frees it at unload
+  loom::Library library;                   ///< owns the registrations
+  bool plugin_owned;                       ///< true: the plugin context frees it at unload
   loom::PluginContext* context = nullptr;  ///< the owning plugin's context, while it loads
   std::vector<std::shared_ptr<loom::capi::UserData>> user_data;  ///< of its kernels
 };
 
 /// What a C backward function sees (the opaque LoomBackwardContext of capi.h).
 struct LoomBackwardContext {
-  loom::autograd::BackwardContext* ctx;  ///< the formula's context
-  const loom::FunctionSchema* schema;    ///< the op's schema
-  std::vector<loom::Tensor> inputs;      ///< tensor slots, in schema order
-  std::vector<loom::Tensor> outputs;     ///< saved tensor returns
-  loom::autograd::variable_list grads;             ///< gradients set by the C function, one per slot
+  loom::autograd::BackwardContext* ctx;         ///< the formula's context
+  const loom::FunctionSchema* schema;           ///< the op's schema
+  std::vector<loom::Tensor> inputs;             ///< tensor slots, in schema order
+  std::vector<loom::Tensor> outputs;            ///< saved tensor returns
+  loom::autograd::variable_list grads;          ///< gradients set by the C function, one per slot
   std::vector<std::vector<LoomTensor*>> lists;  ///< storage for borrowed list arguments
-  std::vector<loom::IValue> args;        ///< arguments read by BackwardArgument, kept alive
+  std::vector<loom::IValue> args;               ///< arguments read by BackwardArgument, kept alive
 };
 
 namespace loom::capi {
 namespace {
-
-/// Rethrows a C function's status as the Loom error of its code (and frees it).
-[[noreturn]] void throw_status(LoomStatus* s, const std::string& where) {
-  const LoomErrorCode code = s->code;
-  std::string msg = s->message.empty() ? str_cat(where, " failed") : s->message;
-  if (s->code != LOOM_OUT_OF_MEMORY || s->message != "out of memory") delete s;
-  switch (code) {
-    case LOOM_VALUE_ERROR: throw ValueError(msg);
-    case LOOM_TYPE_ERROR: throw TypeError(msg);
-    case LOOM_INDEX_ERROR: throw IndexError(msg);
-    case LOOM_DEVICE_ERROR: throw DeviceError(msg);
-    case LOOM_NOT_IMPLEMENTED: throw NotImplementedError(msg);
-    case LOOM_REGISTRATION_ERROR: throw RegistrationError(msg);
-    case LOOM_PLUGIN_ERROR: throw PluginError(msg);
-    case LOOM_AUTOGRAD_ERROR: throw AutogradError(msg);
-    default: throw Error(msg);
-  }
-}
 
 constexpr size_t kInlineValues = 12;
 
@@ -153,9 +136,9 @@ KernelFunction c_kernel(LoomKernelFn fn, std::shared_ptr<UserData> ud) {
     for (size_t i = 0; i < nret; ++i) {
       const Argument& r = schema.returns()[i];
       if (r.type.kind == TypeKind::Tensor) {
-        LOOM_CHECK_T(TypeError, out[i].is_tensor() && out[i].to_tensor().defined(),
-                     schema.name(), ": the C kernel returned ", out[i].type_name(),
-                     " for return ", i, " but the schema says Tensor");
+        LOOM_CHECK_T(TypeError, out[i].is_tensor() && out[i].to_tensor().defined(), schema.name(),
+                     ": the C kernel returned ", out[i].type_name(), " for return ", i,
+                     " but the schema says Tensor");
       }
     }
     stack.resize(first);
@@ -226,43 +209,44 @@ LoomStatus* library_impl_backward(LoomLibrary* lib, const char* op, LoomBackward
   LOOM_CAPI_NOT_NULL("LibraryImplBackward", fn);
   auto ud = std::make_shared<UserData>(user_data, release);
   try {
-  const std::string name = std::string(op).find("::") == std::string::npos
-                               ? str_cat(lib->library.ns(), "::", op)
-                               : std::string(op);
-  const OperatorHandle h = Dispatcher::instance().find_op_or_throw(name);
-  const FunctionSchema& schema = h.schema();
-  std::vector<std::string> saves;
-  for (const Argument& a : schema.arguments()) {
-    if (a.type.is_tensor_like()) saves.push_back(a.name);
-  }
-  size_t tensor_returns = 0;
-  for (size_t i = 0; i < schema.returns().size(); ++i) {
-    if (schema.returns()[i].type.kind != TypeKind::Tensor) continue;
-    saves.push_back(i == 0 ? std::string("result") : str_cat("result", i));
-    ++tensor_returns;
-  }
-  const FunctionSchema* sp = &schema;
-  auto formula = [fn, ud, sp, tensor_returns](autograd::BackwardContext& c) -> autograd::variable_list {
-    LoomBackwardContext bc{&c, sp, {}, {}, {}, {}, {}};
-    for (const Argument& a : sp->arguments()) {
-      if (!a.type.is_tensor_like()) continue;
-      const Type& t = a.type.kind == TypeKind::Optional ? a.type.element() : a.type;
-      if (t.kind == TypeKind::List) {
-        for (Tensor& x : c.saved_list(a.name)) bc.inputs.push_back(std::move(x));
-      } else {
-        bc.inputs.push_back(c.saved(a.name));
-      }
+    const std::string name = std::string(op).find("::") == std::string::npos
+                                 ? str_cat(lib->library.ns(), "::", op)
+                                 : std::string(op);
+    const OperatorHandle h = Dispatcher::instance().find_op_or_throw(name);
+    const FunctionSchema& schema = h.schema();
+    std::vector<std::string> saves;
+    for (const Argument& a : schema.arguments()) {
+      if (a.type.is_tensor_like()) saves.push_back(a.name);
     }
-    for (size_t i = 0; i < tensor_returns; ++i) bc.outputs.push_back(c.result(i));
-    bc.grads.resize(bc.inputs.size());
-    LoomStatus* s = fn(ud->data, &bc);
-    if (s != nullptr) throw_status(s, str_cat(c.op_name(), " backward"));
-    return std::move(bc.grads);
-  };
-  lib->library.impl_kernel(name, DispatchKey::Autograd,
-                           autograd::derivative_kernel(std::move(saves), std::move(formula)));
-  lib->user_data.push_back(ud);
-  lib->log_newest();
+    size_t tensor_returns = 0;
+    for (size_t i = 0; i < schema.returns().size(); ++i) {
+      if (schema.returns()[i].type.kind != TypeKind::Tensor) continue;
+      saves.push_back(i == 0 ? std::string("result") : str_cat("result", i));
+      ++tensor_returns;
+    }
+    const FunctionSchema* sp = &schema;
+    auto formula = [fn, ud, sp,
+                    tensor_returns](autograd::BackwardContext& c) -> autograd::variable_list {
+      LoomBackwardContext bc{&c, sp, {}, {}, {}, {}, {}};
+      for (const Argument& a : sp->arguments()) {
+        if (!a.type.is_tensor_like()) continue;
+        const Type& t = a.type.kind == TypeKind::Optional ? a.type.element() : a.type;
+        if (t.kind == TypeKind::List) {
+          for (Tensor& x : c.saved_list(a.name)) bc.inputs.push_back(std::move(x));
+        } else {
+          bc.inputs.push_back(c.saved(a.name));
+        }
+      }
+      for (size_t i = 0; i < tensor_returns; ++i) bc.outputs.push_back(c.result(i));
+      bc.grads.resize(bc.inputs.size());
+      LoomStatus* s = fn(ud->data, &bc);
+      if (s != nullptr) throw_status(s, str_cat(c.op_name(), " backward"));
+      return std::move(bc.grads);
+    };
+    lib->library.impl_kernel(name, DispatchKey::Autograd,
+                             autograd::derivative_kernel(std::move(saves), std::move(formula)));
+    lib->user_data.push_back(ud);
+    lib->log_newest();
   } catch (...) {
     ud->release = nullptr;  // refused: user_data stays the caller's
     return status_from_current_exception();
@@ -278,9 +262,8 @@ LoomStatus* bw_tensor(const char* fn, const std::vector<Tensor>& v, size_t i, co
                       const LoomTensor** out) {
   LOOM_CAPI_NOT_NULL(fn, out);
   if (i >= v.size()) {
-    return make_status(LOOM_INDEX_ERROR,
-                       str_cat(fn, ": ", what, " ", i, " is out of range (the op has ", v.size(),
-                               ")"));
+    return make_status(LOOM_INDEX_ERROR, str_cat(fn, ": ", what, " ", i,
+                                                 " is out of range (the op has ", v.size(), ")"));
   }
   *out = reinterpret_cast<const LoomTensor*>(v[i].impl());
   return nullptr;
@@ -297,9 +280,9 @@ LoomStatus* bw_grad_output(const LoomBackwardContext* c, size_t i, const LoomTen
   LOOM_CAPI_NOT_NULL("BackwardGradOutput", c);
   LOOM_CAPI_NOT_NULL("BackwardGradOutput", out);
   if (i >= c->outputs.size()) {
-    return make_status(LOOM_INDEX_ERROR, str_cat("BackwardGradOutput: output ", i,
-                                                 " is out of range (the op has ",
-                                                 c->outputs.size(), ")"));
+    return make_status(LOOM_INDEX_ERROR,
+                       str_cat("BackwardGradOutput: output ", i, " is out of range (the op has ",
+                               c->outputs.size(), ")"));
   }
   LOOM_CAPI_TRY
   *out = reinterpret_cast<const LoomTensor*>(c->ctx->grad(i).impl());
@@ -316,9 +299,9 @@ bool bw_needs_input_grad(const LoomBackwardContext* c, size_t i) {
 LoomStatus* bw_set_grad_input(LoomBackwardContext* c, size_t i, LoomTensor* grad) {
   LOOM_CAPI_NOT_NULL("BackwardSetGradInput", c);
   if (i >= c->grads.size()) {
-    return make_status(LOOM_INDEX_ERROR, str_cat("BackwardSetGradInput: tensor input ", i,
-                                                 " is out of range (the op has ",
-                                                 c->grads.size(), ")"));
+    return make_status(LOOM_INDEX_ERROR,
+                       str_cat("BackwardSetGradInput: tensor input ", i,
+                               " is out of range (the op has ", c->grads.size(), ")"));
   }
   c->grads[i] = borrow(grad);
   return nullptr;

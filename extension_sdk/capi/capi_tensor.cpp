@@ -1,7 +1,7 @@
 // libloom.so: tensor and autograd entries of the C ABI (Note [C ABI handles]).
-#include <cstring>
-
 #include <absl/strings/str_join.h>
+
+#include <cstring>
 
 #include "capi_internal.h"
 #include "loom/autograd/grad_mode.h"
@@ -20,8 +20,8 @@ DType dtype_of_token(const char* fn, int32_t dtype) {
 }
 
 std::vector<int64_t> sizes_of(const char* fn, const int64_t* sizes, size_t ndim) {
-  LOOM_CHECK_T(ValueError, ndim == 0 || sizes != nullptr, fn, ": sizes is NULL but ndim is ",
-               ndim);
+  LOOM_CHECK_T(InvalidArgumentError, ndim == 0 || sizes != nullptr, fn,
+               ": sizes is NULL but ndim is ", ndim);
   std::vector<int64_t> v(sizes, sizes + ndim);
   for (size_t i = 0; i < ndim; ++i) {
     LOOM_CHECK_T(ValueError, v[i] >= 0, fn, ": negative dimension ", v[i], " at index ", i,
@@ -47,13 +47,14 @@ LoomStatus* tensor_from_data(const void* data, const int64_t* sizes, size_t ndim
   LOOM_CAPI_TRY
   const DType d = dtype_of_token("TensorFromData", dtype);
   const std::vector<int64_t> shape = sizes_of("TensorFromData", sizes, ndim);
-  Tensor cpu = Tensor::empty(shape, TensorOptions{}.with(d));
-  const size_t nbytes = static_cast<size_t>(cpu.numel()) * element_size(d);
-  LOOM_CHECK_T(ValueError, nbytes == 0 || data != nullptr,
-               "TensorFromData: data is NULL for a tensor of ", cpu.numel(), " elements");
-  if (nbytes) std::memcpy(cpu.data_ptr(), data, nbytes);
   const Device dev = device ? Device(device) : Device();
-  *out = give(dev.is_cpu() ? cpu : cpu.to(dev));
+  // A meta tensor keeps no data (as PyTorch's torch.tensor(data, device="meta")).
+  Tensor cpu = Tensor::empty(shape, TensorOptions{}.with(d).with(dev.is_meta() ? dev : Device()));
+  const size_t nbytes = static_cast<size_t>(cpu.numel()) * element_size(d);
+  LOOM_CHECK_T(InvalidArgumentError, nbytes == 0 || data != nullptr,
+               "TensorFromData: data is NULL for a tensor of ", cpu.numel(), " elements");
+  if (nbytes && !dev.is_meta()) std::memcpy(cpu.data_ptr(), data, nbytes);
+  *out = give(dev.is_cpu() || dev.is_meta() ? cpu : cpu.to(dev));
   LOOM_CAPI_CATCH
 }
 
@@ -63,7 +64,8 @@ LoomStatus* tensor_empty(const int64_t* sizes, size_t ndim, int32_t dtype, const
   LOOM_CAPI_TRY
   const DType d = dtype_of_token("TensorEmpty", dtype);
   const Device dev = device ? Device(device) : Device();
-  *out = give(Tensor::empty(sizes_of("TensorEmpty", sizes, ndim), TensorOptions{}.with(d).with(dev)));
+  *out =
+      give(Tensor::empty(sizes_of("TensorEmpty", sizes, ndim), TensorOptions{}.with(d).with(dev)));
   LOOM_CAPI_CATCH
 }
 
@@ -134,11 +136,24 @@ LoomStatus* tensor_device(const LoomTensor* t, char* out, size_t capacity) {
   return write_text("TensorDevice", impl_of(t)->device().str(), out, capacity);
   LOOM_CAPI_CATCH
 }
+// Note [Meta tensors] (core/src/allocator.cpp): a meta tensor has no data to read. A NULL
+// data pointer for elements that exist would be a trap in C, so the reading entries refuse it.
+void check_has_data(const char* fn, const Tensor& x) {
+  LOOM_CHECK_T(DeviceError, !x.device().is_meta(), fn, ": the meta tensor ", x.describe(),
+               " has no data (a meta tensor carries only sizes, strides and dtype)");
+}
+
 LoomStatus* tensor_data_ptr(const LoomTensor* t, void** out) {
   LOOM_CAPI_NOT_NULL("TensorDataPtr", t);
   LOOM_CAPI_NOT_NULL("TensorDataPtr", out);
   LOOM_CAPI_TRY
-  *out = impl_of(t)->numel() == 0 ? nullptr : borrow(t).data_ptr();
+  if (impl_of(t)->numel() == 0) {
+    *out = nullptr;
+    return nullptr;
+  }
+  const BorrowedTensor x(t);
+  check_has_data("TensorDataPtr", x.get());
+  *out = x.get().data_ptr();
   LOOM_CAPI_CATCH
 }
 LoomStatus* tensor_copy_to_host(const LoomTensor* t, void* out, size_t nbytes) {
@@ -146,10 +161,11 @@ LoomStatus* tensor_copy_to_host(const LoomTensor* t, void* out, size_t nbytes) {
   LOOM_CAPI_TRY
   Tensor x = borrow(t);
   const size_t need = static_cast<size_t>(x.numel()) * element_size(x.dtype());
-  LOOM_CHECK_T(ValueError, nbytes == need, "TensorCopyToHost: the tensor ", x.describe(),
+  LOOM_CHECK_T(InvalidArgumentError, nbytes == need, "TensorCopyToHost: the tensor ", x.describe(),
                " holds ", need, " bytes but nbytes is ", nbytes);
   if (need == 0) return nullptr;
-  LOOM_CHECK_T(ValueError, out != nullptr, "TensorCopyToHost: out is NULL");
+  LOOM_CHECK_T(InvalidArgumentError, out != nullptr, "TensorCopyToHost: out is NULL");
+  check_has_data("TensorCopyToHost", x);
   Tensor host = x.device().is_cpu() ? x : x.to(Device());
   host = host.contiguous();
   std::memcpy(out, host.data_ptr(), need);
@@ -160,6 +176,9 @@ LoomStatus* tensor_item(const LoomTensor* t, double* out) {
   LOOM_CAPI_NOT_NULL("TensorItem", out);
   LOOM_CAPI_TRY
   Tensor x = borrow(t);
+  // PyTorch's words: "Tensor.item() cannot be called on meta tensors".
+  LOOM_CHECK_T(DeviceError, !x.device().is_meta(),
+               "TensorItem: item() cannot be called on meta tensors (got ", x.describe(), ")");
   *out = (x.device().is_cpu() ? x : x.to(Device())).item<double>();
   LOOM_CAPI_CATCH
 }

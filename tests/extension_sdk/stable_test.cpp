@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -70,6 +71,25 @@ TEST_F(StableTest, ApiTableAndVersion) {
   EXPECT_GE(ls::api()->version, 1u);
   EXPECT_FALSE(ls::version().empty());
   EXPECT_TRUE(ls::plugins::is_loaded("ops_core"));
+}
+
+TEST_F(StableTest, ListsOpsAndTakesEnumsByName) {
+  const std::vector<ls::OpInfo> ops = ls::list_ops();
+  const auto add = std::find_if(ops.begin(), ops.end(),
+                                [](const ls::OpInfo& o) { return o.name == "aten::add.Tensor"; });
+  ASSERT_NE(add, ops.end());
+  EXPECT_EQ(add->schema, ls::Op::find("add.Tensor").schema());
+  EXPECT_EQ(ls::Op::find("add.Tensor").name(), "aten::add.Tensor");
+
+  const ls::Op mse = ls::Op::find("mse_loss");
+  EXPECT_EQ(mse.enum_names("reduction"), (std::vector<std::string>{"none", "mean", "sum"}));
+  EXPECT_TRUE(mse.enum_names("self").empty());
+  EXPECT_THROW(mse.enum_names("nope"), ls::ValueError);
+  auto a = ls::Tensor::from_data({1.f, 2.f}, {2});
+  auto b = ls::Tensor::zeros({2});
+  EXPECT_EQ(mse.call_tensor(a, b, "sum").item(), 5.0);
+  EXPECT_EQ(mse.call_tensor(a, b, std::string("mean")).item(), 2.5);
+  EXPECT_THROW(mse.call_tensor(a, b, "avg"), ls::ValueError);
 }
 
 TEST_F(StableTest, DTypesByName) {
@@ -600,7 +620,8 @@ TEST_F(StableTest, ExtensionManifest) {
   EXPECT_STREQ(m->description, "stable_test's manifest");
   ASSERT_NE(m->dependencies, nullptr);
   EXPECT_EQ(m->dependencies[0], nullptr);
-  EXPECT_NE(std::string(m->build_info).find("stable ABI v1"), std::string::npos);
+  EXPECT_NE(std::string(m->build_info).find("stable ABI v" + std::to_string(LOOM_API_VERSION)),
+            std::string::npos);
   char error[256] = "untouched";
   EXPECT_NE(m->register_plugin(nullptr, error, sizeof(error)), 0);
   EXPECT_NE(std::string(error).find("PluginLibrary"), std::string::npos) << error;

@@ -39,8 +39,8 @@
 extern "C" {
 #endif
 
-/** The newest table version this header describes. */
-#define LOOM_API_VERSION 1
+/** The newest table version this header describes (entries marked @since 2 are version 2's). */
+#define LOOM_API_VERSION 2
 
 #if defined(_WIN32)
 #define LOOM_CAPI_EXPORT __declspec(dllimport)
@@ -62,10 +62,19 @@ typedef struct LoomOp LoomOp;
 typedef struct LoomLibrary LoomLibrary;
 /** What a custom op's backward function sees: saved inputs/outputs, incoming gradients. */
 typedef struct LoomBackwardContext LoomBackwardContext;
+/** A snapshot of the registered ops' names and schemas (OpListCreate). @since 2 */
+typedef struct LoomOpList LoomOpList;
 
 /* ---- error codes (frozen, append-only) ---- */
 
-/** Error codes; the message says the rest. */
+/** Error codes; the message says the rest. Messages are written for C clients: they name the
+ *  entry or op, the argument and the values, and carry no source locations of Loom's. A status
+ *  a kernel or backward function returns reaches the caller with its code.
+ *  LOOM_INVALID_ARGUMENT is misuse of this API (a NULL pointer where data is needed, a buffer
+ *  of the wrong size, a bad struct_size or value kind); LOOM_VALUE_ERROR is a bad value the
+ *  API was used correctly to pass (a negative size, shapes that do not match, an unknown enum
+ *  name: Note [Enum arguments]); LOOM_TYPE_ERROR a bad type (an unknown dtype name or token,
+ *  a wrong argument kind). */
 typedef int32_t LoomErrorCode;
 #define LOOM_OK 0                 /**< never in a status (NULL is success) */
 #define LOOM_ERROR 1              /**< any other Loom error */
@@ -77,7 +86,7 @@ typedef int32_t LoomErrorCode;
 #define LOOM_REGISTRATION_ERROR 7 /**< a definition or kernel that conflicts */
 #define LOOM_PLUGIN_ERROR 8       /**< a plugin file refused */
 #define LOOM_AUTOGRAD_ERROR 9     /**< backward through a freed graph, in-place on a saved tensor */
-#define LOOM_INVALID_ARGUMENT 10  /**< misuse of this API: a NULL handle, a too-small buffer */
+#define LOOM_INVALID_ARGUMENT 10  /**< misuse of this API: a NULL pointer, a wrong-sized buffer */
 #define LOOM_OUT_OF_MEMORY 11     /**< an allocation failed */
 
 /* ---- boxed values: the arguments and returns of an op call ---- */
@@ -94,6 +103,18 @@ typedef int32_t LoomValueKind;
 #define LOOM_VALUE_TENSOR_LIST 7 /**< tensor array (Tensor[]) */
 #define LOOM_VALUE_FLOAT_LIST 8  /**< double array (float[]) */
 #define LOOM_VALUE_DTYPE 9       /**< a dtype token from DTypeFromName (ScalarType arguments) */
+
+/* Note [Enum arguments]: some integer arguments stand for one of PyTorch's enums. OpCall
+ * (since version 2 of the library) takes them by name, as a LOOM_VALUE_STRING, and checks
+ * integers against the same list:
+ *   `int reduction`            none (0), mean (1), sum (2)
+ *   MemoryFormat arguments     contiguous_format (0), preserve_format (1), channels_last (2),
+ *                              channels_last_3d (3)
+ *   Layout arguments           strided (0)
+ * An unknown name, or an integer that is none of the values, fails with LOOM_VALUE_ERROR
+ * naming the op, the argument and the allowed names; OpArgumentEnumNames lists them. A
+ * ScalarType argument takes a dtype name ("float32") as well as a token. Kernels registered
+ * through this API receive the integer. */
 
 /** One boxed value. Zero-initialise, set struct_size = sizeof(LoomValue), kind, and one member.
  *  Arrays of values: the library steps by the first element's struct_size. */
@@ -170,8 +191,8 @@ typedef struct LoomApi {
   /** v1: The size of one element in bytes. */
   LoomStatus* (*DTypeItemSize)(int32_t dtype, size_t* out);
   /** v1: The number of devices of a type ("cuda"): 0 when its plugin is loaded but no device
-   *  is usable; *reason (optional, may be NULL) then points at a sentence saying why, valid
-   *  for the life of the process. */
+   *  is usable, or when no loaded plugin provides the type; *reason (optional, may be NULL)
+   *  then points at a sentence saying which and why, valid for the life of the process. */
   LoomStatus* (*DeviceCount)(const char* device_type, int32_t* out, const char** reason);
   /** v1: The native current stream of a device ("cuda:0": a cudaStream_t), NULL for devices
    *  without streams. Custom CUDA kernels launch on it. */
@@ -244,7 +265,8 @@ typedef struct LoomApi {
   LoomStatus* (*OpFind)(const char* name, const LoomOp** out);
   /** v1: The op's schema text; valid for the life of the process. */
   const char* (*OpSchema)(const LoomOp* op);
-  /** v1: Calls op with boxed arguments in schema order (trailing defaults may be omitted). Writes
+  /** v1: Calls op with boxed arguments in schema order (trailing defaults may be omitted; enum
+   *  arguments by name, Note [Enum arguments]). Writes
    *  its returns into returns (release them with ValuesRelease) and their number into
    *  *num_returns; capacity smaller than the schema's return count is LOOM_INVALID_ARGUMENT.
    *  Set struct_size in every returns slot as in every argument (the library steps by it). An
@@ -310,6 +332,34 @@ typedef struct LoomApi {
   LoomStatus* (*BackwardArgument)(const LoomBackwardContext* ctx, size_t position, LoomValue* out);
 
   /* ======== end of version 1 — append newer entries below, never above ======== */
+
+  /* ======== version 2 ======== */
+
+  /* -- listing operators -- */
+  /** A snapshot of every defined op, sorted by name: *out receives a new list that the caller
+   *  owns (release it with OpListRelease). Ops defined or removed later (plugins loading and
+   *  unloading) do not change it. @since 2 */
+  LoomStatus* (*OpListCreate)(LoomOpList** out);
+  /** The number of ops in list (0 for NULL). @since 2 */
+  size_t (*OpListSize)(const LoomOpList* list);
+  /** Op `index` of list: *name receives its full name ("aten::add.Tensor", what OpFind takes)
+   *  and *schema its schema text, both borrowed from the list (valid until OpListRelease);
+   *  either output may be NULL. An index past the end is LOOM_INDEX_ERROR. @since 2 */
+  LoomStatus* (*OpListGet)(const LoomOpList* list, size_t index, const char** name,
+                           const char** schema);
+  /** Frees a list from OpListCreate (NULL is allowed). @since 2 */
+  void (*OpListRelease)(LoomOpList* list);
+  /** The op's full name ("aten::add.Tensor"); borrowed, valid for the life of the process (""
+   *  for NULL). @since 2 */
+  const char* (*OpName)(const LoomOp* op);
+  /** The names the argument called `argument` of op takes in place of an integer (Note [Enum
+   *  arguments]): *out receives a NULL-terminated array of static strings ({"none", "mean",
+   *  "sum", NULL} for reduction), or NULL for an argument that is no enum. An argument name
+   *  the schema lacks is LOOM_VALUE_ERROR naming the op's arguments. @since 2 */
+  LoomStatus* (*OpArgumentEnumNames)(const LoomOp* op, const char* argument,
+                                     const char* const** out);
+
+  /* ======== end of version 2 — append newer entries below, never above ======== */
 } LoomApi;
 
 /** The function table of the given version, or NULL when the library is older than version.

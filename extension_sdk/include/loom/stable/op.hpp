@@ -1,6 +1,7 @@
 #pragma once
 /// @file
-/// Op: an operator found by name, called with a variadic of C++ arguments boxed on the stack.
+/// Op: an operator found by name, called with a variadic of C++ arguments boxed on the stack;
+/// list_ops(): every defined op with its schema.
 /// Part of loom/stable.hpp (include that).
 
 #include <array>
@@ -40,6 +41,21 @@ class Op {
   std::string schema() const {
     const char* s = api()->OpSchema(op_);
     return s != nullptr ? s : "";
+  }
+  /// The full name ("aten::add.Tensor").
+  std::string name() const {
+    const char* s = api()->OpName(op_);
+    return s != nullptr ? s : "";
+  }
+  /// The names an enum argument takes in place of its integer code (Note [Enum arguments] in
+  /// loom/capi.h: {"none", "mean", "sum"} for reduction), in code order; empty for an
+  /// argument that is no enum. Throws ValueError for an argument the schema lacks.
+  std::vector<std::string> enum_names(const std::string& argument) const {
+    const char* const* names = nullptr;
+    check(api()->OpArgumentEnumNames(op_, argument.c_str(), &names));
+    std::vector<std::string> out;
+    for (; names != nullptr && *names != nullptr; ++names) out.emplace_back(*names);
+    return out;
   }
 
   /// Calls the op with already boxed arguments; returns every return.
@@ -106,6 +122,31 @@ class Op {
 
   const LoomOp* op_ = nullptr;
 };
+
+/// A defined op as list_ops() reports it.
+struct OpInfo {
+  std::string name;    ///< full name, what Op::find takes ("aten::add.Tensor")
+  std::string schema;  ///< schema text
+};
+
+/// Every op defined now (by the loaded plugins and libraries), sorted by name.
+inline std::vector<OpInfo> list_ops() {
+  LoomOpList* list = nullptr;
+  check(api()->OpListCreate(&list));
+  // Owns the list until the copies are made, exceptions included.
+  struct Release {
+    LoomOpList* list;
+    ~Release() { api()->OpListRelease(list); }
+  } release{list};
+  std::vector<OpInfo> out(api()->OpListSize(list));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const char* name = nullptr;
+    const char* schema = nullptr;
+    check(api()->OpListGet(list, i, &name, &schema));
+    out[i] = {name, schema};
+  }
+  return out;
+}
 
 /// @cond INTERNAL
 /// The op of a method, found on first use (a static local per call site).
