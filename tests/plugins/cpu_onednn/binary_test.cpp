@@ -186,6 +186,18 @@ TEST_F(OnednnBinary, MalformedCallsGetTheReferenceError) {
        [&] {
          add_out(Tensor::empty({kRows, kCols}, TensorOptions{}.with(DType::Int64)), a, a);
        }},
+      // Note [Memory overlap]: partly shared memory is refused, not computed in some order.
+      {"in place onto a partly overlapping input",
+       [&] {
+         const Tensor x = a.clone();
+         mul_(x.narrow(0, 1, kRows - 1), x.narrow(0, 0, kRows - 1));
+       }},
+      {"out= partly overlapping an input",
+       [&] {
+         const Tensor x = a.clone();
+         add_out(x.narrow(0, 0, kRows - 1), x.narrow(0, 1, kRows - 1), row);
+       }},
+      {"in place onto a broadcast self", [&] { add_(row.expand({kRows, kCols}), a); }},
   };
   expect_reference_errors(calls);
 }
