@@ -49,6 +49,9 @@ struct LoomLibrary {
   ~LoomLibrary() {
     library = loom::Library(loom::Library::Kind::Fragment, "", std::nullopt);  // undo first
     for (auto& ud : user_data) ud->release_now();
+    // A backward function's user data is released once no autograd node that may still call
+    // it is left: now, or when the last such graph goes (Note [Graphs keep their plugin]).
+    backward_guards.clear();
   }
   /// Adds the library's newest registration to its plugin's log (`loom plugin check` lists it).
   void log_newest() {
@@ -60,6 +63,9 @@ struct LoomLibrary {
   bool plugin_owned;                       ///< true: the plugin context frees it at unload
   loom::PluginContext* context = nullptr;  ///< the owning plugin's context, while it loads
   std::vector<std::shared_ptr<loom::capi::UserData>> user_data;  ///< of its kernels
+  /// Of its backward functions: each releases its user data when the library and every
+  /// autograd node made with it have let go (DerivativeOptions::keep_alive).
+  std::vector<std::shared_ptr<void>> backward_guards;
 };
 
 /// What a C backward function sees (the opaque LoomBackwardContext of capi.h).
@@ -192,6 +198,18 @@ LoomStatus* library_impl(LoomLibrary* lib, const char* op, const char* key, Loom
   LOOM_CAPI_NOT_NULL("LibraryImpl", fn);
   auto ud = std::make_shared<UserData>(user_data, release);
   try {
+    // Version 1 refuses a kernel for an op that is not defined (the C++ API lets it wait for
+    // its def, Note [Kernels wait for their def]); a stable-ABI plugin declares the plugin
+    // that defines its ops as a dependency, so they are defined when it registers.
+    const std::string name = std::string(op).find("::") != std::string::npos ||
+                                     lib->library.ns().empty()
+                                 ? std::string(op)
+                                 : str_cat(lib->library.ns(), "::", op);
+    if (!Dispatcher::instance().find_op(name)) {
+      LOOM_THROW(RegistrationError, "LibraryImpl(", name, ", ", key, "): no operator named '",
+                 name, "' is defined; define it first (LibraryDef) or load the plugin that "
+                 "defines it");
+    }
     lib->library.impl_kernel(op, parse_dispatch_key(key), c_kernel(fn, ud));
     lib->user_data.push_back(ud);
     lib->log_newest();
@@ -243,9 +261,14 @@ LoomStatus* library_impl_backward(LoomLibrary* lib, const char* op, LoomBackward
       if (s != nullptr) throw_status(s, str_cat(c.op_name(), " backward"));
       return std::move(bc.grads);
     };
-    lib->library.impl_kernel(name, DispatchKey::Autograd,
-                             autograd::derivative_kernel(std::move(saves), std::move(formula)));
-    lib->user_data.push_back(ud);
+    // The user data outlives the library while graphs that may call fn are alive.
+    std::shared_ptr<void> guard(ud.get(), [ud](void*) { ud->release_now(); });
+    autograd::DerivativeOptions options;
+    options.keep_alive = guard;
+    lib->library.impl_kernel(
+        name, DispatchKey::Autograd,
+        autograd::derivative_kernel(std::move(saves), std::move(formula), std::move(options)));
+    lib->backward_guards.push_back(std::move(guard));
     lib->log_newest();
   } catch (...) {
     ud->release = nullptr;  // refused: user_data stays the caller's

@@ -12,7 +12,7 @@ bash "$src/tests/docs/run_guide.sh" "$src" "$build" "$src/docs/guide/stable-abi-
   2>&1 | tee "$log"
 out="$(cat "$log")"
 # The C program runs twice (pkg-config, CMake), the C++ one once.
-[ "$(grep -c '^Loom [0-9.]*, API version 1$' <<<"$out")" = 2 ]
+[ "$(grep -c '^Loom [0-9.]*, API version 2$' <<<"$out")" = 2 ]
 [ "$(grep -c '^w = 2.000, b = 1.000, loss < 1e-6$' <<<"$out")" = 2 ]
 [ "$(grep -c '^mm: code 2: mm: mat1 and mat2 shapes cannot be multiplied (2x4 and 2x4)$' <<<"$out")" = 2 ]
 [ "$(grep -c "^OpFind: code 6: .*'myops::nothing'" <<<"$out")" = 2 ]

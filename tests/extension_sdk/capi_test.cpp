@@ -380,6 +380,58 @@ TEST(CApi, RegistersAnOpWithForwardAndBackward) {
   api()->LibraryRelease(lib);
 }
 
+// Note [Graphs keep their plugin]: a graph recorded before LibraryRelease may still run the
+// backward function afterwards, so its user data is released only when the last such graph
+// is gone; before, it was released at once and backward read freed user data.
+TEST(CApi, BackwardUserDataOutlivesTheLibraryWhileAGraphNeedsIt) {
+  struct Data {
+    int released = 0;
+    int calls = 0;
+  };
+  static Data data;
+  data = Data{};
+  LoomLibrary* lib = nullptr;
+  OK(api()->LibraryCreate("capi_life", &lib));
+  OK(api()->LibraryDef(lib, "scale(Tensor x, float k) -> Tensor"));
+  static int forty_two = 42;  // what scale_cpu expects
+  OK(api()->LibraryImpl(lib, "scale", "CPU", &scale_cpu, &forty_two, nullptr));
+  OK(api()->LibraryImplBackward(
+      lib, "scale",
+      [](void* ud, LoomBackwardContext* ctx) -> LoomStatus* {
+        ++static_cast<Data*>(ud)->calls;
+        return scale_backward(nullptr, ctx);
+      },
+      &data, [](void* ud) { ++static_cast<Data*>(ud)->released; }));
+  LoomTensor* x = tensor({1, -2, 3}, {3});
+  OK(api()->TensorSetRequiresGrad(x, true));
+  LoomTensor* y = call1("capi_life::scale", {tv(x), fv(3.0)});
+  LoomTensor* loss = call1("sum", {tv(y)});
+  api()->LibraryRelease(lib);
+  EXPECT_EQ(data.released, 0) << "a live graph still needs the backward's user data";
+  OK(api()->Backward(loss, nullptr, false));
+  EXPECT_EQ(data.calls, 1);
+  LoomTensor* g = nullptr;
+  OK(api()->TensorGrad(x, &g));
+  EXPECT_EQ(values(g), (std::vector<float>{6, -12, 18}));
+  for (LoomTensor* t : {y, loss}) api()->TensorRelease(t);
+  EXPECT_EQ(data.released, 1) << "released with the last node that could call it";
+  for (LoomTensor* t : {x, g}) api()->TensorRelease(t);
+  EXPECT_EQ(data.released, 1);
+}
+
+TEST(CApi, ImplOfAnUndefinedOpIsRefused) {
+  LoomLibrary* lib = nullptr;
+  OK(api()->LibraryCreate(nullptr, &lib));
+  int released = 0;
+  LoomStatus* s = api()->LibraryImpl(lib, "capi_nowhere::op", "CPU", &scale_cpu, &released,
+                                     [](void* p) { ++*static_cast<int*>(p); });
+  EXPECT_EQ(api()->StatusCode(s), LOOM_REGISTRATION_ERROR);
+  const std::string m = message(s);  // frees s
+  EXPECT_NE(m.find("no operator named 'capi_nowhere::op' is defined"), std::string::npos) << m;
+  EXPECT_EQ(released, 0);
+  api()->LibraryRelease(lib);
+}
+
 TEST(CApi, Plugins) {
   size_t n = 0;
   OK(api()->PluginCount(&n));

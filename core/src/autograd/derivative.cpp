@@ -214,6 +214,7 @@ class DerivativeNode final : public Node {
   }
 
   std::shared_ptr<const Plan> plan_;     // Note [Graphs keep their plugin]
+  std::shared_ptr<void> keep_alive_;     // DerivativeOptions::keep_alive, while it lives
   absl::InlinedVector<IValue, 2> args_;  // the non-tensor arguments, in schema order
   absl::InlinedVector<std::pair<uint32_t, SavedTensor>, 2> saved_inputs_;
   absl::InlinedVector<std::pair<uint32_t, SavedTensor>, 1> saved_outputs_;
@@ -379,6 +380,7 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
   if (p.inplace) check_inplace(stack[base].to_tensor(), p.op_name);
 
   auto node = std::make_shared<DerivativeNode>(plan);
+  node->keep_alive_ = p.spec->options.keep_alive.lock();
   node->args_.reserve(p.num_other);
   auto& edges = node->mutable_next_edges();
   std::vector<Tensor> view_sources;  // arguments returns may be views of

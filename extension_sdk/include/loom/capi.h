@@ -280,7 +280,10 @@ typedef struct LoomApi {
   /** v1: Loads a plugin by name ("cpu_onednn") or path to a .so; refused plugins fail with
    *  LOOM_PLUGIN_ERROR and the loader's reason, leaving the process as it was. */
   LoomStatus* (*PluginLoad)(const char* name_or_path);
-  /** v1: Unloads a plugin by name. */
+  /** v1: Unloads a plugin by name. Refused with LOOM_PLUGIN_ERROR and the reason while
+   *  anything of it is still reachable: another plugin depending on it, tensors in memory of
+   *  its allocator, or autograd graphs holding its backward functions (release those tensors,
+   *  outputs and losses first). A refused unload changes nothing. */
   LoomStatus* (*PluginUnload)(const char* name);
   /** v1: Number of loaded plugins. */
   LoomStatus* (*PluginCount)(size_t* out);
@@ -300,14 +303,18 @@ typedef struct LoomApi {
   void (*LibraryRelease)(LoomLibrary* library);
   /** v1: Defines an op from a schema ("myops::scale(Tensor x, float k) -> Tensor"). */
   LoomStatus* (*LibraryDef)(LoomLibrary* library, const char* schema);
-  /** v1: Registers kernel for op at dispatch_key ("CPU", "CUDA", ...). release (may be NULL)
+  /** v1: Registers kernel for op at dispatch_key ("CPU", "CUDA", ...). op must be defined
+   *  already (by LibraryDef, or by a plugin the caller depends on). release (may be NULL)
    *  frees user_data when the registration is undone; a call that fails never calls it (the
    *  caller still owns user_data). */
   LoomStatus* (*LibraryImpl)(LoomLibrary* library, const char* op, const char* dispatch_key,
                              LoomKernelFn kernel, void* user_data, LoomReleaseFn release);
   /** v1: Gives op a derivative: calls of op with inputs that require grad record a node whose
-   *  backward is fn. All tensor arguments and returns are saved for fn. release: as in
-   *  LibraryImpl. */
+   *  backward is fn. All tensor arguments and returns are saved for fn. Lifetime: graphs
+   *  recorded before LibraryRelease may still run fn afterwards, so release is called when
+   *  the library is released *and* the last autograd node that may call fn is gone (at once
+   *  if there is none); fn's code must stay loaded until then. A call that fails never calls
+   *  release. */
   LoomStatus* (*LibraryImplBackward)(LoomLibrary* library, const char* op, LoomBackwardFn fn,
                                      void* user_data, LoomReleaseFn release);
 

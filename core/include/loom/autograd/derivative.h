@@ -26,6 +26,7 @@
 /// undefined (no gradient) and trailing ones omitted.
 
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -100,6 +101,11 @@ struct DerivativeOptions {
   /// saved statistics of batch/layer norm, nll_loss's total_weight. They never require grad
   /// and the formula never gets a gradient for them (it sees zeros).
   std::vector<size_t> non_differentiable_outputs;
+  /// Held (as a shared_ptr) by every node made while it is alive: what the formula's captured
+  /// data needs kept until the last graph that may run the formula is gone, although the
+  /// registration itself is undone earlier (a stable-ABI library's user data, released when
+  /// the library is released and no such graph is left). Note [Graphs keep their plugin].
+  std::weak_ptr<void> keep_alive;
 };
 
 /// The Autograd-key kernel for one op from its formula (Note [Derivative kernels]). saves:
