@@ -291,6 +291,8 @@ void append_suffixes(const std::vector<std::string>& suffixes, int indent, std::
 Scalar Tensor::item() const {
   LOOM_CHECK(numel() == 1, "item(): a Tensor with ", numel(),
              " elements cannot be converted to Scalar (tensor ", describe(), ")");
+  LOOM_CHECK_T(NotImplementedError, !device().is_meta(),
+               "Tensor.item() cannot be called on meta tensors (tensor ", describe(), ")");
   LOOM_CHECK_T(DeviceError, device().is_cpu(), "item(): tensor ", describe(),
                " is not on the CPU; copy it to cpu first");
   return read_element(data_ptr(), dtype());

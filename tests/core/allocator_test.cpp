@@ -351,7 +351,8 @@ TEST(AllocatorRegistryTest, TypeWithoutAllocatorThrowsDeviceError) {
   } catch (const DeviceError& e) {
     EXPECT_THAT(e.what(), HasSubstr("no allocator is registered for device type 'alloctest_none'"));
   }
-  EXPECT_THROW(get_allocator(DeviceType::from_name("meta")), DeviceError);
+  // meta has one: storage without memory (meta tensors).
+  EXPECT_NE(find_allocator(DeviceType::from_name("meta")), nullptr);
 }
 
 TEST(AllocatorRegistryTest, RegistrationsStackAndHandlesRestoreThePrevious) {

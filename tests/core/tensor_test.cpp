@@ -110,9 +110,15 @@ TEST(TensorTest, EmptyRejectsNegativeAndOverflowingSizes) {
 }
 
 TEST(TensorTest, EmptyOnADeviceWithoutAllocatorThrowsDeviceError) {
-  const Device meta("meta");
-  EXPECT_THAT(message_of<DeviceError>([&] { Tensor::empty({2}, TensorOptions{}.with(meta)); }),
-              HasSubstr("no allocator is registered for device type 'meta'"));
+  const Device bare(DeviceType::register_type("tensortest_bare"), 0);
+  EXPECT_THAT(message_of<DeviceError>([&] { Tensor::empty({2}, TensorOptions{}.with(bare)); }),
+              HasSubstr("no allocator is registered for device type 'tensortest_bare'"));
+}
+
+TEST(TensorTest, MetaTensorsHaveShapesButNoData) {
+  const Tensor m = Tensor::empty({2, 3}, TensorOptions{}.with(Device("meta")));
+  EXPECT_EQ(vec(m.sizes()), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(m.data_ptr(), nullptr);
 }
 
 TEST(TensorTest, FromVectorCopiesValues) {

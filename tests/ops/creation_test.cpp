@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "loom/ops/core.h"
+#include "loom/ops/tensor_methods.h"
 #include "ops_test_util.h"
 #include "test_util.h"
 
@@ -242,6 +243,14 @@ TEST_F(CreationTest, MetaFactoriesMakeShapesWithoutData) {
   // Ops without a Meta kernel say so (the data-reading ones refuse meta tensors).
   EXPECT_THROW(add(z, z), NotImplementedError);
   EXPECT_THROW(add(cpu, on_meta), DeviceError);
+
+  // to("meta") keeps the shape and copies nothing; reading a meta tensor is PyTorch's error.
+  const Tensor moved = cpu.to(meta);
+  EXPECT_EQ(moved.describe(), "[3, 2] meta float32");
+  EXPECT_TRUE(contains(message_of<NotImplementedError>([&] { zeros({1}, {}, meta).item(); }),
+                       "Tensor.item() cannot be called on meta tensors"));
+  EXPECT_TRUE(contains(message_of<NotImplementedError>([&] { cpu.copy_(moved); }),
+                       "Cannot copy out of meta tensor; no data!"));
 }
 
 TEST_F(CreationTest, FromHostMemory) {

@@ -13,6 +13,16 @@ Tensor& copy_(Tensor& self, const Tensor& src, bool /*non_blocking*/) {
                "copy_: expected a proper Tensor but got an undefined "
                "Tensor for argument 'src'");
   if (self.is_same(src)) return self;
+  LOOM_CHECK_T(NotImplementedError, !src.device().is_meta() || self.device().is_meta(),
+               "copy_: Cannot copy out of meta tensor; no data! (src ", src.describe(), ", self ",
+               self.describe(), ")");
+  if (self.device().is_meta()) {
+    // x.to("meta"): a meta tensor holds no data, so there is nothing to copy; the shapes
+    // must still broadcast, as they would for real data.
+    meta::check_inplace_shape("copy_", self, src.sizes());
+    self.bump_version();
+    return self;
+  }
   copy_into("copy_", self, src);
   self.bump_version();
   return self;
