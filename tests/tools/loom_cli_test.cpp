@@ -152,6 +152,11 @@ TEST(LoomCli, InfoShowsVersionDevicesAndPlugins) {
   EXPECT_TRUE(has(r.out, "LOOM_WITH_LIBTORCH")) << r.out;
   EXPECT_TRUE(has(r.out, "Plugin search path")) << r.out;
   EXPECT_TRUE(has(r.out, "Preferred providers")) << r.out;
+  // The training libraries and the plugin that holds optim's ops (issue: nn, optim and data
+  // were not listed).
+  EXPECT_TRUE(has(r.out, "C++ libraries")) << r.out;
+  EXPECT_TRUE(has(r.out, "libloom_optim.so")) << r.out;
+  EXPECT_TRUE(has(r.out, "\n  ops_optim " LOOM_VERSION_STRING)) << r.out;
 }
 
 TEST(LoomCli, InfoReportsARefusedPluginWithoutFailing) {

@@ -100,6 +100,31 @@ void print_search_path(const PluginLoader& loader) {
   if (env == nullptr || *env == '\0') std::cout << "  (LOOM_PLUGIN_PATH is not set)\n";
 }
 
+// The first-party C++ libraries beside libloom_core (Note in docs/design/training.md): a
+// program links them; the ops they use come from plugins, listed below.
+void print_libraries() {
+  std::cout << "\nC++ libraries (linked by programs; their ops are plugins)\n";
+  const std::filesystem::path lib_dir =
+      std::filesystem::path(PluginLoader::default_plugin_dir()).parent_path().parent_path();
+  struct Lib {
+    const char* name;
+    const char* what;
+  };
+  const Lib libs[] = {
+      {"nn", "Module, layers, losses, init, save/load (ops: ops_core, ops_nn)"},
+      {"optim", "optimizers, LR schedulers (ops: ops_optim)"},
+      {"data", "datasets, transforms, samplers, DataLoader, safetensors (no ops)"},
+  };
+  Table t;
+  for (const Lib& l : libs) {
+    const std::filesystem::path file = lib_dir / str_cat("libloom_", l.name, ".so");
+    std::error_code ec;
+    const bool found = std::filesystem::exists(file, ec);
+    t.add({l.name, found ? display_path(file.string()) : std::string("not installed"), l.what});
+  }
+  t.print(std::cout);
+}
+
 // Loaded plugins, then every file of the plugin folders that was refused (FAILED) or not tried
 // (skipped), each with the loader's reason: nothing in a plugin folder goes unmentioned.
 void print_plugins(const PluginLoader& loader, const std::vector<PluginFailure>& failures,
@@ -186,6 +211,7 @@ int run_info(Args& args) {
   print_device_hooks();
   print_backend_switches();
   print_search_path(loader);
+  print_libraries();
   print_plugins(loader, failures, skipped);
   print_providers();
   return kExitOk;
