@@ -35,6 +35,7 @@
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/plugin.h"
 #include "loom/dispatcher/plugin_abi.h"
+#include "elf_test_util.h"
 
 namespace loom {
 namespace {
@@ -493,18 +494,7 @@ std::string with_header(std::string elf, Edit edit) {
   return elf;
 }
 
-/// Where the last byte of elf's PT_LOAD segments ends.
-uint64_t end_of_loaded_bytes(const std::string& elf) {
-  Elf64_Ehdr h;
-  std::memcpy(&h, elf.data(), sizeof(h));
-  uint64_t end = 0;
-  for (unsigned i = 0; i < h.e_phnum; ++i) {
-    Elf64_Phdr p;
-    std::memcpy(&p, elf.data() + h.e_phoff + i * sizeof(p), sizeof(p));
-    if (p.p_type == PT_LOAD) end = std::max<uint64_t>(end, p.p_offset + p.p_filesz);
-  }
-  return end;
-}
+using loom::testing::end_of_loaded_bytes;
 
 // A machine that is not this one, for a library built for it.
 #if defined(__aarch64__)

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "elf_test_util.h"
+
 extern char** environ;
 
 namespace {
@@ -215,15 +217,7 @@ std::string for_another_machine(std::string elf) {
 
 /// elf cut in the middle of the bytes its PT_LOAD segments map: dlopen would die of SIGBUS.
 std::string cut_inside_segments(const std::string& elf) {
-  Elf64_Ehdr h;
-  std::memcpy(&h, elf.data(), sizeof(h));
-  uint64_t end = 0;
-  for (unsigned i = 0; i < h.e_phnum; ++i) {
-    Elf64_Phdr p;
-    std::memcpy(&p, elf.data() + h.e_phoff + i * sizeof(p), sizeof(p));
-    if (p.p_type == PT_LOAD) end = std::max<uint64_t>(end, p.p_offset + p.p_filesz);
-  }
-  return elf.substr(0, end / 2);
+  return elf.substr(0, loom::testing::end_of_loaded_bytes(elf) / 2);
 }
 
 /// The reason `loom info` printed under "  <verdict> <path>" ("" if there is no such entry).
