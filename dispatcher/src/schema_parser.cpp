@@ -9,7 +9,8 @@
 ///   param     := '*' | '...' | type IDENT ['=' default]
 ///   returns   := '(' ')' | '...' | '(' ret (',' ret)* ')' | ret
 ///   ret       := '...' | type [IDENT]
-///   type      := BASE [alias] ('[' [INT] ']' | '?')*       (alias only after Tensor)
+///   type      := BASE [alias] ('[' [INT] ']' | '?')*       (alias only after Tensor; at most
+///                                                         kMaxTypeNesting '[]' and '?')
 ///   alias     := '(' set ['!'] ['->' set] ')'        set := ('*' | IDENT) ('|' ('*' | IDENT))*
 ///   default   := None | True | False | NUMBER | inf | nan | -inf | STRING | list | IDENT
 ///   list      := '[' [scalar (',' scalar)*] ']'        scalar := NUMBER | True | False
@@ -19,6 +20,11 @@
 ///
 /// The parser works on characters rather than a token stream so that every error can point at
 /// the exact column, and a message can show what it found there.
+///
+/// Input can be anything a user or a plugin passes (`loom schema check`, the C ABI's LibraryDef),
+/// so nothing here recurses on the input or takes more than linear time in it, and a message
+/// quotes at most kMessageExcerptChars characters of it (message_excerpt): a megabyte of schema
+/// gives an error of a few hundred bytes.
 
 #include <algorithm>
 #include <array>
@@ -30,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "loom/core/dtype.h"
 #include "loom/core/error.h"
@@ -37,7 +44,6 @@
 
 namespace loom {
 namespace {
-
 
 struct BaseTypeName {
   std::string_view spelling;
@@ -83,6 +89,21 @@ bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <=
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_ident_char(char c) { return is_ident_start(c) || is_digit(c); }
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+// The second to fourth bytes of a UTF-8 sequence; a cut never lands on one.
+bool is_utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+size_t count_code_points(std::string_view text) {
+  return static_cast<size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return !is_utf8_continuation(c); }));
+}
+
+// " more characters" marker of message_excerpt, for the `rest` of a text that is cut.
+std::string more_characters(std::string_view rest) {
+  return loom::str_cat("... (", count_code_points(rest), " more characters)");
+}
+
+// `text` as a message quotes it: 'text', shortened by message_excerpt.
+std::string quoted(std::string_view text) { return loom::str_cat("'", message_excerpt(text), "'"); }
 
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
@@ -107,6 +128,11 @@ std::string type_suggestion(std::string_view name) {
   std::string_view best;
   size_t best_distance = 3;  // suggest only names at most two edits away
   for (const BaseTypeName& base : kBaseTypes) {
+    // The distance is at least the difference in length, so a name far longer than every type
+    // (a megabyte of input) is never run through edit_distance.
+    const size_t longer = std::max(name.size(), base.spelling.size());
+    const size_t shorter = std::min(name.size(), base.spelling.size());
+    if (longer - shorter >= best_distance) continue;
     size_t d = edit_distance(name, base.spelling);
     if (d < best_distance) {
       best_distance = d;
@@ -119,11 +145,6 @@ std::string type_suggestion(std::string_view name) {
 // Strips one Optional layer: the type a default value has to fit.
 const Type& strip_optional(const Type& type) {
   return type.kind == TypeKind::Optional ? *type.elem : type;
-}
-
-// Operators have a handful of arguments, so a linear scan beats building a set.
-bool has_name(const std::vector<Argument>& args, std::string_view name) {
-  return std::any_of(args.begin(), args.end(), [&](const Argument& a) { return a.name == name; });
 }
 
 // The element kind of a list type (through Optionals), or Any when `type` is not a list.
@@ -318,17 +339,41 @@ class Parser {
     } else {
       end = at + 1;
     }
-    return loom::str_cat("'", s_.substr(at, end - at), "'");
+    return quoted(s_.substr(at, end - at));
+  }
+
+  // The schema as a message echoes it: whole when short, else kMessageExcerptChars characters
+  // around the caret at byte `caret`, with "..." where text is left out. *caret_column receives
+  // the caret's place in the echo.
+  std::string echo(size_t caret, size_t* caret_column) const {
+    constexpr size_t kWindow = kMessageExcerptChars;
+    std::string out;
+    if (s_.size() <= kWindow) {
+      out = std::string(s_);
+      *caret_column = caret;
+    } else {
+      size_t start = std::min(caret > kWindow / 2 ? caret - kWindow / 2 : 0, s_.size() - kWindow);
+      size_t end = start + kWindow;
+      while (start > 0 && is_utf8_continuation(s_[start])) --start;
+      while (end < s_.size() && is_utf8_continuation(s_[end])) ++end;
+      const std::string_view before = start > 0 ? "..." : "";
+      out = loom::str_cat(before, s_.substr(start, end - start),
+                          end < s_.size() ? more_characters(s_.substr(end)) : "");
+      *caret_column = before.size() + caret - start;
+    }
+    // Tabs and newlines would misalign the caret, so the echoed schema shows them as spaces.
+    std::replace_if(out.begin(), out.end(), is_space, ' ');
+    return out;
   }
 
   [[noreturn]] void fail(size_t at, std::string_view what) const {
-    // Tabs and newlines would misalign the caret, so the echoed schema shows them as spaces.
-    std::string echo(s_);
-    std::replace_if(echo.begin(), echo.end(), is_space, ' ');
     size_t caret = std::min(at, s_.size());
-    throw SchemaParseError(loom::str_cat("schema parse error at column ", caret + 1, ": ", what,
-                                        "\n  ", echo, "\n  ", std::string(caret, ' '), "^"),
-                           static_cast<int>(caret + 1));
+    size_t caret_column = 0;
+    const std::string schema = echo(caret, &caret_column);
+    throw SchemaParseError(
+        loom::str_cat("schema parse error at column ", caret + 1, ": ", what, "\n  ", schema,
+                      "\n  ", std::string(caret_column, ' '), "^"),
+        static_cast<int>(caret + 1));
   }
   [[noreturn]] void fail_expected(std::string_view expected) const {
     fail(pos_, loom::str_cat("expected ", expected, ", found ", describe(pos_)));
@@ -359,6 +404,7 @@ class Parser {
 
   std::vector<Argument> parse_arguments(bool* is_vararg) {
     std::vector<Argument> arguments;
+    absl::flat_hash_set<std::string> names;  // a long argument list stays linear
     bool kwarg_only = false;
     size_t star_pos = 0;
     size_t args_at_star = 0;
@@ -384,8 +430,8 @@ class Parser {
         size_t name_pos = 0;
         Argument arg = parse_argument(/*is_return=*/false, &name_pos);
         arg.kwarg_only = kwarg_only;
-        if (has_name(arguments, arg.name)) {
-          fail(name_pos, loom::str_cat("duplicate argument name '", arg.name, "'"));
+        if (!names.insert(arg.name).second) {
+          fail(name_pos, loom::str_cat("duplicate argument name ", quoted(arg.name)));
         }
         arguments.push_back(std::move(arg));
       }
@@ -409,6 +455,7 @@ class Parser {
 
   std::vector<Argument> parse_returns(bool* is_varret) {
     std::vector<Argument> returns;
+    absl::flat_hash_set<std::string> names;
     if (looking_at("...")) {
       pos_ += 3;
       *is_varret = true;
@@ -437,8 +484,8 @@ class Parser {
       } else {
         size_t name_pos = 0;
         Argument ret = parse_argument(/*is_return=*/true, &name_pos);
-        if (!ret.name.empty() && has_name(returns, ret.name)) {
-          fail(name_pos, loom::str_cat("duplicate return name '", ret.name, "'"));
+        if (!ret.name.empty() && !names.insert(ret.name).second) {
+          fail(name_pos, loom::str_cat("duplicate return name ", quoted(ret.name)));
         }
         returns.push_back(std::move(ret));
       }
@@ -468,15 +515,16 @@ class Parser {
     if (is_ident_start(peek())) {
       arg.name = std::string(read_ident());
     } else if (!is_return) {
-      fail_expected(loom::str_cat("an argument name after type '",
-                                 s_.substr(type_pos, last_type_end_ - type_pos), "'"));
+      fail_expected(loom::str_cat("an argument name after type ",
+                                  quoted(s_.substr(type_pos, last_type_end_ - type_pos))));
     }
     skip_ws();
     if (peek() == '=') {
       if (is_return) fail(pos_, "return values cannot have default values");
       ++pos_;
       skip_ws();
-      arg.default_value = parse_default(arg.type, s_.substr(type_pos, last_type_end_ - type_pos));
+      arg.default_value =
+          parse_default(arg.type, message_excerpt(s_.substr(type_pos, last_type_end_ - type_pos)));
     }
     return arg;
   }
@@ -490,7 +538,7 @@ class Parser {
     auto base = std::find_if(kBaseTypes.begin(), kBaseTypes.end(),
                              [&](const BaseTypeName& b) { return b.spelling == spelling; });
     if (base == kBaseTypes.end()) {
-      fail(start, loom::str_cat("unknown type '", spelling, "'", type_suggestion(spelling)));
+      fail(start, loom::str_cat("unknown type ", quoted(spelling), type_suggestion(spelling)));
     }
     Type type = Type::of(base->kind);
     type.symbolic = base->symbolic;
@@ -500,15 +548,23 @@ class Parser {
     skip_ws();
     if (peek() == '(') {
       if (base->kind != TypeKind::Tensor) {
-        fail(pos_, loom::str_cat("alias annotations are only allowed on Tensor, not on '",
-                                spelling, "'"));
+        fail(pos_, loom::str_cat("alias annotations are only allowed on Tensor, not on '", spelling,
+                                 "'"));
       }
       alias = parse_alias();
       last_type_end_ = pos_;
       skip_ws();
     }
+    // Each '[]' and '?' wraps the type once more; see kMaxTypeNesting.
+    int nesting = 0;
     while (true) {
+      if ((peek() == '[' || peek() == '?') && nesting == kMaxTypeNesting) {
+        fail(pos_, loom::str_cat("type nests lists and optionals more than ", kMaxTypeNesting,
+                                 " deep; a schema type has at most a few layers ('Tensor?[]' ",
+                                 "has 2)"));
+      }
       if (peek() == '[') {
+        ++nesting;
         ++pos_;
         skip_ws();
         std::optional<int64_t> size;
@@ -520,7 +576,7 @@ class Parser {
           auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
           if (ec != std::errc() || n <= 0) {
             fail(size_pos,
-                 loom::str_cat("list size must be a positive integer, found '", digits, "'"));
+                 loom::str_cat("list size must be a positive integer, found ", quoted(digits)));
           }
           size = n;
           skip_ws();
@@ -530,6 +586,7 @@ class Parser {
         type = Type::list(std::move(type), size);
       } else if (peek() == '?') {
         if (type.kind == TypeKind::Optional) fail(pos_, "type is already optional");
+        ++nesting;
         ++pos_;
         type = Type::optional(std::move(type));
       } else {
@@ -583,7 +640,8 @@ class Parser {
 
   // ---- default values ----
 
-  // A default value, checked against the argument's type (written as `written`).
+  // A default value, checked against the argument's type (written as `written`, shortened for
+  // messages).
   DefaultValue parse_default(const Type& type, std::string_view written) {
     size_t start = pos_;
     char c = peek();
@@ -623,7 +681,7 @@ class Parser {
       }
     }
     if (auto hint = default_mismatch(type, value.value, written)) {
-      fail(start, loom::str_cat("default value ", s_.substr(start, pos_ - start),
+      fail(start, loom::str_cat("default value ", message_excerpt(s_.substr(start, pos_ - start)),
                                 " does not fit type '", written, "'", *hint));
     }
     return value;
@@ -661,7 +719,7 @@ class Parser {
     if (is_ident_char(peek()) || peek() == '.') {
       size_t end = pos_;
       while (end < s_.size() && (is_ident_char(s_[end]) || s_[end] == '.')) ++end;
-      fail(start, loom::str_cat("malformed number '", s_.substr(start, end - start), "'"));
+      fail(start, loom::str_cat("malformed number ", quoted(s_.substr(start, end - start))));
     }
     std::string_view text = s_.substr(start, pos_ - start);
     const char* first = text.data();
@@ -670,14 +728,14 @@ class Parser {
       double d = 0;
       auto [end, ec] = std::from_chars(first, last, d);
       if (ec != std::errc() || end != last) {
-        fail(start, loom::str_cat("float literal '", text, "' is out of range for a double"));
+        fail(start, loom::str_cat("float literal ", quoted(text), " is out of range for a double"));
       }
       return d;
     }
     int64_t i = 0;
     auto [end, ec] = std::from_chars(first, last, i);
     if (ec != std::errc() || end != last) {
-      fail(start, loom::str_cat("integer literal '", text, "' is out of range for int64"));
+      fail(start, loom::str_cat("integer literal ", quoted(text), " is out of range for int64"));
     }
     return i;
   }
@@ -783,7 +841,7 @@ class Parser {
         }
         default:
           fail(escape_pos, loom::str_cat("unknown escape sequence '\\", std::string(1, e),
-                                        "' in string literal"));
+                                         "' in string literal"));
       }
     }
   }
@@ -795,6 +853,21 @@ class Parser {
 };
 
 }  // namespace
+
+std::string message_excerpt(std::string_view text) {
+  if (text.size() <= kMessageExcerptChars) return std::string(text);  // bytes >= characters
+  size_t end = 0;
+  for (size_t chars = 0; end < text.size(); ++end) {
+    if (!is_utf8_continuation(text[end]) && chars++ == kMessageExcerptChars) break;
+  }
+  if (end == text.size()) return std::string(text);
+  return loom::str_cat(text.substr(0, end), more_characters(text.substr(end)));
+}
+
+bool is_schema_identifier(std::string_view name) {
+  return !name.empty() && is_ident_start(name[0]) &&
+         std::all_of(name.begin(), name.end(), is_ident_char);
+}
 
 FunctionSchema parse_schema(std::string_view text) { return Parser(text).parse_schema(); }
 

@@ -1076,5 +1076,144 @@ TEST(SchemaParserErrors, MultiLineSchemaKeepsCaretAligned) {
                 std::string(22, ' ') + "^");
 }
 
+// ---- hostile input: `loom schema check` and the C ABI's LibraryDef parse whatever they get ----
+
+std::string repeat(std::string_view piece, size_t n) {
+  std::string out;
+  out.reserve(piece.size() * n);
+  for (size_t i = 0; i < n; ++i) out += piece;
+  return out;
+}
+
+TEST(SchemaParserHostile, TypeNestingIsCappedWhereverTypesAppear) {
+  // Each of these used to overflow the stack printing or destroying the type (it recursed
+  // once per layer); now the ninth layer is a parse error at its column.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"f(Tensor", " x) -> Tensor"},      // an argument
+      {"f(Tensor x) -> Tensor", ""},      // a bare return
+      {"f(Tensor x) -> (Tensor", " y)"},  // a tuple return
+      {"f(Tensor(a!)", " x) -> Tensor"},  // after an alias annotation
+  };
+  for (const auto& [head, tail] : cases) {
+    for (const std::string_view layer : {"[]", "?[]", "[2]"}) {
+      const std::string text = head + repeat(layer, 40000) + tail;
+      SCOPED_TRACE(head + " " + std::string(layer));
+      SchemaParseError e = expect_parse_error(text);
+      // The ninth layer starts after eight: eight '[]' (or '[2]'), or four '?[]'.
+      const size_t eight = layer == "?[]" ? 4 * layer.size() : 8 * layer.size();
+      EXPECT_EQ(e.column(), static_cast<int>(head.size() + eight) + 1) << e.what();
+      EXPECT_NE(std::string(e.what()).find("type nests lists and optionals more than 8 deep"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_THROW(parse_type("int" + repeat("[]", 100000)), SchemaParseError);
+  EXPECT_THROW(parse_type("int" + repeat("?[] ", 100000)), SchemaParseError);
+}
+
+TEST(SchemaParserHostile, EightLayersStillParseAndRoundTrip) {
+  const std::string text = "f(Tensor?[]?[]?[]?[] x, int[1][2][3][4][5][6][7][8] y) -> Tensor";
+  FunctionSchema s = parse_schema(text);
+  EXPECT_EQ(s.str(), text);
+  EXPECT_EQ(parse_schema(s.str()), s);
+  EXPECT_EQ(parse_type("Tensor[]?[]?[]?[]?").str(), "Tensor[]?[]?[]?[]?");
+}
+
+TEST(SchemaParserHostile, ErrorInALongSchemaEchoesAWindowWithItsCaret) {
+  // 400 KB of argument name, then the error: the message quotes 200 characters around it.
+  const std::string text = "f(Tensor " + std::string(400000, 'a') + " b) -> Tensor";
+  SchemaParseError e = expect_parse_error(text);
+  const std::string what = e.what();
+  EXPECT_EQ(e.column(), 9 + 400000 + 2);
+  EXPECT_LT(what.size(), 1000u) << what.substr(0, 2000);
+  EXPECT_NE(what.find("expected ')' or ',' after argument, found 'b'"), std::string::npos);
+  // The echo line starts with "..." (text left out before) and ends saying what follows.
+  const size_t line = what.find("\n  ") + 3;
+  const size_t caret_line = what.find("\n  ", line) + 3;
+  const std::string echo = what.substr(line, caret_line - 3 - line);
+  EXPECT_TRUE(echo.starts_with("...")) << echo;
+  EXPECT_FALSE(echo.ends_with("more characters)")) << "the window reaches the end: " << echo;
+  const size_t caret = what.size() - 1 - caret_line;
+  ASSERT_EQ(what.back(), '^');
+  ASSERT_LT(caret, echo.size());
+  EXPECT_EQ(echo[caret], 'b') << echo;
+}
+
+TEST(SchemaParserHostile, ErrorNearTheStartSaysHowMuchFollows) {
+  const std::string text = "f(Tnsor x, " + repeat("Tensor y, ", 40000) + "Tensor z) -> Tensor";
+  SchemaParseError e = expect_parse_error(text);
+  const std::string what = e.what();
+  EXPECT_EQ(e.column(), 3);
+  EXPECT_LT(what.size(), 1000u) << what.substr(0, 2000);
+  EXPECT_NE(what.find("unknown type 'Tnsor'; did you mean 'Tensor'?"), std::string::npos) << what;
+  EXPECT_NE(what.find("\n  f(Tnsor x, Tensor y,"), std::string::npos) << what;
+  const size_t more = text.size() - kMessageExcerptChars;
+  EXPECT_NE(what.find("... (" + std::to_string(more) + " more characters)\n  " +
+                      std::string(2, ' ') + "^"),
+            std::string::npos)
+      << what;
+}
+
+TEST(SchemaParserHostile, LongTokensAreQuotedShortened) {
+  const std::string name(300000, 'q');
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"f(" + name + " x) -> Tensor", "unknown type '" + name.substr(0, 200) + "... (299800 more"},
+      {"f(Tensor x " + name + ") -> Tensor", "found '" + name.substr(0, 200) + "... (299800 more"},
+      {"f(Tensor " + name + ", Tensor " + name + ") -> Tensor",
+       "duplicate argument name '" + name.substr(0, 200) + "... (299800 more characters)'"},
+      {"f(int x=1" + name + ") -> Tensor", "malformed number '1" + name.substr(0, 199) + "..."},
+      {"f(int x=" + std::string(300000, '9') + ") -> Tensor",
+       "integer literal '" + std::string(200, '9') + "... (299800 more characters)' is out of "},
+      {"f(int[" + std::string(300000, '0') + "] x) -> Tensor",
+       "list size must be a positive integer, found '" + std::string(200, '0') + "..."},
+      {"f(bool b=[" + repeat("1, ", 100000) + "1]) -> Tensor",
+       "default value [1, 1, 1, 1, 1, 1, 1"},
+  };
+  for (const auto& [text, message] : cases) {
+    SCOPED_TRACE(message.substr(0, 60));
+    SchemaParseError e = expect_parse_error(text);
+    const std::string what = e.what();
+    EXPECT_LT(what.size(), 1200u) << what.substr(0, 2000);
+    EXPECT_NE(what.find(message), std::string::npos) << what.substr(0, 2000);
+  }
+}
+
+TEST(SchemaParserHostile, LongValidSchemasParse) {
+  // Many arguments (a linear duplicate check) and long names, each kept whole.
+  std::string text = "f(";
+  for (int i = 0; i < 20000; ++i) text += "Tensor x" + std::to_string(i) + ", ";
+  text += "Tensor " + std::string(100000, 'n') + ") -> Tensor";
+  FunctionSchema s = parse_schema(text);
+  EXPECT_EQ(s.arguments().size(), 20001u);
+  EXPECT_EQ(s.arguments().back().name.size(), 100000u);
+  text = "f(";
+  for (int i = 0; i < 30000; ++i) text += "Tensor y" + std::to_string(i) + ", ";
+  SchemaParseError e = expect_parse_error(text + "Tensor y17) -> Tensor");
+  EXPECT_NE(std::string(e.what()).find("duplicate argument name 'y17'"), std::string::npos);
+}
+
+TEST(SchemaMessages, MessageExcerptKeepsShortTextAndCountsWhatItCuts) {
+  EXPECT_EQ(message_excerpt(""), "");
+  EXPECT_EQ(message_excerpt("add.Tensor"), "add.Tensor");
+  EXPECT_EQ(message_excerpt(std::string(200, 'a')), std::string(200, 'a'));
+  EXPECT_EQ(message_excerpt(std::string(250, 'a')),
+            std::string(200, 'a') + "... (50 more characters)");
+  // UTF-8: characters are code points and a sequence is never cut in two.
+  EXPECT_EQ(message_excerpt(repeat("\xC3\xA9", 150)), repeat("\xC3\xA9", 150));
+  EXPECT_EQ(message_excerpt(repeat("\xC3\xA9", 300)),
+            repeat("\xC3\xA9", 200) + "... (100 more characters)");
+  EXPECT_EQ(message_excerpt("x" + repeat("\xE2\x82\xAC", 250)),
+            "x" + repeat("\xE2\x82\xAC", 199) + "... (51 more characters)");
+}
+
+TEST(SchemaMessages, SchemaIdentifiers) {
+  for (const char* good : {"aten", "_x1", "my_ops2", "A", "__"}) {
+    EXPECT_TRUE(is_schema_identifier(good)) << good;
+  }
+  for (const char* bad : {"", "a b", "1a", "a-b", "a::b", "a.b", "\xC3\xA9", " a", "a\n"}) {
+    EXPECT_FALSE(is_schema_identifier(bad)) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace loom

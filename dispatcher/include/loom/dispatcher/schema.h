@@ -269,11 +269,31 @@ class FunctionSchema {
   bool is_varret_ = false;
 };
 
+/// How many List and Optional layers a parsed type may have (`Tensor?[]` has two). PyTorch's
+/// schemas use at most three; the limit keeps every walk over a Type (printing, equality, the
+/// destructor), all of them recursive, shallow whatever text the type came from.
+inline constexpr int kMaxTypeNesting = 8;
+
+/// How many characters of text a user gave (a name, a schema) a message quotes.
+inline constexpr size_t kMessageExcerptChars = 200;
+
+/// Text a user gave as an error message quotes it: the text itself when it has at most
+/// kMessageExcerptChars characters, else its first kMessageExcerptChars characters followed by
+/// "... (N more characters)". A megabyte of input makes a message of a few hundred bytes, and a
+/// UTF-8 sequence is never cut in two (characters are counted as code points).
+std::string message_excerpt(std::string_view text);
+
+/// True for a name the schema language accepts as an identifier: ASCII letters, digits and
+/// '_', not starting with a digit (`aten`, `my_ops2`). Namespaces and operator names are
+/// identifiers.
+bool is_schema_identifier(std::string_view name);
+
 /// Parses a schema such as `aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) ->
 /// Tensor`.
 /// @throws loom::SchemaParseError naming the 1-based column, what was expected and what was
-///   found, with the schema and a caret under the column; also for a default value that does
-///   not fit its argument's type (see Note [Schema canonical form]).
+///   found, with the schema (a window of it around the column, for a long one) and a caret under
+///   the column; also for a default value that does not fit its argument's type (see Note
+///   [Schema canonical form]) and for a type nested deeper than kMaxTypeNesting.
 FunctionSchema parse_schema(std::string_view text);
 
 /// Parses just an operator name, `[ns::]name[.overload]` (what `impl("add.Tensor", ...)` takes).
