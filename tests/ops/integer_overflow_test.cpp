@@ -1,9 +1,12 @@
 // Integer edge cases of the pointwise kernels (ops/core/cpu/{binary,unary}.cpp through
 // loom/ops/meta/integer_math.h): MIN / -1 and MIN % -1 in every form of div, remainder and
 // fmod, which trapped with SIGFPE before; and the results that wrap, as in PyTorch, where C++
-// has signed overflow (add, sub, mul, neg, abs, pow), which UBSan builds stop on.
+// has signed overflow (add, sub, mul, neg, abs, pow), which UBSan builds stop on. Also the
+// Scalars written into a tensor (fill_, full, masked_fill, index_fill, scatter, alpha, clamp,
+// addcmul), which must fit its dtype (loom/ops/meta/scalar_conversion.h).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -12,6 +15,7 @@
 
 #include "loom/ops/core.h"
 #include "loom/ops/meta/integer_math.h"
+#include "loom/ops/meta/scalar_conversion.h"
 #include "loom/ops/tensor_methods.h"
 #include "ops_test_util.h"
 #include "test_util.h"
@@ -203,8 +207,85 @@ TYPED_TEST(SignedOverflow, ArithmeticWrapsOnOverflow) {
   const Tensor big = Tensor::from_vector(std::vector<T>{kMax, T(1)}, {2});
   const Tensor two = Tensor::from_vector(std::vector<T>{T(2), T(2)}, {2});
   const Tensor one = Tensor::from_vector(std::vector<T>{T(1), T(1)}, {2});
-  EXPECT_EQ(values_of<T>(addcmul(big, two, one, Scalar(1))),
-            (std::vector<T>{T(kMin + 1), T(3)}));
+  EXPECT_EQ(values_of<T>(addcmul(big, two, one, Scalar(1))), (std::vector<T>{T(kMin + 1), T(3)}));
+}
+
+// Note [Checked scalar conversion]: the rule of c10::checked_convert, dtype by dtype.
+TEST(CheckedScalarConversion, FollowsC10sRule) {
+  using meta::scalar_overflows;
+  EXPECT_FALSE(scalar_overflows(Scalar(int64_t{127}), DType::Int8));
+  EXPECT_TRUE(scalar_overflows(Scalar(int64_t{128}), DType::Int8));
+  EXPECT_TRUE(scalar_overflows(Scalar(int64_t{-129}), DType::Int8));
+  EXPECT_FALSE(scalar_overflows(Scalar(int64_t{-128}), DType::Int8));
+  // An integer may wrap into uint8 from as low as -255, as in c10 (uint8 - 1 == uint8 + 255).
+  EXPECT_FALSE(scalar_overflows(Scalar(int64_t{-1}), DType::UInt8));
+  EXPECT_FALSE(scalar_overflows(Scalar(int64_t{-255}), DType::UInt8));
+  EXPECT_TRUE(scalar_overflows(Scalar(int64_t{-256}), DType::UInt8));
+  EXPECT_TRUE(scalar_overflows(Scalar(int64_t{256}), DType::UInt8));
+  EXPECT_TRUE(scalar_overflows(Scalar(-1.0), DType::UInt8));  // floats get no such allowance
+  EXPECT_TRUE(scalar_overflows(Scalar(int64_t{1} << 31), DType::Int32));
+  EXPECT_FALSE(scalar_overflows(Scalar(std::numeric_limits<int64_t>::min()), DType::Int64));
+  EXPECT_TRUE(scalar_overflows(Scalar(std::nan("")), DType::Int64));
+  EXPECT_TRUE(scalar_overflows(Scalar(INFINITY), DType::Int32));
+  EXPECT_TRUE(scalar_overflows(Scalar(9223372036854775808.0), DType::Int64));  // 2^63
+  EXPECT_FALSE(scalar_overflows(Scalar(-9223372036854775808.0), DType::Int64));
+  EXPECT_FALSE(scalar_overflows(Scalar(2.5), DType::Int8));
+  EXPECT_TRUE(scalar_overflows(Scalar(127.5), DType::Int8));
+  EXPECT_TRUE(scalar_overflows(Scalar(1e300), DType::Float32));
+  EXPECT_FALSE(scalar_overflows(Scalar(std::nan("")), DType::Float32));
+  EXPECT_FALSE(scalar_overflows(Scalar(-INFINITY), DType::Float16));
+  EXPECT_TRUE(scalar_overflows(Scalar(int64_t{70000}), DType::Float16));
+  EXPECT_FALSE(scalar_overflows(Scalar(1e38), DType::BFloat16));
+  EXPECT_TRUE(scalar_overflows(Scalar(1e39), DType::BFloat16));
+  EXPECT_FALSE(scalar_overflows(Scalar(1e308), DType::Float64));
+  EXPECT_FALSE(scalar_overflows(Scalar(1e30), DType::Bool));
+  EXPECT_FALSE(scalar_overflows(Scalar(true), DType::Int8));
+}
+
+// Every op that writes a Scalar into a tensor refuses one its dtype cannot hold, with
+// PyTorch's words, rather than storing a wrapped or undefined value.
+TEST_F(IntegerOverflow, ScalarsWrittenIntoATensorMustFitItsDtype) {
+  using testing::message_of;
+  EXPECT_EQ(message_of([] { full({2}, 1e30, DType::Int32); }),
+            "full: value cannot be converted to type int without overflow");
+  EXPECT_EQ(message_of([] { full({2}, std::nan(""), DType::Int64); }),
+            "full: value cannot be converted to type int64_t without overflow");
+  EXPECT_EQ(message_of([] { full({2}, 1e300, DType::Float32); }),
+            "full: value cannot be converted to type float without overflow");
+  EXPECT_EQ(message_of([] { full({2}, int64_t{-256}, DType::UInt8); }),
+            "full: value cannot be converted to type uint8_t without overflow");
+  EXPECT_EQ(message_of([] { full_like(zeros({2}, DType::Int16), int64_t{40000}); }),
+            "full_like: value cannot be converted to type int16_t without overflow");
+  Tensor i64 = zeros({2}, DType::Int64);
+  EXPECT_EQ(message_of([&] { i64.fill_(Scalar(INFINITY)); }),
+            "fill_.Scalar: value cannot be converted to type int64_t without overflow");
+  EXPECT_EQ(message_of([&] { fill_(i64, full({}, 1e19, DType::Float64)); }),
+            "fill_.Tensor: value cannot be converted to type int64_t without overflow");
+  const Tensor i8 = zeros({2}, DType::Int8);
+  const Tensor mask = Tensor::from_vector<bool>({true, false}, {2});
+  EXPECT_EQ(message_of([&] { i8.masked_fill(mask, Scalar(int64_t{300})); }),
+            "masked_fill.Scalar: value cannot be converted to type int8_t without overflow");
+  const Tensor first = Tensor::from_vector<int64_t>({0}, {1});
+  EXPECT_EQ(message_of([&] { index_fill(i8, 0, first, Scalar(int64_t{1000})); }),
+            "index_fill: value cannot be converted to type int8_t without overflow");
+  EXPECT_EQ(message_of([&] { scatter(i8, 0, first, Scalar(int64_t{-200})); }),
+            "scatter.value: value cannot be converted to type int8_t without overflow");
+  EXPECT_EQ(message_of([&] { add(i8, i8, Scalar(int64_t{1000})); }),
+            "add.Tensor: value cannot be converted to type int8_t without overflow");
+  EXPECT_EQ(message_of([&] { i8.clamp(Scalar(int64_t{1000}), std::nullopt); }),
+            "clamp: value cannot be converted to type int8_t without overflow");
+  EXPECT_EQ(message_of([&] { addcmul(i8, i8, i8, Scalar(int64_t{128})); }),
+            "addcmul: value cannot be converted to type int8_t without overflow");
+  // Nothing was written, and the values that fit still do, uint8's wrapping negatives included.
+  EXPECT_EQ(values_of<int64_t>(i64), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(values_of<uint8_t>(full({2}, int64_t{-1}, DType::UInt8)),
+            (std::vector<uint8_t>{255, 255}));
+  EXPECT_EQ(values_of<int8_t>(i8.masked_fill(mask, Scalar(int64_t{-128}))),
+            (std::vector<int8_t>{-128, 0}));
+  EXPECT_EQ(values_of<int32_t>(full({1}, -2.5, DType::Int32)), (std::vector<int32_t>{-2}));
+  EXPECT_TRUE(std::isinf(full({1}, INFINITY, DType::Float16).item().to<double>()));
+  // A wrapped number is cast like a tensor, as in PyTorch: int8 + 1000 wraps.
+  EXPECT_EQ(values_of<int8_t>(add(i8, Scalar(int64_t{1000}))), (std::vector<int8_t>{-24, -24}));
 }
 
 }  // namespace

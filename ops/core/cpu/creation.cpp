@@ -20,6 +20,7 @@
 #include "loom/core/generator.h"
 #include "loom/core/half.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/scalar_conversion.h"
 
 namespace loom::ops::cpu {
 namespace {
@@ -132,8 +133,9 @@ Tensor ones(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>
 
 Tensor full(IntArrayRef size, const Scalar& value, std::optional<DType> dtype,
             std::optional<int64_t> layout, std::optional<Device> device, std::optional<bool>) {
-  Tensor out =
-      make_empty("full", size, dtype.value_or(meta::scalar_default_dtype(value)), layout, device);
+  const DType t = dtype.value_or(meta::scalar_default_dtype(value));
+  meta::check_scalar_fits("full", value, t);  // Note [Checked scalar conversion]
+  Tensor out = make_empty("full", size, t, layout, device);
   fill_contiguous(out, value);
   return out;
 }
@@ -331,6 +333,7 @@ Tensor empty_like(const Tensor& self, std::optional<DType> dtype, std::optional<
 Tensor full_like(const Tensor& self, const Scalar& value, std::optional<DType> dtype,
                  std::optional<int64_t> layout, std::optional<Device> device, std::optional<bool>,
                  std::optional<int64_t> memory_format) {
+  meta::check_scalar_fits("full_like", value, dtype.value_or(self.dtype()));
   Tensor out = like("full_like", self, dtype, layout, device, memory_format);
   fill_contiguous(storage_order(out), value);
   return out;

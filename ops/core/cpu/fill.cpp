@@ -2,11 +2,13 @@
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/creation.h"
+#include "loom/ops/meta/scalar_conversion.h"
 
 namespace loom::ops::cpu {
 namespace {
 
 void fill_impl(std::string_view op, const Tensor& self, const Scalar& value) {
+  meta::check_scalar_fits(op, value, self.dtype());  // Note [Checked scalar conversion]
   TensorIterator it(op);
   it.set_output(self, OutputKind::Copy);
   it.build();

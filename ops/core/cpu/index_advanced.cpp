@@ -108,6 +108,7 @@ Tensor masked_fill_run(std::string_view op, const Tensor& self, const Tensor& ma
                        const Scalar& value, bool inplace) {
   check_cpu(op, {{"self", self}, {"mask", mask}});
   check_fill_mask(mask);
+  meta::check_scalar_fits(op, value, self.dtype());  // Note [Checked scalar conversion]
   TensorIterator it(op);
   it.add_input("self", self).add_input("mask", mask, DType::Bool);
   if (inplace) it.set_output(self, OutputKind::InPlace);

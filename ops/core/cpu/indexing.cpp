@@ -186,10 +186,12 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*spars
 
 // ---- index_fill ------------------------------------------------------------------------------
 
-Tensor& index_fill_impl(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+Tensor& index_fill_impl(std::string_view op, Tensor& self, int64_t dim, const Tensor& index,
+                        const Scalar& value) {
   check_cpu("index_fill_", {{"self", self}, {"index", index}});
   dim = meta::index_fill_dim(self, dim, index);
-  assert_no_internal_overlap("index_fill_", self);  // Note [Memory overlap]
+  meta::check_scalar_fits(op, value, self.dtype());  // Note [Checked scalar conversion]
+  assert_no_internal_overlap("index_fill_", self);   // Note [Memory overlap]
   std::vector<int64_t> idx = index_values(index);
   const NonEmptyGeometry g = nonempty_geometry(self);
   const int64_t size = g.sizes[dim];
@@ -218,20 +220,20 @@ Scalar index_fill_value(const Tensor& value) {
 }
 
 Tensor& index_fill_scalar_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
-  return index_fill_impl(self, dim, index, value);
+  return index_fill_impl("index_fill_", self, dim, index, value);
 }
 Tensor& index_fill_tensor_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& value) {
-  return index_fill_impl(self, dim, index, index_fill_value(value));
+  return index_fill_impl("index_fill_", self, dim, index, index_fill_value(value));
 }
 Tensor index_fill_scalar(const Tensor& self, int64_t dim, const Tensor& index,
                          const Scalar& value) {
   Tensor result = contiguous_copy(self);
-  return index_fill_impl(result, dim, index, value);
+  return index_fill_impl("index_fill", result, dim, index, value);
 }
 Tensor index_fill_tensor(const Tensor& self, int64_t dim, const Tensor& index,
                          const Tensor& value) {
   Tensor result = contiguous_copy(self);
-  return index_fill_impl(result, dim, index, index_fill_value(value));
+  return index_fill_impl("index_fill", result, dim, index, index_fill_value(value));
 }
 
 // ---- take ------------------------------------------------------------------------------------

@@ -188,6 +188,10 @@ void scatter_into(const Tensor& out, int64_t dim, const Tensor& index_arg, const
 Tensor scatter_run(const Tensor& self, int64_t dim, const Tensor& index, const ScatterArgs& a,
                    const Tensor* inplace) {
   dim = check_scatter(self, dim, index, a.src);
+  if (a.value != nullptr) {  // Note [Checked scalar conversion]
+    meta::check_scalar_fits(inplace != nullptr ? "scatter_.value" : "scatter.value", *a.value,
+                            self.dtype());
+  }
   const Reduce op = a.reduce ? parse_reduce(*a.reduce, a.new_options) : Reduce::kNone;
   // Note [Memory overlap]: inputs sharing out's memory are read from copies (scatter_into).
   if (inplace != nullptr) assert_no_internal_overlap("scatter_", *inplace);

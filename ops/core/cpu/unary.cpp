@@ -175,6 +175,7 @@ Tensor clamp_impl(std::string_view op, const Tensor& self, const std::optional<S
   set_variant_output(it, inplace ? &self : out, inplace);
   it.build();
   dispatch_dtypes<kInts | kFloats>(op, it.common_dtype(), [&]<typename T>(T*) {
+    meta::check_clamp_scalar_bounds(op, it.common_dtype(), min, max);
     using C = compute_t<T>;
     const C lo = min ? min->to<C>() : C(0), hi = max ? max->to<C>() : C(0);
     // Three loops so the common two-bound case has no optional in it.

@@ -22,6 +22,7 @@
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/creation.h"
+#include "loom/ops/meta/scalar_conversion.h"
 #include "loom/ops/op_handle.h"
 #include "runtime/context.h"
 
@@ -83,6 +84,7 @@ uint64_t element_bits(DType t, const Scalar& v, bool via_double) {
 
 // Writes value into every element of the CUDA tensor t (any strides).
 void fill_cuda(std::string_view op, const Tensor& t, const Scalar& value, bool via_double) {
+  ops::meta::check_scalar_fits(op, value, t.dtype());  // Note [Checked scalar conversion]
   if (t.numel() == 0) return;
   const uint64_t bits = element_bits(t.dtype(), value, via_double);
   const int device = device_index(t);
@@ -168,8 +170,9 @@ Tensor ones(IntArrayRef size, std::optional<DType> dtype, std::optional<int64_t>
 
 Tensor full(IntArrayRef size, const Scalar& value, std::optional<DType> dtype,
             std::optional<int64_t> layout, std::optional<Device> device, std::optional<bool>) {
-  Tensor out = make_empty("full", size, dtype.value_or(ops::meta::scalar_default_dtype(value)),
-                          layout, device);
+  const DType t = dtype.value_or(ops::meta::scalar_default_dtype(value));
+  ops::meta::check_scalar_fits("full", value, t);  // before allocating, as the CPU kernel
+  Tensor out = make_empty("full", size, t, layout, device);
   fill_cuda("full", out, value, true);
   return out;
 }
@@ -365,6 +368,7 @@ Tensor full_like(const Tensor& self, const Scalar& value, std::optional<DType> d
     CpuKernelGuard cpu;
     return op(self, value, dtype, layout, device, pin, memory_format);
   }
+  ops::meta::check_scalar_fits("full_like", value, dtype.value_or(self.dtype()));
   Tensor out = like("full_like", self, dtype, layout, device, memory_format);
   fill_cuda("full_like", storage_order(out), value, true);
   return out;

@@ -265,6 +265,10 @@ Tensor scatter_run(const char* op, const Tensor& self, int64_t dim, const Tensor
                    const Tensor* src, const Scalar* value, kernels::ScatterMode mode,
                    Tensor* inplace) {
   dim = check_scatter(self, dim, index, src);
+  if (value != nullptr) {  // Note [Checked scalar conversion], named as the CPU kernel does
+    ops::meta::check_scalar_fits(inplace != nullptr ? "scatter_.value" : "scatter.value", *value,
+                                 self.dtype());
+  }
   if (inplace != nullptr) assert_no_internal_overlap(op, *inplace);  // Note [Memory overlap]
   Tensor out = inplace != nullptr ? *inplace : cast_copy(self, self.dtype());
   scatter_into(op, out, dim, index, src, value, mode);
@@ -299,10 +303,12 @@ Tensor& scatter_add_(Tensor& self, int64_t dim, const Tensor& index, const Tenso
 
 // ---- index_fill ------------------------------------------------------------------------------
 
-Tensor& index_fill_impl(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+Tensor& index_fill_impl(std::string_view op, Tensor& self, int64_t dim, const Tensor& index,
+                        const Scalar& value) {
   check_cuda_tensors("index_fill_", {{"self", self}, {"index", index}});
   dim = ops::meta::index_fill_dim(self, dim, index);
-  assert_no_internal_overlap("index_fill_", self);  // Note [Memory overlap]
+  ops::meta::check_scalar_fits(op, value, self.dtype());  // Note [Checked scalar conversion]
+  assert_no_internal_overlap("index_fill_", self);        // Note [Memory overlap]
   const Tensor s = as_vector(self);
   const int64_t size = s.size(dim);
   if (index.numel() > 0 && s.numel() > 0) {
@@ -343,22 +349,22 @@ Scalar index_fill_value(const Tensor& value) {
 }
 
 Tensor& index_fill_scalar_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
-  return index_fill_impl(self, dim, index, value);
+  return index_fill_impl("index_fill_", self, dim, index, value);
 }
 Tensor& index_fill_tensor_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& value) {
-  return index_fill_impl(self, dim, index, index_fill_value(value));
+  return index_fill_impl("index_fill_", self, dim, index, index_fill_value(value));
 }
 Tensor index_fill_scalar(const Tensor& self, int64_t dim, const Tensor& index,
                          const Scalar& value) {
   check_cuda_tensors("index_fill", {{"self", self}});
   Tensor result = cast_copy(self, self.dtype());
-  return index_fill_impl(result, dim, index, value);
+  return index_fill_impl("index_fill", result, dim, index, value);
 }
 Tensor index_fill_tensor(const Tensor& self, int64_t dim, const Tensor& index,
                          const Tensor& value) {
   check_cuda_tensors("index_fill", {{"self", self}});
   Tensor result = cast_copy(self, self.dtype());
-  return index_fill_impl(result, dim, index, index_fill_value(value));
+  return index_fill_impl("index_fill", result, dim, index, index_fill_value(value));
 }
 
 // ---- masked_fill -----------------------------------------------------------------------------
@@ -369,6 +375,8 @@ void check_fill_mask(const Tensor& mask) { ops::meta::check_masked_fill_mask(mas
 Tensor masked_fill_run(std::string_view op, const Tensor& self, const Tensor& mask,
                        const Scalar* value, const Tensor* value_tensor, bool inplace) {
   check_fill_mask(mask);
+  // Note [Checked scalar conversion]; a value on the device is cast like a tensor.
+  if (value != nullptr) ops::meta::check_scalar_fits(op, *value, self.dtype());
   CudaIterator it(op);
   it.add_input("self", self).add_input("mask", mask, /*promote=*/false);
   if (value != nullptr) {

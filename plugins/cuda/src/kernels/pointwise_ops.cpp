@@ -376,6 +376,7 @@ Tensor clamp_impl(std::string_view op, const Tensor& self, const std::optional<S
   it.set_variant_output(inplace ? &self : out, inplace);
   it.build();
   check_dtype_category(op, it.common_dtype(), kInts | kFloats);
+  ops::meta::check_clamp_scalar_bounds(op, it.common_dtype(), min, max);
   PointwiseLaunch p = launch_of(PwOp::ClampScalar);
   if (min) set_slot(p.s, 0, *min);
   if (max) set_slot(p.s, 1, *max);

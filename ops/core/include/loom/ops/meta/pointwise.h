@@ -23,6 +23,7 @@
 #include "loom/core/str_cat.h"
 #include "loom/core/tensor.h"
 #include "loom/core/tensor_impl.h"
+#include "loom/ops/meta/scalar_conversion.h"
 
 namespace loom::ops::meta {
 
@@ -327,6 +328,10 @@ inline void check_alpha(std::string_view op, DType result, const Scalar& alpha) 
                ": For integral input tensors, argument alpha must not be a floating point number.");
   LOOM_CHECK_T(TypeError, result == DType::Bool || !alpha.is_bool(), op,
                ": Boolean alpha only supported for Boolean results.");
+  // Note [Checked scalar conversion]: alpha is converted to the type the kernel computes in
+  // (float for the 16-bit floats), so an int8 add refuses alpha=1000 rather than wrapping it.
+  const bool half = result == DType::Float16 || result == DType::BFloat16;
+  check_scalar_fits(op, alpha, half ? DType::Float32 : result);
 }
 
 /// sub: PyTorch refuses bool operands (b is other's dtype, or bool for a bool Scalar).
@@ -392,6 +397,15 @@ inline void check_clamp_bounds(std::string_view op, bool has_min, bool has_max) 
              ": torch.clamp: At least one of 'min' or 'max' must not be None");
 }
 
+/// clamp with Scalar bounds: each bound must fit the dtype the op computes in (Note [Checked
+/// scalar conversion]); an int8 tensor clamped at 1000 is refused rather than clamped at -24.
+inline void check_clamp_scalar_bounds(std::string_view op, DType common,
+                                      const std::optional<Scalar>& min,
+                                      const std::optional<Scalar>& max) {
+  if (min) check_scalar_fits(op, *min, common);
+  if (max) check_scalar_fits(op, *max, common);
+}
+
 // ---- ternary
 // -------------------------------------------------------------------------------------
 
@@ -425,10 +439,13 @@ inline void check_addcdiv_operands(std::string_view op, const Tensor& t1, const 
                "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
 }
 
-/// addcmul/addcdiv: value must not be floating for an integral common dtype.
+/// addcmul/addcdiv: value must not be floating for an integral common dtype, and must fit the
+/// type the kernel computes in.
 inline void check_addc_value(std::string_view op, DType common, const Scalar& value) {
   LOOM_CHECK_T(TypeError, !(is_integral(common) && value.is_floating_point()), op,
                ": For integral input tensors, argument value must not be a floating point number.");
+  const bool half = common == DType::Float16 || common == DType::BFloat16;
+  check_scalar_fits(op, value, half ? DType::Float32 : common);  // Note [Checked scalar conversion]
 }
 
 // ---- activations
