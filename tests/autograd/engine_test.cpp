@@ -295,6 +295,40 @@ TEST_F(EngineTest, SetRequiresGradOnNonLeafFails) {
   EXPECT_TRUE(contains(msg, "you can only change requires_grad flags of leaf variables")) << msg;
 }
 
+// Note [Iterative graph teardown]: a graph of 100,000 nodes (a long RNN unroll) is freed
+// without recursing once per node; this overflowed the stack (about 40,000 nodes were enough).
+TEST_F(EngineTest, LongGraphsAreFreedWithoutRecursion) {
+  constexpr int kNodes = 100000;
+  Tensor x = leaf({1, 2}, {2});
+  Tensor y = x;
+  for (int i = 0; i < kNodes; ++i) y = y * 1.0;
+  y = Tensor();
+  // Nodes that save their inputs (whose grad_fn is the previous node), then backward.
+  Tensor w = leaf({1, 1}, {2});
+  Tensor z = x;
+  for (int i = 0; i < kNodes; ++i) z = z * w;
+  z.sum().backward();
+  EXPECT_EQ(to_doubles(x.grad()), (Values{1, 1}));
+  z = Tensor();
+  // A chain of views and in-place ops on them.
+  Tensor base = x * 1.0;
+  Tensor v = base;
+  for (int i = 0; i < kNodes; ++i) v = v.view({2});
+  v.mul_(2.0);
+  base.sum().backward();
+  v = Tensor();
+  base = Tensor();
+}
+
+TEST_F(EngineTest, AGradientOfAnotherDtypeIsCastToTheOutputs) {
+  // As PyTorch's engine casts the root gradient (an int64 seed for a float output).
+  Tensor x = leaf({1, 2}, {2});
+  Tensor y = x * 3.0;
+  y.backward(make_tensor({1, 2}, {2}, DType::Int64));
+  EXPECT_EQ(x.grad().dtype(), DType::Float32);
+  EXPECT_EQ(to_doubles(x.grad()), (Values{3, 6}));
+}
+
 // ------------------------------------------------------------------------- custom functions
 
 struct Cube : autograd::Function<Cube> {

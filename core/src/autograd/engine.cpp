@@ -242,11 +242,9 @@ void collect_roots(const variable_list& roots, const variable_list& grad_roots,
       LOOM_CHECK_T(AutogradError, g.sizes() == t.sizes(), "Mismatch in shape: grad_output[", i,
                    "] has a shape of ", sizes_str(g.sizes()), " and output[", i,
                    "] has a shape of ", sizes_str(t.sizes()), ".");
-      LOOM_CHECK_T(AutogradError, g.dtype() == t.dtype() || is_floating_point(g.dtype()),
-                   "For complex Tensors, both grad_output and output are required to have the "
-                   "same dtype. Mismatch in dtype: grad_output[", i, "] has a dtype of ",
-                   dtype_name(g.dtype()), " and output[", i, "] has a dtype of ",
-                   dtype_name(t.dtype()), ".");
+      // As PyTorch's engine does for the graph root (validate_outputs): a gradient of another
+      // dtype (an integer seed for a float loss) is cast to the output's.
+      if (g.dtype() != t.dtype()) g = ops::to_dtype(g, t.dtype());
     }
     edges.push_back(std::move(e));
     grads.push_back(std::move(g));

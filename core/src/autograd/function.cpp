@@ -66,6 +66,12 @@ variable_list CustomFunctionNode::apply(variable_list&& grads) {
   return out;
 }
 
+void CustomFunctionNode::take_references(NodeReferences& out) {
+  Node::take_references(out);
+  for (SavedTensor& s : ctx.saved_) s.take(out.tensors);
+  for (Tensor& t : ctx.to_save_) out.tensors.push_back(std::move(t));
+}
+
 void CustomFunctionNode::release_variables() {
   for (SavedTensor& s : ctx.saved_) s.reset();
   ctx.has_freed_ = true;
@@ -76,7 +82,7 @@ std::shared_ptr<CustomFunctionNode> FunctionSupport::make_node(
   bool any = false;
   for (const Tensor& t : inputs) any |= t.defined() && t.requires_grad();
   if (!any || !GradMode::is_enabled()) return nullptr;
-  auto node = std::make_shared<CustomFunctionNode>(std::move(name), backward);
+  auto node = autograd::make_node<CustomFunctionNode>(std::move(name), backward);
   for (const Tensor& t : inputs) {
     const bool rg = t.defined() && t.requires_grad();
     node->ctx.needs_input_grad_.push_back(rg);
@@ -201,6 +207,11 @@ class CheckpointNode final : public Node {
     for (SavedTensor& s : saved_) s.reset();
   }
 
+  void take_references(NodeReferences& out) override {
+    Node::take_references(out);
+    for (SavedTensor& s : saved_) s.take(out.tensors);
+  }
+
  private:
   std::function<variable_list(const variable_list&)> fn_;
   std::vector<SavedTensor> saved_;
@@ -221,7 +232,7 @@ variable_list checkpoint(const std::function<variable_list(const variable_list&)
     NoGradGuard no_grad;
     outs = fn(inputs);
   }
-  auto node = std::make_shared<CheckpointNode>(fn, inputs, rng);
+  auto node = make_node<CheckpointNode>(fn, inputs, rng);
   for (uint32_t i = 0; i < outs.size(); ++i) {
     if (outs[i].defined() && is_floating_point(outs[i].dtype())) {
       node->add_input_metadata(outs[i]);

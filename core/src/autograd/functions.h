@@ -51,6 +51,10 @@ class CopySlices final : public Node {
   std::string name() const override { return "CopySlices"; }
   variable_list apply(variable_list&& grads) override;
   void release_variables() override { fn_->release_variables(); }
+  void take_references(NodeReferences& out) override {
+    Node::take_references(out);
+    if (fn_) out.nodes.push_back(std::move(fn_));
+  }
 
  private:
   Geometry base_, view_;

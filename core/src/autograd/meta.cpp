@@ -23,7 +23,7 @@ std::shared_ptr<Node> grad_fn(const Tensor& t) {
   if (m->is_view && m->attr_version != t.version() && m->base.requires_grad()) {
     // The storage changed in place since this view's grad_fn was made (through the base or
     // another view): its history now goes through the base's.
-    m->grad_fn = std::make_shared<ViewNode>(m->base, t);
+    m->grad_fn = make_node<ViewNode>(m->base, t);
     m->output_nr = 0;
     m->attr_version = t.version();
     t.impl()->refresh_autograd_key();
@@ -33,7 +33,7 @@ std::shared_ptr<Node> grad_fn(const Tensor& t) {
 
 std::shared_ptr<Node> grad_accumulator(const Tensor& t) {
   AutogradMeta& m = t.impl()->mutable_autograd_meta();
-  if (!m.grad_accumulator) m.grad_accumulator = std::make_shared<AccumulateGrad>(t);
+  if (!m.grad_accumulator) m.grad_accumulator = make_node<AccumulateGrad>(t);
   return m.grad_accumulator;
 }
 
@@ -86,12 +86,12 @@ void rebase_history(const Tensor& self, const std::shared_ptr<Node>& fn) {
     return;
   }
   const Tensor base = m.base;
-  auto cs = std::make_shared<CopySlices>(base, self, fn);
+  auto cs = make_node<CopySlices>(base, self, fn);
   auto& edges = cs->mutable_next_edges();
   edges.push_back(gradient_edge(base));
   for (size_t i = 1; i < fn->next_edges().size(); ++i) edges.push_back(fn->next_edges()[i]);
   set_history(base, cs, 0);
-  m.grad_fn = std::make_shared<ViewNode>(base, self);
+  m.grad_fn = make_node<ViewNode>(base, self);
   m.output_nr = 0;
   m.attr_version = self.version();
   self.impl()->refresh_autograd_key();

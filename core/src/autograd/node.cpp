@@ -21,6 +21,46 @@ Node::Node() : sequence_nr_(next_sequence_nr()) {}
 
 Node::~Node() = default;
 
+void Node::take_references(NodeReferences& out) {
+  for (Edge& e : next_edges_) {
+    if (e.fn) out.nodes.push_back(std::move(e.fn));
+  }
+}
+
+namespace detail {
+namespace {
+// Note [Initial-exec TLS] in dispatcher/src/dispatch_key.cpp.
+struct Teardown {
+  bool draining = false;
+  NodeReferences pending;
+};
+__attribute__((tls_model("initial-exec"))) thread_local Teardown t_teardown;
+}  // namespace
+
+void teardown_node(Node* n, void (*destroy)(Node*)) noexcept {
+  Teardown& t = t_teardown;
+  n->take_references(t.pending);
+  destroy(n);              // holds nothing that could destroy another node any more
+  if (t.draining) return;  // an outer teardown on this thread releases what n held
+  t.draining = true;
+  for (;;) {
+    // Each release may destroy nodes, whose references land in pending again.
+    if (!t.pending.tensors.empty()) {
+      Tensor x = std::move(t.pending.tensors.back());
+      t.pending.tensors.pop_back();
+      continue;
+    }
+    if (!t.pending.nodes.empty()) {
+      std::shared_ptr<Node> x = std::move(t.pending.nodes.back());
+      t.pending.nodes.pop_back();
+      continue;
+    }
+    break;
+  }
+  t.draining = false;
+}
+}  // namespace detail
+
 uint32_t Node::add_input_metadata(const Tensor& t) {
   InputMetadata m;
   m.sizes.assign(t.sizes().begin(), t.sizes().end());

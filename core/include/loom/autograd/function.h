@@ -76,6 +76,7 @@ class CustomFunctionNode : public Node {
   std::string name() const override { return name_; }
   variable_list apply(variable_list&& grads) override;
   void release_variables() override;
+  void take_references(NodeReferences& out) override;
   /// The context.
   AutogradContext ctx;
 

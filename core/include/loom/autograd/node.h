@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -53,6 +54,13 @@ struct InputMetadata {
   bool differentiable = true;      ///< false for integer outputs (sort indices, ...)
 };
 
+/// What a node holds that may keep other nodes alive: the nodes of its edges, and saved
+/// tensors (whose grad_fn is a node). Note [Iterative graph teardown].
+struct NodeReferences {
+  std::vector<std::shared_ptr<Node>> nodes;  ///< nodes it referred to
+  std::vector<Tensor> tensors;               ///< tensors it saved
+};
+
 /// One backward function of the graph (Note [Graph direction]).
 class Node : public std::enable_shared_from_this<Node> {
  public:
@@ -71,6 +79,10 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual variable_list apply(variable_list&& grads) = 0;
   /// Frees saved tensors (after backward without retain_graph).
   virtual void release_variables() {}
+  /// Moves into out everything this node holds that may keep other nodes alive (its edges;
+  /// subclasses add their saved tensors and inner nodes), just before it is destroyed, so that
+  /// its destruction destroys no chain of nodes inside it (Note [Iterative graph teardown]).
+  virtual void take_references(NodeReferences& out);
 
   /// Where each output gradient goes (one edge per forward input).
   const edge_list& next_edges() const { return next_edges_; }
@@ -141,6 +153,11 @@ class SavedTensor {
   void reset();
   /// True if freed.
   bool was_freed() const { return freed_; }
+  /// Moves the saved tensor into out (its node is being destroyed: Note [Iterative graph
+  /// teardown]).
+  void take(std::vector<Tensor>& out) {
+    if (data_.defined()) out.push_back(std::move(data_));
+  }
 
  private:
   Tensor data_;
@@ -155,5 +172,53 @@ class SavedTensor {
 
 /// Sequence number counter used by Node().
 uint64_t next_sequence_nr();
+
+/// Note [Iterative graph teardown]: a graph is a chain of nodes, each owning the next ones
+/// (edges) and tensors whose grad_fn is an earlier node (saved inputs). Destroying the last
+/// node of a 50,000-op chain (an RNN unrolled over a long sequence, a loop of in-place ops)
+/// would destroy the whole chain recursively, one stack frame set per node, and overflow the
+/// stack. Nodes made by make_node() are destroyed by detail::teardown_node instead: it moves
+/// what the node holds (take_references) to a per-thread list before destroying it, and the
+/// outermost teardown on the thread releases that list in a loop, so the depth stays bounded
+/// whatever the length of the graph (PyTorch's deleteNode does the same for edges).
+namespace detail {
+/// Destroys n (with destroy, which runs its destructor) as Note [Iterative graph teardown] says.
+void teardown_node(Node* n, void (*destroy)(Node*)) noexcept;
+
+/// The allocator make_node() gives std::allocate_shared: its destroy() is teardown_node.
+template <class T>
+struct NodeAllocator {
+  using value_type = T;  ///< what it allocates
+  NodeAllocator() = default;
+  /// Rebinding copy (the control block allocates with a rebound copy).
+  template <class U>
+  NodeAllocator(const NodeAllocator<U>&) noexcept {}  // NOLINT(google-explicit-constructor)
+  /// Memory for n objects.
+  T* allocate(size_t n) { return std::allocator<T>().allocate(n); }
+  /// Frees memory from allocate.
+  void deallocate(T* p, size_t n) noexcept { std::allocator<T>().deallocate(p, n); }
+  /// Destroys a node through teardown_node (anything else directly).
+  template <class U>
+  void destroy(U* p) noexcept {
+    if constexpr (std::is_base_of_v<Node, U>) {
+      teardown_node(p, [](Node* q) { static_cast<U*>(q)->~U(); });
+    } else {
+      p->~U();
+    }
+  }
+  /// All NodeAllocators are interchangeable.
+  template <class U>
+  bool operator==(const NodeAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+}  // namespace detail
+
+/// Makes a node whose destruction never recurses down its graph (Note [Iterative graph
+/// teardown]). Every node of a graph should be made with it.
+template <class T, class... Args>
+std::shared_ptr<T> make_node(Args&&... args) {
+  return std::allocate_shared<T>(detail::NodeAllocator<T>(), std::forward<Args>(args)...);
+}
 
 }  // namespace loom::autograd
