@@ -27,6 +27,9 @@ void Tensor::throw_undefined() {
 }
 
 Tensor Tensor::empty(IntArrayRef sizes, TensorOptions options) {
+  const int d = static_cast<int>(options.dtype);
+  LOOM_CHECK_T(TypeError, d >= 0 && d < kNumDTypes, "empty: invalid dtype value ", d,
+               " (valid values are 0 to ", kNumDTypes - 1, ")");
   int64_t numel = 1;
   for (size_t i = 0; i < sizes.size(); ++i) {
     LOOM_CHECK(sizes[i] >= 0, "empty: negative dimension ", sizes[i], " in sizes ",

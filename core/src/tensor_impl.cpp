@@ -28,6 +28,10 @@ TensorImpl::TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, IntArray
       dtype_(dtype),
       version_(new VersionCounter()),
       is_inference_(autograd::InferenceMode::is_enabled()) {
+  // A DType made from an integer (DType(42)) would index past every per-dtype table.
+  LOOM_CHECK_T(TypeError, static_cast<int>(dtype) >= 0 && static_cast<int>(dtype) < kNumDTypes,
+               "invalid dtype value ", static_cast<int>(dtype), " (valid values are 0 to ",
+               kNumDTypes - 1, ")");
   set_geometry(sizes, strides, storage_offset);
 }
 

@@ -6,9 +6,14 @@
 
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace loom {
 namespace {
+
+// A string literal used to convert to Scalar(true) through the pointer-to-bool conversion.
+static_assert(!std::is_constructible_v<Scalar, const char*>);
+static_assert(std::is_constructible_v<Scalar, bool> && std::is_constructible_v<Scalar, double>);
 
 TEST(ScalarTest, DefaultIsIntegerZero) {
   Scalar s;

@@ -115,6 +115,13 @@ TEST(TensorTest, EmptyOnADeviceWithoutAllocatorThrowsDeviceError) {
               HasSubstr("no allocator is registered for device type 'tensortest_bare'"));
 }
 
+TEST(TensorTest, AnInvalidDTypeValueIsATypeError) {
+  // A DType made from an integer indexed past the per-dtype tables (bad_alloc, garbage).
+  EXPECT_THAT(message_of<TypeError>([] { Tensor::empty({2}, TensorOptions{}.with(DType(42))); }),
+              HasSubstr("empty: invalid dtype value 42"));
+  EXPECT_THROW(Tensor::empty({2}, TensorOptions{}.with(static_cast<DType>(-3))), TypeError);
+}
+
 TEST(TensorTest, MetaTensorsHaveShapesButNoData) {
   const Tensor m = Tensor::empty({2, 3}, TensorOptions{}.with(Device("meta")));
   EXPECT_EQ(vec(m.sizes()), (std::vector<int64_t>{2, 3}));

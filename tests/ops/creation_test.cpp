@@ -269,6 +269,10 @@ TEST_F(CreationTest, FromHostMemory) {
     Tensor d = from_blob(buf.data(), {2}, DType::Float64, {}, [](void*) { ++deleted; });
   }
   EXPECT_EQ(deleted, 1);
+  // A null pointer for elements was accepted, and the first read crashed.
+  EXPECT_TRUE(contains(message_of([] { from_blob(nullptr, {4}, DType::Float32); }),
+                       "from_blob: data is null, but sizes [4] describe 4 elements"));
+  EXPECT_EQ(from_blob(nullptr, {0}, DType::Float32).numel(), 0);
 }
 
 }  // namespace

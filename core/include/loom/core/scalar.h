@@ -31,6 +31,8 @@ class Scalar {
   }
   /// A boolean scalar.
   Scalar(bool v) : kind_(Kind::Bool) { i_ = v; }  // NOLINT: implicit like c10::Scalar
+  /// A string is not a number (without this, a pointer would silently become `true`).
+  Scalar(const char*) = delete;
 
   /// The held alternative.
   Kind kind() const { return kind_; }

@@ -234,6 +234,8 @@ inline Tensor from_blob(void* data, IntArrayRef sizes, DType dtype, IntArrayRef 
   if (extent != 0) {
     for (size_t i = 0; i < sizes.size(); ++i) extent += (sizes[i] - 1) * st[i];
   }
+  LOOM_CHECK(data != nullptr || extent == 0, "from_blob: data is null, but sizes ",
+             sizes_str(sizes), " describe ", extent, " elements");
   auto adapter = [](void* ctx, void* p) {
     if (ctx != nullptr) reinterpret_cast<void (*)(void*)>(ctx)(p);
   };
