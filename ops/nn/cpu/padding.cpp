@@ -34,10 +34,10 @@ enum class Mode { Reflect, Replicate, Circular };
 /// The input index each output index along one dim copies (Note [Padding as an index map]).
 std::vector<int64_t> source_indices(Mode mode, int64_t in, int64_t pad_l, int64_t pad_r) {
   const int64_t out = in + pad_l + pad_r;
-  const int64_t i_start = std::max<int64_t>(0, -pad_l);
+  const int64_t i_start = meta::cropped_by(pad_l, in);
   const int64_t o_start = std::max<int64_t>(0, pad_l);
   // Circular wraps within what is left after cropping.
-  const int64_t kept = in - i_start - std::max<int64_t>(0, -pad_r);
+  const int64_t kept = in - i_start - meta::cropped_by(pad_r, in);
   std::vector<int64_t> src(static_cast<size_t>(std::max<int64_t>(out, 0)));
   for (int64_t j = 0; j < out; ++j) {
     int64_t ip = 0;
@@ -197,8 +197,9 @@ Tensor pad_backward(const char* op, Mode mode, const Tensor& grad_output, const 
   return grad_input;
 }
 
-/// PyTorch's checks of the reflection and replication ops of K padded dims.
-void check_pad(Mode mode, const Tensor& self, IntArrayRef padding, int64_t K) {
+/// PyTorch's checks of the reflection and replication ops of K padded dims (op names the op
+/// whose padded sizes overflow).
+void check_pad(const char* op, Mode mode, const Tensor& self, IntArrayRef padding, int64_t K) {
   LOOM_CHECK(static_cast<int64_t>(padding.size()) == 2 * K, "padding size is expected to be ",
              2 * K, ", but got: ", padding.size());
   const int64_t nd = self.dim();
@@ -223,9 +224,10 @@ void check_pad(Mode mode, const Tensor& self, IntArrayRef padding, int64_t K) {
                  pl, ", ", pr, ") at dimension ", d, " of input ", sizes_str(self.sizes()));
     }
     const char* name = kNames[3 - K + k];
+    const int64_t out = meta::padded_size(op, in, pl, pr, d);
     in_desc += str_cat(k == 0 ? "" : ", ", name, ": ", in);
-    out_desc += str_cat(k == 0 ? "" : " ", name, ": ", in + pl + pr);
-    too_small = too_small || in + pl + pr < 1;
+    out_desc += str_cat(k == 0 ? "" : " ", name, ": ", out);
+    too_small = too_small || out < 1;
   }
   LOOM_CHECK(!too_small, "input (", in_desc, ") is too small. Calculated output ", out_desc);
 }
@@ -244,7 +246,7 @@ constexpr const char* pad_op_name(Mode mode, int64_t k, bool backward) {
 template <Mode kMode, int64_t K>
 Tensor pad_op(const Tensor& self, IntArrayRef padding) {
   check_defined(pad_op_name(kMode, K, false), {{"self", self}});
-  check_pad(kMode, self, padding, K);
+  check_pad(pad_op_name(kMode, K, false), kMode, self, padding, K);
   return pad_forward(kMode, self, padding);
 }
 
@@ -252,7 +254,7 @@ template <Mode kMode, int64_t K>
 Tensor pad_op_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef padding) {
   constexpr const char* op = pad_op_name(kMode, K, true);
   check_defined(op, {{"grad_output", grad_output}, {"self", self}});
-  check_pad(kMode, self, padding, K);
+  check_pad(op, kMode, self, padding, K);
   return pad_backward(op, kMode, grad_output, self, padding);
 }
 
@@ -271,10 +273,11 @@ Tensor pad_circular(const Tensor& self, IntArrayRef pad) {
     const int64_t pl = pad[2 * (padded - 1 - k)], pr = pad[2 * (padded - 1 - k) + 1];
     const int64_t size = self.size(unpadded + k);
     // Wrapping reads what is left after cropping, so each positive pad must fit in it.
-    const int64_t kept = size - std::max<int64_t>(0, -pl) - std::max<int64_t>(0, -pr);
+    const int64_t kept = size - meta::cropped_by(pl, size) - meta::cropped_by(pr, size);
     LOOM_CHECK(pl <= size && pr <= size && pl <= kept && pr <= kept,
                "Padding value causes wrapping around more than once.");
-    LOOM_CHECK(size + pl + pr >= 0, "Negative padding value is resulting in an empty dimension");
+    LOOM_CHECK(meta::padded_size("_pad_circular", size, pl, pr, unpadded + k) >= 0,
+               "Negative padding value is resulting in an empty dimension");
   }
   return pad_forward(Mode::Circular, self, pad);
 }
@@ -298,6 +301,8 @@ void fill(const Tensor& t, const Scalar& value) {
 Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value) {
   check_defined("constant_pad_nd", {{"self", self}});
   const meta::ConstantPad g = meta::constant_pad_geometry(self, pad);
+  // Note [Checked scalar conversion]: the value is written into self's dtype.
+  meta::check_scalar_fits("constant_pad_nd", value, self.dtype());
   Tensor out = Tensor::empty(g.out_sizes, TensorOptions{}.with(self.dtype()));
   if (out.numel() == 0) return out;
   if (g.grows || g.empty_copy) fill(out, value);

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "ops_test_util.h"
@@ -142,6 +143,55 @@ TEST_F(PaddingTest, ConstantPadErrors) {
                        }),
                        "The input size 3, plus negative padding -2 and -2 resulted in a negative "
                        "output size, which is invalid. Check dimension 2 of your input."));
+}
+
+// Note [Result sizes that overflow]: pads whose sum with the size overflows int64 used to wrap
+// and read as "negative padding"; sizes that fit but multiply past int64 were reported by empty.
+TEST_F(PaddingTest, PaddedSizesThatOverflowSayso) {
+  const Tensor x = make_tensor({1, 2}, {1, 2}, DType::Float32);
+  constexpr int64_t kHuge = int64_t{1} << 62, kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(message_of([&] {
+              pad(x, {kHuge, kHuge});
+            }),
+            "constant_pad_nd: the result size overflows int64 (the padded size of dimension 1: "
+            "2 + 4611686018427387904 + 4611686018427387904)");
+  EXPECT_EQ(message_of([&] {
+              constant_pad_nd(x, {kMax, 1});
+            }),
+            "constant_pad_nd: the result size overflows int64 (the padded size of dimension 1: "
+            "2 + 9223372036854775807 + 1)");
+  EXPECT_EQ(message_of([&] {
+              constant_pad_nd(x, {int64_t{1} << 40, 0, int64_t{1} << 40, 0});
+            }),
+            "constant_pad_nd: the result size overflows int64 (the number of elements of sizes "
+            "[1099511627777, 1099511627778])");
+  const Tensor x3 = make_tensor({1, 2, 3}, {1, 1, 3}, DType::Float32);
+  EXPECT_EQ(message_of([&] {
+              pad(x3, {kHuge, kHuge}, "replicate");
+            }),
+            "replication_pad1d: the result size overflows int64 (the padded size of dimension 2: "
+            "3 + 4611686018427387904 + 4611686018427387904)");
+  EXPECT_EQ(message_of([&] {
+              pad(x3, {kMax, kMax}, "circular");
+            }),
+            "Padding value causes wrapping around more than once.");
+  // A crop by INT64_MIN that a huge right pad makes up for is not negated (undefined).
+  EXPECT_EQ(to_doubles(constant_pad_nd(x3, {std::numeric_limits<int64_t>::min(), kMax - 1})),
+            Vec{0});
+}
+
+// Note [Checked scalar conversion]: the value is written into self's dtype.
+TEST_F(PaddingTest, ConstantPadValueMustFitTheDtype) {
+  const Tensor i8 = make_tensor({1, 2}, {2}, DType::Int8);
+  EXPECT_EQ(message_of([&] {
+              constant_pad_nd(i8, {1, 1}, 300);
+            }),
+            "constant_pad_nd: value cannot be converted to type int8_t without overflow");
+  EXPECT_EQ(message_of([&] {
+              pad(make_tensor({1}, {1}, DType::Float16), {1, 0}, "constant", 1e5);
+            }),
+            "constant_pad_nd: value cannot be converted to type at::Half without overflow");
+  expect_close(constant_pad_nd(i8, {1, 0}, -128), {3}, {-128, 1, 2}, 0, 0);
 }
 
 TEST_F(PaddingTest, ReflectionAndReplicationMatchOracle) {

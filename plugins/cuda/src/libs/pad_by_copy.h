@@ -25,6 +25,8 @@ namespace loom::cuda::libs {
 inline Tensor constant_pad_by_copy(const Tensor& self, IntArrayRef pad, const Scalar& value) {
   check_defined("constant_pad_nd", {{"self", self}});
   const ops::meta::ConstantPad g = ops::meta::constant_pad_geometry(self, pad);
+  // Note [Checked scalar conversion]: the value is written into self's dtype.
+  ops::meta::check_scalar_fits("constant_pad_nd", value, self.dtype());
   Tensor out = Tensor::empty(g.out_sizes, TensorOptions{}.with(self.dtype()).with(self.device()));
   if (out.numel() == 0) return out;
   if (g.grows || g.empty_copy) loom::fill_(out, value);
