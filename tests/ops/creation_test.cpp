@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "loom/ops/core.h"
@@ -66,7 +67,19 @@ TEST_F(CreationTest, Arange) {
   EXPECT_EQ(arange(3, 3).numel(), 0);
   EXPECT_EQ(arange(5.0).dtype(), DType::Float32);
   expect_close(arange(4, DType::Float64), {4}, {0, 1, 2, 3});
-  EXPECT_EQ(message_of([&] { arange(0, 5, 0); }), "step must be nonzero");
+  EXPECT_EQ(message_of([&] { arange(0, 5, 0); }), "arange: step must be nonzero");
+  // Note [Result sizes that overflow]: end - start wrapped to -1, and empty reported it.
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(message_of([&] { arange(kMin, kMax, 1); }),
+            "arange: the result size overflows int64 (the length of the range from "
+            "-9223372036854775808 to 9223372036854775807 by 1)");
+  EXPECT_EQ(message_of([&] { arange(0, 1, 1e-300); }),
+            "arange: the result size overflows int64 (the length of the range from 0 to 1 by "
+            "1e-300)");
+  EXPECT_EQ(arange(kMin, kMax, int64_t{1} << 62).numel(), 4);
+  expect_close(arange(kMax - 2, kMax, 1), {2}, {double(kMax - 2), double(kMax - 1)});
+  EXPECT_EQ(arange(kMax, kMin, -(int64_t{1} << 62)).numel(), 4);
   // PyTorch's C++ text says "upper bound and larger bound"; the bounds are upper and lower.
   EXPECT_EQ(message_of([&] { arange(0, 5, -1); }),
             "arange: upper bound and lower bound inconsistent with step sign (start=0, end=5, "
@@ -94,7 +107,17 @@ TEST_F(CreationTest, Eye) {
   EXPECT_EQ(eye(3, DType::Float64).dtype(), DType::Float64);
   EXPECT_EQ(rand({2}, DType::Float64).dtype(), DType::Float64);
   EXPECT_EQ(randn({2}, DType::Float16).dtype(), DType::Float16);
-  EXPECT_EQ(message_of([&] { eye(-2, 2); }), "n must be greater or equal to 0, got -2");
+  EXPECT_EQ(message_of([&] { eye(-2, 2); }), "eye: n must be greater or equal to 0, got -2");
+  // A negative m was taken for "no m" and gave an n x n identity.
+  EXPECT_EQ(message_of([&] { eye(2, -5); }), "eye: m must be greater or equal to 0, got -5");
+  EXPECT_EQ(message_of([&] { eye(-1); }), "eye: n must be greater or equal to 0, got -1");
+  // Note [Result sizes that overflow]: eye names itself, not empty.
+  EXPECT_EQ(message_of([&] { eye(int64_t{1} << 32); }),
+            "eye: the result size overflows int64 (the number of elements of sizes [4294967296, "
+            "4294967296])");
+  EXPECT_EQ(message_of([&] { eye(int64_t{1} << 31, int64_t{1} << 31, DType::Float64); }),
+            "eye: the result size overflows int64 (the number of bytes of sizes [2147483648, "
+            "2147483648] of float64)");
 }
 
 TEST_F(CreationTest, RandIsReproducibleAndInRange) {

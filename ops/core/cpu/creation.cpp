@@ -20,6 +20,7 @@
 #include "loom/core/generator.h"
 #include "loom/core/half.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/integer_math.h"
 #include "loom/ops/meta/scalar_conversion.h"
 
 namespace loom::ops::cpu {
@@ -152,7 +153,10 @@ Tensor arange_start_step(const Scalar& start, const Scalar& end, const Scalar& s
   if (no_data(out)) return out;
   for (int64_t i = 0; i < size; ++i) {
     if (exact) {
-      store_int(element(out, i), t, start.to_int() + i * step.to_int());
+      // Wrapping: i * step may pass int64 on the way to a value that fits (arange(INT64_MIN,
+      // INT64_MAX, 1 << 62)); the modular result is then the exact one.
+      store_int(element(out, i), t,
+                meta::wrapping_add(start.to_int(), meta::wrapping_mul(i, step.to_int())));
     } else {
       store_double(element(out, i), t, xstart + static_cast<double>(i) * xstep);
     }
@@ -195,7 +199,7 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::opti
 
 Tensor eye_m(int64_t n, int64_t m, std::optional<DType> dtype, std::optional<int64_t> layout,
              std::optional<Device> device, std::optional<bool> pin) {
-  meta::check_eye_sizes(n, m);
+  meta::check_eye_sizes(n, m, dtype);
   Tensor out = zeros({n, m}, dtype, layout, device, pin);
   if (no_data(out)) return out;
   for (int64_t i = 0; i < std::min(n, m); ++i) store_int(element(out, i * m + i), out.dtype(), 1);

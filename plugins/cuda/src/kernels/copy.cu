@@ -6,6 +6,7 @@
 #include "kernels/device_types.cuh"
 #include "kernels/kernel_api.h"
 #include "kernels/offset_calculator.cuh"
+#include "loom/ops/meta/integer_math.h"
 
 namespace loom::cuda::kernels {
 namespace {
@@ -138,7 +139,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += step) {
     if (exact) {
-      const int64_t v = start_i + k * step_i;
+      // Wrapping, as the CPU kernel: k * step may pass int64 on the way to a value that fits.
+      const int64_t v = ops::meta::wrapping_add(start_i, ops::meta::wrapping_mul(k, step_i));
       if constexpr (std::is_same_v<T, bool>) {
         dst[k] = v != 0;
       } else if constexpr (is_float_v<T>) {

@@ -225,7 +225,7 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, std::opti
 
 Tensor eye_m(int64_t n, int64_t m, std::optional<DType> dtype, std::optional<int64_t> layout,
              std::optional<Device> device, std::optional<bool> pin) {
-  ops::meta::check_eye_sizes(n, m);
+  ops::meta::check_eye_sizes(n, m, dtype);
   Tensor out = zeros({n, m}, dtype, layout, device, pin);
   const int64_t k = std::min(n, m);
   if (k > 0) fill_cuda("eye", out.as_strided_view({k}, {m + 1}, 0), 1, true);

@@ -85,12 +85,14 @@ inline Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, Op
   return op(start, end, steps, dtype, std::nullopt, device, std::nullopt);
 }
 
-/// An n x m matrix with ones on the diagonal (m < 0: m = n).
-inline Tensor eye(int64_t n, int64_t m = -1, OptDType dtype = {}, OptDevice device = {}) {
+/// An n x m matrix with ones on the diagonal (no m: m = n). A negative m is refused, as in
+/// PyTorch, not taken for "none".
+inline Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, OptDType dtype = {},
+                  OptDevice device = {}) {
   LOOM_TYPED_OP(op, "aten::eye.m",
                 Tensor(int64_t, int64_t, std::optional<DType>, std::optional<int64_t>,
                        std::optional<Device>, std::optional<bool>));
-  return op(n, m < 0 ? n : m, dtype, std::nullopt, device, std::nullopt);
+  return op(n, m.value_or(n), dtype, std::nullopt, device, std::nullopt);
 }
 
 /// An n x n identity matrix of the given dtype.

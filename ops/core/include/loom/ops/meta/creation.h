@@ -16,6 +16,7 @@
 #include "loom/core/error.h"
 #include "loom/core/scalar.h"
 #include "loom/core/tensor.h"
+#include "loom/ops/meta/result_size.h"
 
 namespace loom::ops::meta {
 
@@ -77,24 +78,33 @@ inline ArangeParams arange_params(const Scalar& start, const Scalar& end, const 
   const double xstep = step.to_double();
   p.start = xstart;
   p.step = xstep;
-  LOOM_CHECK(xstep != 0, "step must be nonzero");
-  LOOM_CHECK(std::isfinite(xstart) && std::isfinite(xend), "unsupported range: ", xstart, " -> ",
-             xend);
+  LOOM_CHECK(xstep != 0, "arange: step must be nonzero");
+  LOOM_CHECK(std::isfinite(xstart) && std::isfinite(xend), "arange: unsupported range: ", xstart,
+             " -> ", xend);
   // PyTorch's C++ text says "upper bound and larger bound" (its Python reference fixed the
   // word); the values show which bound is on the wrong side.
   LOOM_CHECK((xstep > 0 && xend >= xstart) || (xstep < 0 && xend <= xstart),
              "arange: upper bound and lower bound inconsistent with step sign (start=", start.str(),
              ", end=", end.str(), ", step=", step.str(), ")");
   p.exact = all_integral && is_integral(p.dtype, /*include_bool=*/false);
+  // Note [Result sizes that overflow]: the length is computed wide enough not to wrap (end -
+  // start of two int64 needs 65 bits), and refused when it does not fit int64.
+  const auto too_long = [&] {
+    throw_result_size_overflow("arange", "the length of the range from ", start.str(), " to ",
+                               end.str(), " by ", step.str());
+  };
   if (p.exact) {
-    const int64_t a = start.to_int(), b = end.to_int(), s = step.to_int();
-    p.size = s > 0 ? (b - a + s - 1) / s : (a - b + (-s) - 1) / (-s);
+    const __int128 a = start.to_int(), b = end.to_int(), s = step.to_int();
+    const __int128 size = s > 0 ? (b - a + s - 1) / s : (a - b - s - 1) / -s;
+    if (size > std::numeric_limits<int64_t>::max()) too_long();
+    p.size = static_cast<int64_t>(size);
   } else {
     const double size_d = std::ceil((xend - xstart) / xstep);
-    LOOM_CHECK(size_d >= 0 && size_d <= static_cast<double>(std::numeric_limits<int64_t>::max()),
-               "invalid size, possible overflow?");
+    // 2^63 itself does not convert to int64; NaN (inf / inf) is no length either.
+    if (!(size_d >= 0 && size_d < 9223372036854775808.0)) too_long();
     p.size = static_cast<int64_t>(size_d);
   }
+  check_result_numel("arange", {p.size}, p.dtype);
   return p;
 }
 
@@ -103,10 +113,12 @@ inline void check_linspace_steps(int64_t steps) {
   LOOM_CHECK(steps >= 0, "number of steps must be non-negative");
 }
 
-/// eye.m: both sizes must be non-negative.
-inline void check_eye_sizes(int64_t n, int64_t m) {
-  LOOM_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
-  LOOM_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+/// eye and eye.m: both sizes must be non-negative, and the n x m result of the given dtype must
+/// be countable in int64 (Note [Result sizes that overflow]).
+inline void check_eye_sizes(int64_t n, int64_t m, std::optional<DType> dtype) {
+  LOOM_CHECK(n >= 0, "eye: n must be greater or equal to 0, got ", n);
+  LOOM_CHECK(m >= 0, "eye: m must be greater or equal to 0, got ", m);
+  check_result_numel("eye", {n, m}, float_dtype(dtype));
 }
 
 /// rand, randn and their *_like forms: the result's dtype must be floating.
