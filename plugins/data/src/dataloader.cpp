@@ -8,6 +8,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <typeinfo>
 
@@ -103,9 +104,8 @@ struct DataLoaderIterator::State {
   Batch fetch(int worker_id, const std::vector<int64_t>& indices) const {
     SampleContextGuard guard(context());
     if (default_collation) {  // a dataset that gathers a whole batch at once
-      std::optional<Batch> b =
-          guarded(worker_id, indices.empty() ? -1 : indices.front(),
-                  [&] { return dataset->get_many(indices); });
+      std::optional<Batch> b = guarded(worker_id, indices.empty() ? -1 : indices.front(),
+                                       [&] { return dataset->get_many(indices); });
       if (b) return pinned_batch(worker_id, std::move(*b));
     }
     std::vector<Sample> samples;
@@ -212,6 +212,21 @@ struct DataLoaderIterator::State {
     }
   }
 
+  // Starts worker w. The system may refuse a thread (a thread or memory limit, usually with a
+  // num_workers far above the cores): that is the caller's setting to fix, so it is reported as
+  // a loom::Error naming it. The workers already started see `stop` and are joined when the
+  // state is destroyed, which begin() does as the error leaves it.
+  template <typename Body>
+  void start_thread(int w, Body body) {
+    try {
+      workers.emplace_back(std::move(body));
+    } catch (const std::system_error& e) {
+      throw Error(str_cat("DataLoader: cannot start worker ", w,
+                          " (of num_workers=", options.num_workers, "): ", e.what(),
+                          "; the system refused another thread, so lower num_workers"));
+    }
+  }
+
   void start() {
     const int n = options.num_workers;
     if (iterable) {
@@ -221,9 +236,9 @@ struct DataLoaderIterator::State {
       }
       queues.resize(n);
       exhausted.assign(n, false);
-      for (int w = 0; w < n; ++w) workers.emplace_back([this, w] { iterable_worker(w); });
+      for (int w = 0; w < n; ++w) start_thread(w, [this, w] { iterable_worker(w); });
     } else if (n > 0) {
-      for (int w = 0; w < n; ++w) workers.emplace_back([this, w] { map_worker(w); });
+      for (int w = 0; w < n; ++w) start_thread(w, [this, w] { map_worker(w); });
     }
   }
 

@@ -4,9 +4,14 @@
 #include "loom/data/dataloader.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -363,6 +368,40 @@ TEST_F(DataLoaderTest, PinMemoryIsAcceptedOnCpu) {
   o.pin_memory = true;
   DataLoader loader(ds, o);
   EXPECT_EQ(run(loader).size(), 2u);
+}
+
+// The system refusing a worker thread is the caller's num_workers to fix: begin() throws a
+// loom::Error naming num_workers and the worker, not a bare std::system_error ("Resource
+// temporarily unavailable"), and joins the workers it had started. A low address-space limit
+// makes the refusal certain: it leaves room for a few thread stacks, not for 4096. The limit
+// is set in a death-test child, so it ends with that process.
+TEST_F(DataLoaderTest, RefusedWorkerThreadIsAnErrorNamingNumWorkers) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitizers reserve more address space than the limit leaves";
+#endif
+  ::testing::GTEST_FLAG(death_test_style) = "threadsafe";
+  auto refused_start = [] {
+    long pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    const rlim_t used = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE));
+    rlimit limit{};
+    ::getrlimit(RLIMIT_AS, &limit);
+    limit.rlim_cur = used + (rlim_t{64} << 20);
+    if (::setrlimit(RLIMIT_AS, &limit) != 0) std::_Exit(3);
+    DataLoaderOptions o;
+    o.num_workers = 4096;
+    DataLoader loader(std::make_shared<CountingDataset>(8), o);
+    try {
+      run(loader);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      std::_Exit(0);
+    }
+    std::_Exit(1);  // every thread started: the limit did not bite
+  };
+  EXPECT_EXIT(refused_start(), ::testing::ExitedWithCode(0),
+              "DataLoader: cannot start worker [0-9]+ \\(of num_workers=4096\\): .*lower "
+              "num_workers");
 }
 
 }  // namespace

@@ -77,7 +77,8 @@ struct DataLoaderOptions {
   std::shared_ptr<const BatchSampler> batch_sampler;
   /// Makes a batch; default_collate when empty.
   CollateFn collate_fn;
-  /// Worker threads; 0 fetches in the caller's thread.
+  /// Worker threads; 0 fetches in the caller's thread. begin() throws loom::Error naming
+  /// num_workers and the worker when the system refuses a thread (a thread or memory limit).
   int num_workers = 0;
   /// Batches fetched ahead per worker (the queue holds num_workers * prefetch_factor);
   /// must be >= 1 and is ignored without workers.
