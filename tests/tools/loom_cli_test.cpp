@@ -516,6 +516,55 @@ TEST(LoomCli, PluginCheckByNameSearchesThePath) {
   EXPECT_TRUE(has(missing.out, "cannot find plugin 'tools_test_nowhere'")) << missing.out;
 }
 
+// ---- conformance onnx ----
+
+// Nothing to run is refused (exit 2) rather than reported as "0 passed, 0 failed": a script
+// must not take an empty or mistyped folder, or a --filter that matches nothing, for success.
+// All of it is decided before any op pack loads or any test runs.
+TEST(LoomCli, ConformanceWithNoTestToRunExitsTwoSayingWhy) {
+  ScratchFolder dir("loom_cli_conformance");
+  const std::string empty = (dir.path() / "empty").string();
+  const std::string one = (dir.path() / "one").string();
+  fs::create_directories(empty);
+  fs::create_directories(dir.path() / "one" / "test_x");
+
+  Ran r = loom({"conformance", "onnx", empty});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, "no ONNX node tests found in " + empty)) << r.err;
+  r = loom({"conformance", "onnx", "--filter", "zzz_nomatch", one});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, "no test matches --filter zzz_nomatch in " + one)) << r.err;
+  r = loom({"conformance", "onnx", "--filter", "zzz_nomatch", empty});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, "no ONNX node tests found in " + empty)) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+// Path arguments that name the wrong kind of thing say which and what, before any test runs.
+TEST(LoomCli, ConformanceNamesAMissingFolderAFileAndAnUnwritableJsonPath) {
+  ScratchFolder dir("loom_cli_conformance_paths");
+  const std::string one = (dir.path() / "one").string();
+  fs::create_directories(dir.path() / "one" / "test_x");
+  const std::string file = dir.write("file", "x");
+  const std::string none = (dir.path() / "none").string();
+
+  Ran r = loom({"conformance", "onnx", none});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, none + ": no such folder")) << r.err;
+  r = loom({"conformance", "onnx", file});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, file + ": is a file, not a folder of ONNX node tests")) << r.err;
+  // test_x would run (and fail: it has no model.onnx) if the --json path were checked last.
+  r = loom({"conformance", "onnx", "--json", one, one});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, "--json " + one + ": is a directory")) << r.err;
+  EXPECT_FALSE(has(r.out, "test_x")) << r.out;
+  r = loom({"conformance", "onnx", "--json", none + "/r.json", one});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(has(r.err, "--json " + none + "/r.json: its folder " + none + " does not exist"))
+      << r.err;
+}
+
 // ---- bench ----
 
 TEST(LoomCli, BenchRunsLoomBench) {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "commands.h"
 #include "loom/core/error.h"
 #include "loom/core/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/plugin_loader.h"
 #include "onnx/onnx_runner.h"
@@ -69,6 +69,42 @@ double parse_tolerance(std::string_view option, const std::string& value) {
   return v;
 }
 
+/// Refuses, before any test runs, a --json path that cannot be written: a directory, or a
+/// file in a folder that does not exist (a long run must not end in "cannot write").
+void check_json_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (fs::is_directory(path)) {
+    throw InvalidInput(str_cat("--json ", path, ": is a directory, not a file to write"));
+  }
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir)) {
+    throw InvalidInput(str_cat("--json ", path, ": its folder ", dir.string(),
+                               fs::exists(dir) ? " is a file" : " does not exist"));
+  }
+}
+
+/// The tests to run, or why there are none: a missing DIR, a file, a folder without test_*
+/// folders and a --filter that matches nothing are refused (exit 2) rather than reported as
+/// "0 passed", which a script would take for success.
+void check_tests(const onnx::RunOptions& options) {
+  namespace fs = std::filesystem;
+  const std::string dir = options.dir.string();
+  if (!fs::exists(options.dir)) {
+    throw InvalidInput(str_cat(dir, ": no such folder (the folder of ONNX node tests)"));
+  }
+  if (!fs::is_directory(options.dir)) {
+    throw InvalidInput(str_cat(dir, ": is a file, not a folder of ONNX node tests"));
+  }
+  if (!onnx::list_tests(options).empty()) return;
+  onnx::RunOptions unfiltered = options;
+  unfiltered.filter.clear();
+  if (options.filter.empty() || onnx::list_tests(unfiltered).empty()) {
+    throw InvalidInput(str_cat("no ONNX node tests found in ", dir, " (folders named test_*)"));
+  }
+  throw InvalidInput(str_cat("no test matches --filter ", options.filter, " in ", dir));
+}
+
 void write_json(const std::string& path, const onnx::RunOptions& options,
                 const onnx::Summary& summary) {
   using json = nlohmann::ordered_json;
@@ -110,9 +146,8 @@ int run_conformance_onnx(Args& args) {
     for (const std::string& op : onnx::mapped_op_types()) std::cout << op << "\n";
     return kExitOk;
   }
-  if (!std::filesystem::is_directory(options.dir)) {
-    throw InvalidInput(str_cat(options.dir.string(), " is not a folder of ONNX node tests"));
-  }
+  check_tests(options);
+  if (json_path) check_json_path(*json_path);
   load_op_packs();
   if (provider) use_cpu_provider(*provider);
   const onnx::Summary summary = onnx::run_all(options, std::cout);
