@@ -26,6 +26,22 @@ expect_exit2 "--lr expects a number" --lr fast
 expect_exit2 "early stopping watches the validation loss" --patience 2
 expect_exit2 "the Fashion-MNIST files are not in $work/nowhere" --data "$work/nowhere" --out "$work/x"
 expect_exit2 "--device must be cpu, cuda or cuda:N, got 'gpu'" --device gpu
+expect_exit2 "--workers expects an integer in [0, 256], got '100000'" --workers 100000
+# Path options that name the wrong kind of thing: refused before any work, naming the option
+# and the path (not a library's "basic_filebuf::underflow" or "filesystem error").
+mkdir "$work/adir"
+echo x > "$work/afile"
+expect_exit2 "--config: cannot read '$work/adir': it is a directory, not a file" --config "$work/adir"
+expect_exit2 "--config: cannot read '$work/none.json': no such file" --config "$work/none.json"
+expect_exit2 "--resume: cannot read '$work/adir': it is a directory, not a file" --resume "$work/adir"
+expect_exit2 "--resume: cannot read '$work/none.safetensors': no such file" \
+  --resume "$work/none.safetensors"
+expect_exit2 "--out $work/afile: is a file, not a folder" --out "$work/afile"
+expect_exit2 "--data $work/afile: is a file, not a folder" --data "$work/afile" --out "$work/x"
+expect_exit2 "--checkpoint $work/adir: is a directory" --checkpoint "$work/adir" --out "$work/x"
+expect_exit2 "--checkpoint $work/none/c.safetensors: its folder $work/none does not exist" \
+  --checkpoint "$work/none/c.safetensors" --out "$work/x"
+[ ! -e "$work/x" ] || fail "a refused run made its run folder"
 
 # --device cuda: without a usable GPU (no cuda plugin, no driver, no device) the run is refused
 # before it reads data or makes its folder, naming the reason; with one, a short CNN run on it
@@ -68,12 +84,22 @@ awk -v a="$acc" 'BEGIN { exit !(a > 0.6) }' || fail "2048 samples, 2 epochs: acc
 # Stopped in the middle of epoch 2 (32 steps per epoch), then resumed: the same run.
 "$loom" train "${quick[@]}" --out "$work/b" --stop-after-steps 45 > "$work/b1.txt"
 grep -q "stopped after 45 steps" "$work/b1.txt" || fail "no stop: $(cat "$work/b1.txt")"
+cp "$work/b/checkpoint.safetensors" "$work/b45.safetensors"
 "$loom" train --resume "$work/b/checkpoint.safetensors" --epochs 2 --progress lines > "$work/b2.txt"
 grep -q "resuming .* at epoch 2, step 13 of 32" "$work/b2.txt" || fail "resume: $(head -3 "$work/b2.txt")"
 [ "$(tail -1 "$work/b2.txt" | cut -d' ' -f1-4)" = "$(tail -1 "$work/a.txt" | cut -d' ' -f1-4)" ] \
   || fail "resumed: $(tail -1 "$work/b2.txt"), uninterrupted: $(tail -1 "$work/a.txt")"
 [ "$(cut -d, -f1-8 "$work/b/metrics.csv")" = "$(cut -d, -f1-8 "$work/a/metrics.csv")" ] \
   || fail "metrics differ: $(cat "$work/b/metrics.csv") vs $(cat "$work/a/metrics.csv")"
+# --epochs on resume (Note [Options on resume]): given, the run ends after that epoch and the
+# log says so; not before the epoch in progress.
+"$loom" train --resume "$work/b45.safetensors" --epochs 3 --out "$work/b3" --progress none \
+  > "$work/b3.txt"
+grep -q "^--epochs 3: the resumed run ends after epoch 3 (the checkpoint's run had 2)$" \
+  "$work/b3.txt" || fail "no --epochs note: $(head -3 "$work/b3.txt")"
+tail -1 "$work/b3.txt" | grep -q '^RESULT model=mlp epochs=3 ' || fail "--epochs 3: $(tail -1 "$work/b3.txt")"
+expect_exit2 "--resume $work/b45.safetensors: --epochs 1: the checkpoint's run is at epoch 2 already" \
+  --resume "$work/b45.safetensors" --epochs 1 --out "$work/b1x"
 
 # A corrupted checkpoint: refused with the file's name and the reason.
 head -c 1000 "$work/a/checkpoint.safetensors" > "$work/bad.safetensors"
@@ -104,8 +130,13 @@ m="--resume $work/crafted.safetensors: loom.train metadata: field"
 crafted "$m 'epoch' must be an integer in [1, 2], got -5" epoch=-5
 crafted "$m 'epoch' must be an integer in [1, 2], got -1000000000000" epoch=-1000000000000
 crafted "$m 'epoch' must be an integer in [1, 2], got \"2\"" 'epoch="2"'
-crafted "$m 'step_in_epoch' must be an integer in [0, 8] (the steps of an epoch of this run), got 9" \
+crafted "$m 'step_in_epoch' must be an integer in [0, 8] (an epoch of at most 256 samples (limit_train) in batches of 32), got 9" \
   step_in_epoch=9 global_step=9
+crafted "$m 'step_in_epoch' must be an integer in [0, 8] (an epoch of at most 256 samples (limit_train) in batches of 32), got 99999999999999" \
+  step_in_epoch=99999999999999
+# Within the bound of the stored config, past the steps of the data as loaded (60000 samples).
+crafted "$m 'step_in_epoch' must be an integer in [0, 1875] (the steps of an epoch of this run), got 2000" \
+  config.limit_train=0 step_in_epoch=2000 global_step=2000
 crafted "$m 'global_step' must be an integer in [3, " global_step=-1
 crafted "$m 'seen' must be an integer in [0, 96], got -1" seen=-1
 crafted "$m 'correct' must be an integer in [0, 96], got 97" correct=97
@@ -121,6 +152,18 @@ crafted "$m 'optimizer.param_groups[0].lr' breaks the rule of --lr" optimizer.pa
 crafted "$m 'optimizer.state.0.step' must be an integer in [0, 3], got -1" optimizer.state.0.step=-1
 crafted "$m 'rng' must be an even number of lowercase hex digits" 'rng="abc"'
 crafted "$m 'extra' is not a field of a loom train checkpoint" extra=1
+# Resuming keeps the options that define the run (Note [Options on resume] in
+# tools/train/checkpoint.h): another value, from a flag or a config file, is refused naming
+# it and the stored value, not dropped; --epochs cannot stretch a cosine schedule.
+r="--resume $ck:"
+expect_exit2 "$r --model cnn conflicts with the checkpoint's model mlp" --resume "$ck" --model cnn --out "$work/kk"
+expect_exit2 "$r --limit-train 32 conflicts with the checkpoint's limit_train 256" \
+  --resume "$ck" --limit-train 32 --out "$work/kk"
+printf '{"lr": 0.5}\n' > "$work/lr.json"
+expect_exit2 "$r --config $work/lr.json: lr 0.5 conflicts with the checkpoint's lr 0.001" \
+  --resume "$ck" --config "$work/lr.json" --out "$work/kk"
+expect_exit2 "$r --epochs 3: the checkpoint's cosine schedule spans its run's 1 epochs" \
+  --resume "$ck" --epochs 3 --out "$work/kk"
 # A file without checksums (another writer's) is checked all the same, and loads when valid.
 crafted "$m 'epoch' must be an integer in [1, 2], got 0" --drop-checksums epoch=0
 python3 "$edit" "$ck" "$work/plain.safetensors" --drop-checksums
@@ -141,7 +184,10 @@ expect_exit2 "safetensors: '$work/cut.safetensors': file is truncated: the tenso
 dead="$(sh -c 'echo $$')"
 touch "$work/k/.checkpoint.safetensors.tmp-$dead-0" "$work/k/.metrics.csv.tmp-$dead-2" \
   "$work/k/.checkpoint.safetensors.tmp-$$-1" "$work/k/notes.tmp" "$work/k/.notes.tmp-1-x"
-"$loom" train --resume "$ck" --epochs 1 --progress none > "$work/k2.txt"
+# (Without --epochs the run ends where the checkpoint's did; options equal to the stored ones
+# are accepted.)
+"$loom" train --resume "$ck" --model mlp --batch-size 32 --progress none > "$work/k2.txt"
+tail -1 "$work/k2.txt" | grep -q '^RESULT model=mlp epochs=1 ' || fail "resume: $(tail -1 "$work/k2.txt")"
 grep -qF "removed $work/k/.checkpoint.safetensors.tmp-$dead-0, the temporary file of an interrupted save" \
   "$work/k2.txt" || fail "no stale file removed: $(head -3 "$work/k2.txt")"
 for f in ".checkpoint.safetensors.tmp-$dead-0" ".metrics.csv.tmp-$dead-2"; do

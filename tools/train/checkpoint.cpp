@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "loom/core/generator.h"
 
@@ -24,8 +26,11 @@ constexpr const char* kMetadataKey = "loom.train";
 constexpr int64_t kMaxCount = int64_t{1} << 53;
 // A century of training.
 constexpr double kMaxSeconds = 100.0 * 365 * 24 * 3600;
+// The most samples a training set can have: an IDX file counts them in 32 bits.
+constexpr int64_t kMaxSamples = int64_t{UINT32_MAX};
 
-/// The options that define a run: a resumed run takes them from its checkpoint.
+/// The options that define a run: a resumed run takes them from its checkpoint and refuses
+/// another value (Note [Options on resume]).
 const char* const kDefiningOptions[] = {
     "model",     "batch_size", "lr",           "optimizer", "momentum",    "weight_decay",
     "scheduler", "seed",       "val_fraction", "patience",  "limit_train", "limit_test"};
@@ -84,13 +89,15 @@ class Reader {
     return *it;
   }
 
-  int64_t integer(const json& v, const std::string& field, int64_t min, int64_t max) const {
+  /// An integer in [min, max]; why, if given, says where the range comes from.
+  int64_t integer(const json& v, const std::string& field, int64_t min, int64_t max,
+                  const std::string& why = "") const {
     const bool in_range = v.is_number_integer() &&
                           !(v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX}) &&
                           v.get<int64_t>() >= min && v.get<int64_t>() <= max;
     if (!in_range) {
       fail(field, "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
-                      "], got " + shown(v));
+                      "]" + (why.empty() ? "" : " (" + why + ")") + ", got " + shown(v));
     }
     return v.get<int64_t>();
   }
@@ -189,12 +196,27 @@ std::vector<EpochRow> read_rows(const Reader& r, const json& rows, int64_t finis
   return out;
 }
 
+/// The most steps an epoch of the stored config can have, with the most samples its data could
+/// hold, and that bound as a message says it. The data, loaded later, may hold fewer
+/// (check_resume_point).
+std::pair<int64_t, std::string> most_steps_in_epoch(const Options& cfg) {
+  const int64_t samples =
+      cfg.limit_train > 0 ? std::min(cfg.limit_train, kMaxSamples) : kMaxSamples;
+  const int64_t steps = samples / cfg.batch_size + (samples % cfg.batch_size != 0);
+  return {steps, "an epoch of at most " + std::to_string(samples) + " samples (" +
+                     (cfg.limit_train > 0 ? "limit_train" : "an IDX file's most") +
+                     ") in batches of " + std::to_string(cfg.batch_size)};
+}
+
 Position read_position(const Reader& r, const json& m, const Options& cfg) {
   Position p;
   p.epoch =
       r.integer(r.member(m, "epoch", "epoch"), "epoch", 1, std::min(cfg.epochs, kMaxCount) + 1);
+  // step_in_epoch has a range of its own, checked first: global_step's range starts at it, so
+  // a wrong step_in_epoch must not read as a wrong global_step.
+  const auto [most_steps, why] = most_steps_in_epoch(cfg);
   p.step_in_epoch =
-      r.integer(r.member(m, "step_in_epoch", "step_in_epoch"), "step_in_epoch", 0, kMaxCount);
+      r.integer(r.member(m, "step_in_epoch", "step_in_epoch"), "step_in_epoch", 0, most_steps, why);
   p.global_step = r.integer(r.member(m, "global_step", "global_step"), "global_step",
                             p.step_in_epoch, kMaxCount);
   // At most a full batch per step taken this epoch.
@@ -380,13 +402,27 @@ Checkpoint read_checkpoint(const std::string& path) {
 void check_resume_point(const Checkpoint& c, int64_t steps_per_epoch) {
   if (c.pos.step_in_epoch > steps_per_epoch) {
     Reader("--resume " + c.path + ": " + kMetadataKey + " metadata")
-        .fail("step_in_epoch", "must be an integer in [0, " + std::to_string(steps_per_epoch) +
-                                   "] (the steps of an epoch of this run), got " +
-                                   std::to_string(c.pos.step_in_epoch));
+        .integer(json(c.pos.step_in_epoch), "step_in_epoch", 0, steps_per_epoch,
+                 "the steps of an epoch of this run");
   }
 }
 
-void take_defining_options(Options& o, const Options& saved) {
+std::vector<std::string> resume_options(Options& o, const OptionSources& given,
+                                        const Checkpoint& c) {
+  const std::string where = "--resume " + c.path + ": ";
+  const json mine = json::parse(options_json(o)), stored = json::parse(options_json(c.config));
+  auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  for (const char* key : kDefiningOptions) {
+    std::string flag = key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    const auto it = given.find(flag);
+    if (it == given.end() || mine.at(key) == stored.at(key)) continue;
+    throw UserError{where + it->second + " " + text(mine.at(key)) +
+                    " conflicts with the checkpoint's " + key + " " + text(stored.at(key)) +
+                    ": a resumed run continues with the options that define it (leave --" + flag +
+                    " out, or start a new run without --resume)"};
+  }
+  const Options& saved = c.config;
   o.model = saved.model;
   o.batch_size = saved.batch_size;
   o.lr = saved.lr;
@@ -399,6 +435,26 @@ void take_defining_options(Options& o, const Options& saved) {
   o.patience = saved.patience;
   o.limit_train = saved.limit_train;
   o.limit_test = saved.limit_test;
+
+  const auto epochs = given.find("epochs");
+  if (epochs == given.end() || o.epochs == saved.epochs) {
+    o.epochs = saved.epochs;
+    return {};
+  }
+  const std::string asked = epochs->second + " " + std::to_string(o.epochs);
+  if (saved.scheduler == "cosine" || saved.scheduler == "onecycle") {
+    throw UserError{where + asked + ": the checkpoint's " + saved.scheduler +
+                    " schedule spans its run's " + std::to_string(saved.epochs) +
+                    " epochs and would jump with another count; leave --epochs out to end the "
+                    "run as planned"};
+  }
+  if (o.epochs < c.pos.epoch) {
+    throw UserError{where + asked + ": the checkpoint's run is at epoch " +
+                    std::to_string(c.pos.epoch) + " already, so it can end after epoch " +
+                    std::to_string(c.pos.epoch) + " at the earliest"};
+  }
+  return {asked + ": the resumed run ends after epoch " + std::to_string(o.epochs) +
+          " (the checkpoint's run had " + std::to_string(saved.epochs) + ")"};
 }
 
 }  // namespace loom::train

@@ -73,8 +73,28 @@ Checkpoint read_checkpoint(const std::string& path);
 /// UserError naming the file and the field.
 void check_resume_point(const Checkpoint& c, int64_t steps_per_epoch);
 
-/// Copies the options that define a run (model, batch size, optimizer, ...) from a
-/// checkpoint's config into o; the others (epochs, device, output, ...) stay as given.
-void take_defining_options(Options& o, const Options& saved);
+/// Note [Options on resume]
+/// `--resume` continues a run exactly, so the options split three ways:
+/// - Those that define the run (kDefiningOptions: model, batch_size, lr, optimizer, momentum,
+///   weight_decay, scheduler, seed, val_fraction, patience, limit_train, limit_test) come from
+///   the checkpoint. Each shapes what the checkpoint holds (the weights, the optimizer and
+///   scheduler state, the epoch's shuffled order and the position in it, the validation split),
+///   so another value given is refused, naming the flag, the value and the stored one, rather
+///   than dropped: in a PyTorch script a new lr passed before optimizer.load_state_dict is
+///   silently replaced by the saved one, and the run is not the one asked for.
+/// - epochs is the checkpoint's unless given; given, the run is extended or shortened and the
+///   log says so, except under the cosine and onecycle schedules (their length follows the
+///   epochs and is not in their state, so the learning rate would jump) and below the epoch in
+///   progress, which are refused.
+/// - The rest say how and where this process runs (device, provider, workers, data, out,
+///   checkpoint, progress, stop_after_steps): from the command line, the defaults when not
+///   given, whatever the checkpoint holds. A run saved on a GPU resumes on the CPU.
+
+/// The options of a resumed run (Note [Options on resume]): sets o's defining options and its
+/// epochs from the checkpoint c, given what the command line set (parse_options' sources).
+/// Throws UserError "--resume PATH: --FLAG VALUE conflicts with the checkpoint's KEY VALUE..."
+/// for a conflicting option. Returns the log lines that say what changed (a new --epochs).
+std::vector<std::string> resume_options(Options& o, const OptionSources& given,
+                                        const Checkpoint& c);
 
 }  // namespace loom::train

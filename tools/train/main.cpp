@@ -5,9 +5,11 @@
 // epoch's running sums and the RNG state are all in the checkpoint.
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -67,6 +69,10 @@ std::string fmt(const char* f, double v) {
 }
 
 void check_data_folder(const std::string& dir) {
+  if (fs::exists(dir) && !fs::is_directory(dir)) {
+    throw UserError{"--data " + dir +
+                    ": is a file, not a folder (the folder of the Fashion-MNIST IDX files)"};
+  }
   for (const char* f : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
                         "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"}) {
     const fs::path plain = fs::path(dir) / f;
@@ -76,6 +82,45 @@ void check_data_folder(const std::string& dir) {
                       "); install Debian's dataset-fashion-mnist or pass --data DIR"};
     }
   }
+}
+
+/// Refuses, before anything is read or written, a path option that cannot be what it names: a
+/// --resume file that is missing, a directory or unreadable; an --out that is a file; a
+/// --checkpoint that is a directory or whose folder does not exist. (--config is read while
+/// the options are parsed, --data when the data loads; each says the same of its path.)
+void check_paths(const Options& o) {
+  if (!o.resume.empty()) {
+    if (const std::string why = unreadable_file(o.resume); !why.empty()) {
+      throw UserError{"--resume: cannot read '" + o.resume + "': " + why};
+    }
+  }
+  if (!o.out.empty() && fs::exists(o.out) && !fs::is_directory(o.out)) {
+    throw UserError{"--out " + o.out + ": is a file, not a folder (the run folder)"};
+  }
+  if (!o.checkpoint.empty()) {
+    if (fs::is_directory(o.checkpoint)) {
+      throw UserError{"--checkpoint " + o.checkpoint +
+                      ": is a directory; give the checkpoint file's path (e.g. " +
+                      (fs::path(o.checkpoint) / "checkpoint.safetensors").string() + ")"};
+    }
+    fs::path dir = fs::path(o.checkpoint).parent_path();
+    if (dir.empty()) dir = ".";
+    if (!fs::is_directory(dir)) {
+      throw UserError{"--checkpoint " + o.checkpoint + ": its folder " + dir.string() +
+                      (fs::exists(dir) ? " is a file" : " does not exist")};
+    }
+    if (::access(dir.c_str(), W_OK) != 0) {
+      throw UserError{"--checkpoint " + o.checkpoint + ": cannot write in its folder " +
+                      dir.string() + ": " + std::strerror(errno)};
+    }
+  }
+}
+
+/// Makes the run folder, or says why it cannot.
+void make_run_folder(const std::string& out) {
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw UserError{"--out " + out + ": cannot make the run folder: " + ec.message()};
 }
 
 /// The first n samples of a dataset (a deterministic split or a quick run).
@@ -294,22 +339,24 @@ std::string timestamp() {
   return buf;
 }
 
-int run(Options o) {
+int run(Options o, const OptionSources& given) {
   Log log;
   // The device first: a run that cannot have its GPU fails before it reads any data.
   loom::init();
   const Device device = select_device(o.device);
+  check_paths(o);
   // Resuming: the run's defining options come from its checkpoint, read and checked whole
-  // before anything else happens (Note [Checkpoint checks]).
+  // before anything else happens (Note [Checkpoint checks], Note [Options on resume]).
   std::optional<Checkpoint> resumed;
+  std::vector<std::string> resume_changes;
   if (!o.resume.empty()) {
     resumed = read_checkpoint(o.resume);
-    take_defining_options(o, resumed->config);
+    resume_changes = resume_options(o, given, *resumed);
     if (o.out.empty()) o.out = fs::path(o.resume).parent_path().string();
   }
   check_data_folder(o.data);
   if (o.out.empty()) o.out = "runs/" + o.model + "-" + timestamp();
-  fs::create_directories(o.out);
+  make_run_folder(o.out);
   if (o.checkpoint.empty()) o.checkpoint = (fs::path(o.out) / "checkpoint.safetensors").string();
   if (o.progress == "auto") o.progress = ::isatty(STDOUT_FILENO) ? "bar" : "lines";
   const std::vector<std::string> stale = remove_stale_temporaries(o);
@@ -419,6 +466,7 @@ int run(Options o) {
     load_checkpoint(*resumed, *model, *opt, schedule, pos);
     log.line("resuming " + o.resume + " at epoch " + std::to_string(pos.epoch) + ", step " +
              std::to_string(pos.step_in_epoch) + " of " + std::to_string(steps_per_epoch));
+    for (const std::string& change : resume_changes) log.line(change);
   }
   log.line("loom train: model " + o.model + ", " + std::to_string(model->parameters().size()) +
            " parameter tensors, " + std::to_string(train_set->size()) + " training samples" +
@@ -596,12 +644,13 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
     bool help = false;
-    Options o = parse_options(args, help);
+    OptionSources given;
+    Options o = parse_options(args, help, &given);
     if (help) {
       std::cout << usage();
       return 0;
     }
-    return run(std::move(o));
+    return run(std::move(o), given);
   } catch (const OptionError& e) {
     std::cerr << "loom train: " << e.message << "\n(see loom train --help)\n";
     return 2;

@@ -1,6 +1,10 @@
 // loom-train's options (options.h).
 #include "options.h"
 
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -17,7 +21,8 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 // The parsers below take the option's label as messages should call it: "--batch-size" on
 // the command line, the key as written ("batch_size") in a JSON object.
 
-int64_t parse_int(const std::string& label, const std::string& v, int64_t min) {
+int64_t parse_int(const std::string& label, const std::string& v, int64_t min,
+                  int64_t max = INT64_MAX) {
   size_t used = 0;
   long long n = 0;
   try {
@@ -25,9 +30,11 @@ int64_t parse_int(const std::string& label, const std::string& v, int64_t min) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != v.size() || v.empty() || n < min) {
-    throw OptionError{label + " expects an integer >= " + std::to_string(min) + ", got " +
-                      quoted(v)};
+  if (used != v.size() || v.empty() || n < min || n > max) {
+    const std::string range = max == INT64_MAX
+                                  ? ">= " + std::to_string(min)
+                                  : "in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    throw OptionError{label + " expects an integer " + range + ", got " + quoted(v)};
   }
   return n;
 }
@@ -72,9 +79,9 @@ std::string one_of(const std::string& label, const std::string& v,
 /// share it). The third argument is the label messages use ("--batch-size", "batch_size").
 using Setter = std::function<void(Options&, const std::string&, const std::string&)>;
 
-Setter integer(int64_t Options::*field, int64_t min) {
+Setter integer(int64_t Options::*field, int64_t min, int64_t max = INT64_MAX) {
   return [=](Options& o, const std::string& v, const std::string& l) {
-    o.*field = parse_int(l, v, min);
+    o.*field = parse_int(l, v, min, max);
   };
 }
 
@@ -113,7 +120,7 @@ const std::map<std::string, Setter>& setters() {
        }},
       {"device", [](Options& o, const std::string& v,
                     const std::string& l) { o.device = device_spec(l, v); }},
-      {"workers", integer(&Options::workers, 0)},
+      {"workers", integer(&Options::workers, 0, kMaxWorkers)},
       {"data", text(&Options::data)},
       {"out", text(&Options::out)},
       {"checkpoint", text(&Options::checkpoint)},
@@ -128,9 +135,17 @@ const std::map<std::string, Setter>& setters() {
   return s;
 }
 
-void apply_config_file(Options& o, const std::string& path) {
+/// Applies the config file at path; sources (if not null) gets each key it sets.
+void apply_config_file(Options& o, const std::string& path, OptionSources* sources) {
+  if (const std::string why = unreadable_file(path); !why.empty()) {
+    throw OptionError{"--config: cannot read " + quoted(path) + ": " + why};
+  }
+  errno = 0;
   std::ifstream in(path);
-  if (!in) throw OptionError{"--config: cannot read " + quoted(path)};
+  if (!in) {
+    throw OptionError{"--config: cannot read " + quoted(path) +
+                      (errno != 0 ? ": " + std::string(std::strerror(errno)) : "")};
+  }
   json j;
   try {
     j = json::parse(in);
@@ -138,6 +153,14 @@ void apply_config_file(Options& o, const std::string& path) {
     throw OptionError{"--config: " + path + " is not valid JSON: " + e.what()};
   }
   apply_options_json(o, j, "--config: " + path);
+  if (sources == nullptr) return;
+  for (const auto& [key, value] : j.items()) {
+    std::string name = key;
+    for (char& c : name) {
+      if (c == '_') c = '-';
+    }
+    (*sources)[name] = "--config " + path + ": " + key;
+  }
 }
 
 }  // namespace
@@ -184,7 +207,20 @@ void check_options(const Options& o) {
   }
 }
 
-Options parse_options(const std::vector<std::string>& argv, bool& help) {
+std::string unreadable_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (st.type() == fs::file_type::not_found) return "no such file";
+  if (st.type() == fs::file_type::directory) return "it is a directory, not a file";
+  if (st.type() != fs::file_type::regular) return "";  // a pipe (bash's <(...)): read it once
+  errno = 0;
+  std::ifstream in(path);
+  if (!in) return errno != 0 ? std::strerror(errno) : "it cannot be opened";
+  return "";
+}
+
+Options parse_options(const std::vector<std::string>& argv, bool& help, OptionSources* sources) {
   help = false;
   // Pass 1: --config (the flags override it, wherever they stand).
   Options o;
@@ -210,10 +246,12 @@ Options parse_options(const std::vector<std::string>& argv, bool& help) {
     flags.emplace_back(name, value);
   }
   for (const auto& [name, value] : flags) {
-    if (name == "config") apply_config_file(o, value);
+    if (name == "config") apply_config_file(o, value, sources);
   }
   for (const auto& [name, value] : flags) {
-    if (name != "config") setters().at(name)(o, value, "--" + name);
+    if (name == "config") continue;
+    setters().at(name)(o, value, "--" + name);
+    if (sources != nullptr) (*sources)[name] = "--" + name;
   }
   check_options(o);
   return o;
@@ -265,16 +303,29 @@ flags on the command line override it):
   --provider reference|onednn  CPU kernels (default: oneDNN when installed)
   --device cpu|cuda|cuda:N  where the model and the batches live (default cpu); cuda needs
                             the cuda plugin and a GPU, and says why when there is none
-  --workers N               data-loading threads (default 0: in the training thread)
+  --workers N               data-loading threads, 0 to 256 (default 0: in the training
+                            thread); more than the cores only costs memory
   --data DIR                the IDX files (default /usr/share/datasets/fashion-mnist)
   --out DIR                 the run folder (default runs/<model>-<date>-<time>)
   --checkpoint PATH         where checkpoints go (default <out>/checkpoint.safetensors)
-  --resume PATH             continue the run saved in PATH exactly
+  --resume PATH             continue the run saved in PATH exactly (see below)
   --val-fraction X          hold out this part of the training set for validation
   --patience N              early stopping after N epochs without a better validation loss
   --limit-train N, --limit-test N  use only the first N samples (quick runs)
   --stop-after-steps N      stop (after saving a checkpoint) once N steps are done
   --progress auto|bar|lines|none  a bar on a terminal, plain lines otherwise (auto)
+
+resuming (--resume PATH): the run continues as saved, so
+  --model --batch-size --lr --optimizer --momentum --weight-decay --scheduler --seed
+  --val-fraction --patience --limit-train --limit-test
+                            come from the checkpoint; giving one with another value is an
+                            error (start a new run to change them)
+  --epochs N                the checkpoint's unless given; given, the run ends after epoch N
+                            instead (said in the log), except with --scheduler cosine or
+                            onecycle, whose schedule spans the saved epochs
+  --device --provider --workers --data --out --checkpoint --progress --stop-after-steps
+                            apply to this process as given (defaults when not given; --out:
+                            the checkpoint's folder), so a run saved on a GPU resumes on a CPU
 )";
 }
 

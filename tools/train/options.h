@@ -3,12 +3,21 @@
 /// loom-train's options: defaults, a JSON config file (`--config FILE`), then the command line
 /// on top, checked with a message that names the option and the value.
 #include <cstdint>
+#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace loom::train {
+
+/// The most --workers: each worker is a thread holding prefetched batches, and past the cores
+/// more of them only cost memory (PyTorch warns past the CPU count). A fixed bound rather than
+/// a multiple of this machine's cores, because the value is stored in checkpoints, and a run
+/// saved on a large machine must resume on a small one. 256 is more than the cores of the
+/// largest single machines and below the usual thread limits; a system that still refuses a
+/// thread gets the DataLoader's error naming num_workers.
+inline constexpr int64_t kMaxWorkers = 256;
 
 /// Everything a run is configured by (written to the run folder as config.json).
 struct Options {
@@ -23,7 +32,7 @@ struct Options {
   uint64_t seed = 0;               ///< weights, shuffling, augmentation
   std::string provider;            ///< reference | onednn | "" (the default: oneDNN if installed)
   std::string device = "cpu";      ///< cpu | cuda | cuda:N (model and batches on it)
-  int64_t workers = 0;             ///< DataLoader worker threads
+  int64_t workers = 0;             ///< DataLoader worker threads (at most kMaxWorkers)
   std::string data = "/usr/share/datasets/fashion-mnist";  ///< the IDX files' folder
   std::string out;                                         ///< run folder ("": runs/<model>-<time>)
   std::string checkpoint;   ///< checkpoint file ("": <out>/checkpoint.safetensors)
@@ -47,9 +56,21 @@ struct UserError {
   std::string message;
 };
 
+/// The options that a command line set, by flag name without "--" ("batch-size"), each with how
+/// a message names where it came from: "--batch-size" for a flag, "--config FILE: batch_size"
+/// for a key of a config file (a flag wins over the file). A resumed run checks them against
+/// its checkpoint (Note [Options on resume] in checkpoint.h).
+using OptionSources = std::map<std::string, std::string>;
+
 /// Options from argv (after the program name): defaults, then --config FILE, then the flags.
-/// Throws OptionError. Sets help to true for -h / --help.
-Options parse_options(const std::vector<std::string>& argv, bool& help);
+/// Throws OptionError. Sets help to true for -h / --help. sources, if not null, gets every
+/// option that --config or a flag set.
+Options parse_options(const std::vector<std::string>& argv, bool& help,
+                      OptionSources* sources = nullptr);
+
+/// Why the file an option names cannot be read ("no such file", "it is a directory, not a
+/// file", the system's reason), or "" if it can.
+std::string unreadable_file(const std::string& path);
 
 /// Sets the options that the JSON object j names (config.json's keys, '-' or '_' alike) with
 /// the command line's rules: a --config file and the config stored in a checkpoint go through
