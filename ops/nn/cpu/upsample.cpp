@@ -23,6 +23,7 @@
 
 #include "cpu/reduce_engine.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/result_size.h"
 
 namespace loom::ops::cpu::nn {
 namespace {
@@ -139,12 +140,12 @@ std::pair<DimVec, std::array<int64_t, 3>> plan_strides(const Tensor& t) {
   return {DimVec{t.stride(0), t.stride(1)}, st};
 }
 
-/// PyTorch's upsample_{1,2,3}d_common_check.
-void check_sizes(IntArrayRef input_size, IntArrayRef output_size, int64_t K) {
-  LOOM_CHECK(static_cast<int64_t>(output_size.size()) == K, "It is expected output_size equals to ",
-             K, ", but got size ", output_size.size());
-  LOOM_CHECK(static_cast<int64_t>(input_size.size()) == K + 2,
-             "It is expected input_size equals to ", K + 2, ", but got size ", input_size.size());
+/// PyTorch's upsample_{1,2,3}d_common_check, its messages prefixed with the op's name.
+void check_sizes(const char* op, IntArrayRef input_size, IntArrayRef output_size, int64_t K) {
+  LOOM_CHECK(static_cast<int64_t>(output_size.size()) == K, op,
+             ": It is expected output_size equals to ", K, ", but got size ", output_size.size());
+  LOOM_CHECK(static_cast<int64_t>(input_size.size()) == K + 2, op,
+             ": It is expected input_size equals to ", K + 2, ", but got size ", input_size.size());
   static constexpr const char* kNames[3] = {"D", "H", "W"};
   bool positive = true;
   std::string in_desc, out_desc;
@@ -154,8 +155,8 @@ void check_sizes(IntArrayRef input_size, IntArrayRef output_size, int64_t K) {
     in_desc += str_cat(sep, kNames[3 - K + k], ": ", input_size[2 + k]);
     out_desc += str_cat(sep, kNames[3 - K + k], ": ", output_size[k]);
   }
-  LOOM_CHECK(positive, "Input and output sizes should be greater than 0, but got input (", in_desc,
-             K == 1 ? ") and output (" : ") output (", out_desc, ")");
+  LOOM_CHECK(positive, op, ": Input and output sizes should be greater than 0, but got input (",
+             in_desc, K == 1 ? ") and output (" : ") output (", out_desc, ")");
 }
 
 template <typename W>
@@ -247,13 +248,14 @@ void linear_forward(const Plan<reduction::value_t<T>>& p, const Tensor& in, cons
 Tensor upsample_forward(const char* op, Interp mode, int64_t K, const Tensor& self,
                         IntArrayRef output_size, bool align_corners, const Scales& scales) {
   check_defined(op, {{"self", self}});
-  check_sizes(self.sizes(), output_size, K);
+  check_sizes(op, self.sizes(), output_size, K);
   int64_t non_batch = 1;
   for (int64_t d = 1; d < self.dim(); ++d) non_batch *= self.size(d);
-  LOOM_CHECK(non_batch != 0, "Non-empty ", K + 2,
+  LOOM_CHECK(non_batch != 0, op, ": Non-empty ", K + 2,
              "D data tensor expected but got a tensor with sizes ", sizes_str(self.sizes()));
   std::vector<int64_t> out_sizes{self.size(0), self.size(1)};
   out_sizes.insert(out_sizes.end(), output_size.begin(), output_size.end());
+  meta::check_result_numel(op, out_sizes, self.dtype());  // Note [Result sizes that overflow]
   if (mode != Interp::Linear) {
     Tensor out = Tensor::empty(out_sizes, TensorOptions{}.with(self.dtype()));
     if (out.numel() == 0) return out;
@@ -289,15 +291,16 @@ Tensor upsample_backward(const char* op, Interp mode, int64_t K, const Tensor& g
                          IntArrayRef output_size, IntArrayRef input_size, bool align_corners,
                          const Scales& scales) {
   check_defined(op, {{"grad_output", grad_output}});
-  check_sizes(input_size, output_size, K);
-  LOOM_CHECK(grad_output.dim() == K + 2, "Expected grad_output to be a tensor of dimension ", K + 2,
-             " but got: dimension ", grad_output.dim());
+  check_sizes(op, input_size, output_size, K);
+  LOOM_CHECK(grad_output.dim() == K + 2, op, ": Expected grad_output to be a tensor of dimension ",
+             K + 2, " but got: dimension ", grad_output.dim());
   for (int64_t d = 0; d < K + 2; ++d) {
     const int64_t want = d < 2 ? input_size[d] : output_size[d - 2];
-    LOOM_CHECK(grad_output.size(d) == want,
-               "Expected grad_output to have the same shape as output; output.size(", d,
+    LOOM_CHECK(grad_output.size(d) == want, op,
+               ": Expected grad_output to have the same shape as output; output.size(", d,
                ") = ", want, " but got grad_output.size(", d, ") = ", grad_output.size(d));
   }
+  meta::check_result_numel(op, input_size, grad_output.dtype());
   Tensor grad_input;
   dispatch_floats(op, grad_output, [&]<typename T>(T*) {
     using C = reduction::value_t<T>;

@@ -331,23 +331,26 @@ TEST_F(UpsampleTest, OpErrors) {
   EXPECT_EQ(message_of([&] {
               upsample_nearest2d(make_tensor(random_values(12, 7), {1, 3, 4}), {2, 2});
             }),
-            "It is expected input_size equals to 4, but got size 3");
-  EXPECT_EQ(message_of([&] {
-              upsample_nearest2d(u, {0, 2});
-            }),
-            "Input and output sizes should be greater than 0, but got input (H: 3, W: 4) output "
-            "(H: 0, W: 2)");
+            "upsample_nearest2d: It is expected input_size equals to 4, but got size 3");
+  EXPECT_EQ(
+      message_of([&] {
+        upsample_nearest2d(u, {0, 2});
+      }),
+      "upsample_nearest2d: Input and output sizes should be greater than 0, but got input (H: "
+      "3, W: 4) output (H: 0, W: 2)");
   EXPECT_EQ(
       message_of([&] {
         upsample_linear1d(make_tensor({1, 2}, {1, 1, 2}), {0}, false);
       }),
-      "Input and output sizes should be greater than 0, but got input (W: 2) and output (W: 0)");
+      "upsample_linear1d: Input and output sizes should be greater than 0, but got input (W: 2) "
+      "and output (W: 0)");
   EXPECT_EQ(message_of([&] { upsample_bilinear2d(u, {2}, false); }),
-            "It is expected output_size equals to 2, but got size 1");
+            "upsample_bilinear2d: It is expected output_size equals to 2, but got size 1");
   EXPECT_EQ(message_of([&] {
               upsample_nearest2d(make_tensor({}, {1, 0, 3, 4}), {2, 2});
             }),
-            "Non-empty 4D data tensor expected but got a tensor with sizes [1, 0, 3, 4]");
+            "upsample_nearest2d: Non-empty 4D data tensor expected but got a tensor with sizes [1, "
+            "0, 3, 4]");
   EXPECT_EQ(sizes_str(upsample_nearest2d(make_tensor({}, {0, 1, 3, 4}), {2, 2}).sizes()),
             "[0, 1, 2, 2]");
   EXPECT_TRUE(contains(message_of<TypeError>([&] {
@@ -360,13 +363,26 @@ TEST_F(UpsampleTest, OpErrors) {
               upsample_nearest2d_backward(make_tensor(random_values(25, 7), {1, 1, 5, 5}), {5, 6},
                                           {1, 1, 3, 4});
             }),
-            "Expected grad_output to have the same shape as output; output.size(3) = 6 but got "
-            "grad_output.size(3) = 5");
+            "upsample_nearest2d_backward: Expected grad_output to have the same shape as output; "
+            "output.size(3) = 6 but got grad_output.size(3) = 5");
   EXPECT_EQ(message_of([&] {
               upsample_nearest2d_backward(make_tensor(random_values(25, 7), {1, 5, 5}), {5, 6},
                                           {1, 1, 3, 4});
             }),
-            "Expected grad_output to be a tensor of dimension 4 but got: dimension 3");
+            "upsample_nearest2d_backward: Expected grad_output to be a tensor of dimension 4 but "
+            "got: dimension 3");
+  // Note [Result sizes that overflow]: the op names itself, not empty.
+  constexpr int64_t k40 = int64_t{1} << 40, k31 = int64_t{1} << 31;
+  EXPECT_EQ(message_of([&] {
+              upsample_nearest2d(u, {k40, k40});
+            }),
+            "upsample_nearest2d: the result size overflows int64 (the number of elements of sizes "
+            "[1, 1, 1099511627776, 1099511627776])");
+  EXPECT_EQ(message_of([&] {
+              upsample_bilinear2d(u, {k31, k31}, false);
+            }),
+            "upsample_bilinear2d: the result size overflows int64 (the number of bytes of sizes "
+            "[1, 1, 2147483648, 2147483648] of float32)");
 }
 
 TEST_F(UpsampleTest, InterpolatePicksTheOp) {
@@ -383,8 +399,7 @@ TEST_F(UpsampleTest, InterpolatePicksTheOp) {
   same(interpolate(x4, {5, 7}, "bilinear"), upsample_bilinear2d(x4, {5, 7}, false));
   same(interpolate(x5, {3, 4, 5}, "trilinear"), upsample_trilinear3d(x5, {3, 4, 5}, false));
   same(interpolate(x5, {3, 4, 5}), upsample_nearest3d(x5, {3, 4, 5}));
-  // One value applies to every spatial dim; a scale reaches the op unless recomputed.
-  same(interpolate(x4, {6}), upsample_nearest2d(x4, {6, 6}));
+  // One scale applies to every spatial dim, and reaches the op unless recomputed.
   same(interpolate(x4, InterpolateOptions().with_scale_factor({1.5}).with_mode("bilinear")),
        upsample_bilinear2d(x4, {4, 6}, false, 1.5, 1.5));
   same(interpolate(x4, InterpolateOptions()
@@ -413,6 +428,10 @@ TEST_F(UpsampleTest, InterpolateErrors) {
                        }),
                        "Input and output must have the same number of spatial dimensions, but got "
                        "input with spatial dimensions of [3, 4] and output size of [5, 6, 7]."));
+  // A size is a list, one entry per spatial dim, as in PyTorch: {5} was read as {5, 5}.
+  EXPECT_TRUE(contains(message_of([&] { interpolate(x4, {5}); }),
+                       "Input and output must have the same number of spatial dimensions, but got "
+                       "input with spatial dimensions of [3, 4] and output size of [5]."));
   EXPECT_TRUE(contains(message_of([&] {
                          interpolate(x4, InterpolateOptions().with_scale_factor({2, 2, 2}));
                        }),
@@ -431,7 +450,7 @@ TEST_F(UpsampleTest, InterpolateErrors) {
   EXPECT_EQ(message_of<NotImplementedError>([&] { interpolate(x3, {5}, "bilinear"); }),
             "Got 3D input, but bilinear mode needs 4D input");
   EXPECT_EQ(message_of<NotImplementedError>([&] {
-              interpolate(make_tensor({1, 2}, {1, 2}), {5});
+              interpolate(make_tensor({1, 2}, {1, 2}), InterpolateOptions().with_scale_factor({2}));
             }),
             "Input Error: Only 3D, 4D and 5D input Tensors supported (got 2D) for the modes: "
             "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got "
@@ -440,11 +459,13 @@ TEST_F(UpsampleTest, InterpolateErrors) {
                          interpolate(x4, {5, 6}, "bicubic");
                        }),
                        "mode 'bicubic' is not implemented yet"));
-  EXPECT_EQ(message_of([&] {
-              interpolate(x4, InterpolateOptions().with_scale_factor({0.1, 0.1}));
-            }),
-            "Input and output sizes should be greater than 0, but got input (H: 3, W: 4) output "
-            "(H: 0, W: 0)");
+  EXPECT_EQ(
+      message_of([&] {
+        interpolate(x4, InterpolateOptions().with_scale_factor({0.1, 0.1}));
+      }),
+      "upsample_nearest2d: Input and output sizes should be greater than 0, but got input (H: "
+      "3, W: 4) output "
+      "(H: 0, W: 0)");
 }
 
 }  // namespace

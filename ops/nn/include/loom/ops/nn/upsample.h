@@ -179,11 +179,12 @@ inline Tensor upsample_trilinear3d_backward(const Tensor& grad_output, IntArrayR
 }
 
 /// The options of interpolate, as F.interpolate's keyword arguments. Give exactly one of
-/// size and scale_factor; a single value applies to every spatial dim.
+/// size and scale_factor. size has one entry per spatial dim (PyTorch refuses a list of another
+/// length); a single scale_factor applies to every spatial dim, as a Python float does.
 struct InterpolateOptions {
   InterpolateOptions() = default;
-  std::vector<int64_t> size;         ///< output spatial sizes (empty: use scale_factor)
-  std::vector<double> scale_factor;  ///< spatial multipliers (empty: use size)
+  std::vector<int64_t> size;  ///< output spatial sizes, one per dim (empty: use scale_factor)
+  std::vector<double> scale_factor;  ///< spatial multipliers, one or one per dim (empty: size)
   /// "nearest", "nearest-exact", "linear" (3-D input), "bilinear" (4-D), "trilinear" (5-D).
   std::string mode = "nearest";
   /// Linear modes only; absent means false, as in PyTorch.
@@ -244,11 +245,9 @@ inline Tensor interpolate(const Tensor& input, const InterpolateOptions& options
   std::vector<int64_t> output_size;
   std::vector<OptScale> scales(static_cast<size_t>(std::max<int64_t>(dim, 0)));
   if (has_size) {
+    // A size is a list, one entry per spatial dim, as a list or tuple is in F.interpolate: {4}
+    // for a 2-d image is refused rather than read as {4, 4}.
     output_size = options.size;
-    // One value stands for every spatial dim, as a Python int does in F.interpolate.
-    if (output_size.size() == 1) {
-      output_size.assign(static_cast<size_t>(std::max<int64_t>(dim, 0)), options.size[0]);
-    }
     LOOM_CHECK(static_cast<int64_t>(output_size.size()) == dim,
                "Input and output must have the same number of spatial dimensions, but got input "
                "with spatial dimensions of ",
