@@ -17,14 +17,16 @@
 #include <bit>
 #include <cmath>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "cpu/loss_util.h"
-#include "loom/ops/nn/meta/loss.h"
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/creation.h"
+#include "loom/ops/nn/meta/loss.h"
 #include "loom/ops/pointwise.h"
 
 namespace loom::ops::cpu::loss {
@@ -420,8 +422,18 @@ Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target
 
 // ---- composites (Note [Loss composites]) ------------------------------------------------------
 
+/// The composites check that their operands broadcast before calling the ops they are made of,
+/// so that a mismatch names the loss ("l1_loss: The size of tensor self (2) must match ..."),
+/// not "sub.Tensor", an op the caller never called.
+void check_composite_broadcast(std::string_view op, std::span<const meta::LossOperand> operands) {
+  meta::loss_broadcast_shape(op, operands);
+}
+
 Tensor l1_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
+  check_defined("l1_loss", {{"self", self}, {"target", target}});
   check_reduction("l1_loss", reduction);
+  check_composite_broadcast("l1_loss", std::array{meta::LossOperand{"self", &self},
+                                                  meta::LossOperand{"target", &target}});
   return apply_loss_reduction(loom::abs(loom::sub(self, target)), reduction);
 }
 
@@ -434,6 +446,8 @@ Tensor kl_div(const Tensor& self, const Tensor& target, int64_t reduction, bool 
   LOOM_CHECK_T(TypeError, !is_integral(self.dtype()) && !is_integral(target.dtype()), op,
                ": Integral inputs not supported, got self ", self.describe(), " and target ",
                target.describe());
+  check_composite_broadcast(
+      op, std::array{meta::LossOperand{"self", &self}, meta::LossOperand{"target", &target}});
   Tensor out;
   if (log_target) {
     out = loom::mul(loom::exp(target), loom::sub(target, self));
@@ -454,6 +468,9 @@ Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Ten
   constexpr std::string_view op = "margin_ranking_loss";
   check_defined(op, {{"input1", input1}, {"input2", input2}, {"target", target}});
   check_reduction(op, reduction);
+  check_composite_broadcast(
+      op, std::array{meta::LossOperand{"input1", &input1}, meta::LossOperand{"input2", &input2},
+                     meta::LossOperand{"target", &target}});
   DType dtype = promote_types(promote_types(input1.dtype(), input2.dtype()), target.dtype());
   if (!is_floating_point(dtype)) dtype = default_float_dtype();
   auto as_dtype = [dtype](const Tensor& t) { return t.dtype() == dtype ? t : loom::to(t, dtype); };

@@ -944,6 +944,30 @@ TEST_F(Loss, PointwiseErrors) {
   EXPECT_TRUE(contains(msg, "undefined Tensor for argument 'target'")) << msg;
 }
 
+// The composite losses check their shapes up front: a mismatch named the op inside them
+// ("mul: ...", "sub.Tensor: ...") that the caller never called.
+TEST_F(Loss, CompositeLossesNameThemselvesOnShapeMismatch) {
+  const Tensor two = make_tensor({1, 2}, {2}), three = make_tensor({1, 2, 3}, {3});
+  EXPECT_EQ(message_of([&] { l1_loss(two, three); }),
+            "l1_loss: The size of tensor self (2) must match the size of tensor target (3) at "
+            "non-singleton dimension 0");
+  EXPECT_EQ(message_of([&] { kl_div(two, three); }),
+            "kl_div: The size of tensor self (2) must match the size of tensor target (3) at "
+            "non-singleton dimension 0");
+  EXPECT_EQ(message_of([&] { kl_div(two, three, KlDivReduction::Mean, true); }),
+            "kl_div: The size of tensor self (2) must match the size of tensor target (3) at "
+            "non-singleton dimension 0");
+  EXPECT_EQ(message_of([&] { margin_ranking_loss(two, three, two); }),
+            "margin_ranking_loss: The size of tensor input1 (2) must match the size of tensor "
+            "input2 (3) at non-singleton dimension 0");
+  EXPECT_EQ(message_of([&] { margin_ranking_loss(two, two, three); }),
+            "margin_ranking_loss: The size of tensor input1 (2) must match the size of tensor "
+            "target (3) at non-singleton dimension 0");
+  // Shapes that broadcast still do, as in PyTorch.
+  EXPECT_EQ(sizes_str(l1_loss(make_tensor({1, 2}, {2, 1}), two, Reduction::None).sizes()),
+            "[2, 2]");
+}
+
 TEST_F(Loss, CrossEntropyIsFunctionalsName) {
   // log_softmax([0, ln 3]) = [-ln 4, ln 3 - ln 4]; target 1 -> ln 4 - ln 3.
   const Tensor logits = make_tensor({0, std::log(3.0)}, {1, 2}, DType::Float64);
