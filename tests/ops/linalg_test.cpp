@@ -629,6 +629,8 @@ TEST_F(LinalgTest, EinsumErrors) {
                          einsum("i,i", {v, make_tensor(Values(4, 1), {4}, DType::Float64)});
                        }),
                        "same dtype"));
+  // Without operands the dispatcher had no key and reported a missing kernel.
+  EXPECT_EQ(msg("->", {}), "einsum(): must provide at least one operand");
 }
 
 }  // namespace

@@ -104,6 +104,9 @@ inline Tensor outer(const Tensor& self, const Tensor& vec2) {
 /// implicit output (labels seen once, sorted) when "->" is absent.
 inline Tensor einsum(std::string_view equation, TensorList tensors,
                      std::optional<IntArrayRef> path = std::nullopt) {
+  // Checked before the call, as cat and stack do: without a tensor there is no dispatch key,
+  // and the dispatcher would report a missing kernel instead of the kernel's own check.
+  LOOM_CHECK(!tensors.empty(), "einsum(): must provide at least one operand");
   LOOM_TYPED_OP(op, "aten::einsum",
                 Tensor(std::string_view, TensorList, std::optional<IntArrayRef>));
   return op(equation, tensors, path);
