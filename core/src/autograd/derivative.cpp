@@ -354,6 +354,40 @@ bool requires_grad(const Tensor& t) { return t.defined() && t.requires_grad(); }
 // An undefined tensor to bind references to (`cond ? v.to_tensor() : Tensor()` would copy).
 const Tensor kUndefined;
 
+// Note [An input returned as the output]: a kernel may hand back one of its inputs itself (a
+// custom C kernel returning TensorRetain(args[0]), an identity written in C++) for a return
+// the schema does not declare an alias of it. That input cannot become the node's output (it
+// would take the node as its own history, a leaf included), and leaving it out silently
+// skipped the op's derivative: y = op(x) was x, and backward never ran the formula. As
+// PyTorch does for custom Functions, such a return becomes a new tensor aliasing the input
+// (same storage and version counter), whose history is the node. A return declared an alias
+// (`Tensor(a)`, contiguous() of a contiguous tensor) stays the input: it is a view, and its
+// derivative is the identity.
+template <typename IsInput>
+void own_returned_inputs(const Plan& p, Stack& stack, size_t base, const IsInput& is_input) {
+  auto returned_input = [&](const Tensor& t) {
+    return t.defined() && is_floating_point(t.dtype()) && is_input(t);
+  };
+  auto alias_of = [](const Tensor& t) {
+    return t.as_strided_view(t.sizes(), t.strides(), t.storage_offset());
+  };
+  for (size_t r = 0; r < p.ret_is_tensor.size(); ++r) {
+    if (p.ret_view_of[r] >= 0 || (p.inplace && r == 0) || !p.ret_differentiable[r]) continue;
+    IValue& v = stack[base + r];
+    if (p.ret_is_tensor[r] && v.is_tensor() && returned_input(v.to_tensor())) {
+      v = IValue(alias_of(v.to_tensor()));
+    } else if (p.ret_is_list[r] && v.tag() == IValue::Tag::TensorList) {
+      const std::vector<Tensor>& list = v.to_tensor_list();
+      if (std::none_of(list.begin(), list.end(), returned_input)) continue;
+      std::vector<Tensor> owned = list;
+      for (Tensor& t : owned) {
+        if (returned_input(t)) t = alias_of(t);
+      }
+      v = IValue(std::move(owned));
+    }
+  }
+}
+
 // Runs op at the Autograd key for plan/spec (Note [Derivative kernels]).
 void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const Plan>& plan) {
   const Plan& p = *plan;
@@ -435,11 +469,11 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
   // The returns now sit at stack[base ...]. Floating outputs become the node's outputs.
   bool differentiable = false;
   absl::InlinedVector<Tensor, 2> outputs;
-  // An op that hands back an input as it is (a schema without its alias annotation) must
-  // not turn that input into its own output.
   auto is_input = [&](const Tensor& t) {
     return std::find(inputs.begin(), inputs.end(), t.impl()) != inputs.end();
   };
+  // After this only a return declared an alias can still be an input, and it is not attached.
+  own_returned_inputs(p, stack, base, is_input);
   auto attach = [&](const Tensor& t, int view_of, bool is_self, bool has_gradient) {
     if (has_gradient && t.defined() && is_floating_point(t.dtype()) &&
         (is_self || !is_input(t))) {
