@@ -120,23 +120,19 @@ std::optional<Conv> plan(const Tensor& input, const Tensor& weight, const Tensor
     const int64_t st = unit ? 1 : (*s)[u], pad = unit ? 0 : (*p)[u], dil = unit ? 1 : (*d)[u];
     const int64_t opad = unit ? 0 : (*op)[u];
     const int64_t more = unit || extra.empty() ? 0 : extra[u];
-    const int64_t extent = dil * (ker - 1) + 1;
-    int64_t out;
-    if (!transposed) {
-      if (in + 2 * pad + more < extent) return std::nullopt;
-      out = (in + 2 * pad + more - extent) / st + 1;
-      c.pad_r.push_back(pad + more);
-    } else {
-      out = (in - 1) * st - 2 * pad + extent + opad;
-      if (out < 1) return std::nullopt;
-      c.pad_r.push_back(pad - opad);  // output_padding: that much less padding on the right
-    }
+    // Sizes past int64 and kernels larger than the padded input are the reference's to report.
+    const std::optional<int64_t> size = ops::meta::try_conv_output_size(
+        in, ker, st, pad, dil, transposed ? opad : more, transposed);
+    if (!size || *size < 1) return std::nullopt;
+    const int64_t out = *size;
+    c.pad_r.push_back(transposed ? pad - opad : pad + more);  // output_padding: less on the right
     c.dst.push_back(out);
     if (!unit) c.out_sizes.push_back(out);
     c.strides.push_back(st);
     c.dilates.push_back(dil - 1);
     c.pad_l.push_back(pad);
   }
+  if (!ops::meta::result_numel_fits(c.out_sizes, input.dtype())) return std::nullopt;
   const int64_t kH = c.one_d ? 1 : ws[2], kW = ws[k - 1];
   const int64_t oc = out_channels / groups, ic = in_channels / groups;
   c.weights = groups == 1 ? memory::dims{out_channels, in_channels, kH, kW}

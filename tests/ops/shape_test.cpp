@@ -344,6 +344,14 @@ TEST_F(ShapeTest, Repeat) {
   EXPECT_EQ(message_of([&] { repeat(m, {2}); }),
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of "
             "tensor");
+  // Note [Result sizes that overflow]: 2 * 2^62 wrapped to a negative size reported by empty.
+  EXPECT_EQ(message_of([&] { repeat(x, {int64_t{1} << 62}); }),
+            "repeat: the result size overflows int64 (2 * 4611686018427387904 at dimension 0)");
+  EXPECT_EQ(message_of([&] { repeat(x, {int64_t{1} << 40, int64_t{1} << 30}); }),
+            "repeat: the result size overflows int64 (the number of elements of sizes "
+            "[1099511627776, 2147483648])");
+  EXPECT_EQ(message_of([&] { tile(x, {int64_t{1} << 62}); }),
+            "repeat: the result size overflows int64 (2 * 4611686018427387904 at dimension 0)");
 }
 
 TEST_F(ShapeTest, Flip) {

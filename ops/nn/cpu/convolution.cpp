@@ -106,8 +106,8 @@ Plan make_plan(std::string_view op, const Tensor& input, const Tensor& weight,
     LOOM_CHECK(kH > 0 && kW > 0, op, ": kernel size should be greater than zero, but got kH: ", kH,
                " kW: ", kW);
     pl.Cout = w.size(0);
-    pl.oH = (pl.H + 2 * pH + eH - dH * (kH - 1) - 1) / sH + 1;
-    pl.oW = (pl.W + 2 * pW + eW - dW * (kW - 1) - 1) / sW + 1;
+    pl.oH = meta::conv_output_size(op, 0, pl.H, kH, sH, pH, dH, eH, false);
+    pl.oW = meta::conv_output_size(op, pl.one_d ? 0 : 1, pl.W, kW, sW, pW, dW, eW, false);
     pl.Cb = pl.Cin / pl.G;
     pl.Cs = pl.Cout / pl.G;
     pl.geo = Geometry{pl.H, pl.W, pl.oH, pl.oW, kH, kW, sH, sW, pH, pW, dH, dW};
@@ -117,14 +117,15 @@ Plan make_plan(std::string_view op, const Tensor& input, const Tensor& weight,
                " kernel_width: ", kW);
     meta::check_transposed_output_padding(op, opH, opW, sH, sW, dH, dW);
     pl.Cout = w.size(1) * pl.G;
-    pl.oH = (pl.H - 1) * sH - 2 * pH + dH * (kH - 1) + opH + 1;
-    pl.oW = (pl.W - 1) * sW - 2 * pW + dW * (kW - 1) + opW + 1;
+    pl.oH = meta::conv_output_size(op, 0, pl.H, kH, sH, pH, dH, opH, true);
+    pl.oW = meta::conv_output_size(op, pl.one_d ? 0 : 1, pl.W, kW, sW, pW, dW, opW, true);
     meta::check_transposed_output_size(op, pl.H, pl.W, pl.oH, pl.oW);
     pl.Cb = w.size(1);
     pl.Cs = pl.Cin / pl.G;
     pl.geo = Geometry{pl.oH, pl.oW, pl.H, pl.W, kH, kW, sH, sW, pH, pW, dH, dW};
   }
   pl.out_sizes = meta::conv_out_sizes(pl.N, pl.Cout, pl.oH, pl.oW, pl.one_d);
+  meta::check_result_numel(op, pl.out_sizes, input.dtype());  // Note [Result sizes that overflow]
   return pl;
 }
 

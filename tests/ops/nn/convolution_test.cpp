@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -624,6 +625,37 @@ TEST_F(ConvolutionTest, SweepOfSmallShapesBackwardMatchesAdjointOracle) {
 }
 
 // ---- errors ----
+
+// Note [Result sizes that overflow]: huge paddings, dilations and strides wrapped in int64, or
+// gave sizes that empty, not the convolution, refused.
+TEST_F(ConvolutionTest, SizesPastInt64NameTheOp) {
+  const Tensor x = make_tensor(Values(4, 1.0), {1, 1, 2, 2});
+  const Tensor w1 = make_tensor({1}, {1, 1, 1, 1}), w3 = make_tensor(Values(9, 1.0), {1, 1, 3, 3});
+  constexpr int64_t k61 = int64_t{1} << 61, k62 = int64_t{1} << 62;
+  EXPECT_EQ(message_of([&] { conv2d(x, w1, std::nullopt, 1, k61); }),
+            "conv2d: the result size overflows int64 (the number of elements of sizes [1, 1, "
+            "4611686018427387906, 4611686018427387906])");
+  EXPECT_EQ(message_of([&] { conv2d(x, w1, std::nullopt, 1, k62); }),
+            "conv2d: the padded input size overflows int64 (spatial dimension 0: 2 + 2 * "
+            "4611686018427387904)");
+  EXPECT_EQ(message_of([&] { conv2d(x, w3, std::nullopt, 1, 0, k62); }),
+            "conv2d: the dilated kernel size overflows int64 (spatial dimension 0: "
+            "4611686018427387904 * (3 - 1) + 1)");
+  const Tensor x3 = make_tensor(Values(9, 1.0), {1, 1, 3, 3});
+  EXPECT_EQ(message_of([&] { conv_transpose2d(x3, w1, std::nullopt, k62); }),
+            "conv_transpose2d: the result size overflows int64 (the output size of spatial "
+            "dimension 0 from input 3, kernel 1, stride 4611686018427387904, padding 0, dilation "
+            "1)");
+  EXPECT_EQ(
+      message_of([&] {
+        conv1d(make_tensor({1, 2}, {1, 1, 2}), make_tensor({1}, {1, 1, 1}), std::nullopt, 1, k62);
+      }),
+      "conv1d: the padded input size overflows int64 (spatial dimension 0: 2 + 2 * "
+      "4611686018427387904)");
+  // A huge stride that fits is a one-element output, as in PyTorch.
+  EXPECT_EQ(sizes_str(conv2d(x, w1, std::nullopt, std::numeric_limits<int64_t>::max()).sizes()),
+            "[1, 1, 1, 1]");
+}
 
 TEST_F(ConvolutionTest, ErrorsUsePyTorchWording) {
   const auto t = [](Sizes s, DType d = DType::Float32) {

@@ -107,20 +107,19 @@ Conv plan(std::string_view op, const Tensor& input, const Tensor& weight, const 
   if (!transposed) {
     ops::meta::check_no_output_padding(op, o);
     c.Cout = ws[0];
-    const int64_t eh = c.dH * (c.kH - 1) + 1, ew = c.dW * (c.kW - 1) + 1;
-    const int64_t ih = c.H + 2 * c.pH, iw = c.W + 2 * c.pW;
-    c.oH = (ih - eh) / c.sH + 1;
-    c.oW = (iw - ew) / c.sW + 1;
+    c.oH = ops::meta::conv_output_size(op, 0, c.H, c.kH, c.sH, c.pH, c.dH, 0, false);
+    c.oW = ops::meta::conv_output_size(op, c.one_d ? 0 : 1, c.W, c.kW, c.sW, c.pW, c.dW, 0, false);
   } else {
     c.Cout = ws[1] * groups;
     ops::meta::check_transposed_output_padding(op, opH, opW, c.sH, c.sW, c.dH, c.dW);
-    c.oH = (c.H - 1) * c.sH - 2 * c.pH + c.dH * (c.kH - 1) + opH + 1;
-    c.oW = (c.W - 1) * c.sW - 2 * c.pW + c.dW * (c.kW - 1) + opW + 1;
+    c.oH = ops::meta::conv_output_size(op, 0, c.H, c.kH, c.sH, c.pH, c.dH, opH, true);
+    c.oW = ops::meta::conv_output_size(op, c.one_d ? 0 : 1, c.W, c.kW, c.sW, c.pW, c.dW, opW, true);
     ops::meta::check_transposed_output_size(op, c.H, c.W, c.oH, c.oW);
   }
   LOOM_CHECK(c.kH > 0 && c.kW > 0, op, ": kernel size should be greater than zero, but got kH: ",
              c.kH, " kW: ", c.kW);
   c.out_sizes = ops::meta::conv_out_sizes(c.N, c.Cout, c.oH, c.oW, c.one_d);
+  ops::meta::check_result_numel(op, c.out_sizes, input.dtype());  // as the reference
   return c;
 }
 

@@ -18,11 +18,19 @@
 
 namespace loom::ops::meta {
 
+/// Throws "<op>: <what> overflows int64 (<detail>)" for a size op computes on the way to its
+/// result (a dilated kernel's extent); detail says which computation overflowed.
+template <typename... Detail>
+[[noreturn]] void throw_size_overflow(std::string_view op, std::string_view what,
+                                      const Detail&... detail) {
+  LOOM_THROW(ValueError, op, ": ", what, " overflows int64 (", detail..., ")");
+}
+
 /// Throws "<op>: the result size overflows int64 (<detail>)" (Note [Result sizes that
 /// overflow]); detail says which computation overflowed.
 template <typename... Detail>
 [[noreturn]] void throw_result_size_overflow(std::string_view op, const Detail&... detail) {
-  LOOM_THROW(ValueError, op, ": the result size overflows int64 (", detail..., ")");
+  throw_size_overflow(op, "the result size", detail...);
 }
 
 /// a + b for a result size of op, refusing int64 overflow.
@@ -39,9 +47,27 @@ inline int64_t result_size_mul(std::string_view op, int64_t a, int64_t b) {
   return r;
 }
 
+/// Whether a tensor of the given sizes (non-negative) and dtype has an element count and a byte
+/// count that int64 can hold: for a kernel that declines such a call and leaves the reference to
+/// report it (check_result_numel).
+inline bool result_numel_fits(IntArrayRef sizes, DType dtype) {
+  for (int64_t s : sizes) {
+    if (s == 0) return true;
+  }
+  int64_t n = static_cast<int64_t>(element_size(dtype));
+  for (int64_t s : sizes) {
+    if (__builtin_mul_overflow(n, s, &n)) return false;
+  }
+  return true;
+}
+
 /// The result of op, of the given sizes and dtype, must have an element count and a byte count
-/// that int64 can hold (every dim is non-negative here); the op is named, not `empty`.
+/// that int64 can hold (every dim is non-negative here; a size 0 makes any others fine); the
+/// op is named, not `empty`.
 inline void check_result_numel(std::string_view op, IntArrayRef sizes, DType dtype) {
+  for (int64_t s : sizes) {
+    if (s == 0) return;  // no elements, whatever the other sizes
+  }
   int64_t numel = 1;
   for (int64_t s : sizes) {
     if (__builtin_mul_overflow(numel, s, &numel)) {

@@ -10,6 +10,7 @@
 
 #include "loom/core/error.h"
 #include "loom/core/tensor.h"
+#include "loom/ops/meta/result_size.h"
 
 namespace loom::ops::meta {
 
@@ -67,7 +68,7 @@ inline CatShape cat_shape(TensorList tensors, int64_t dim) {
                  ". Expected size ", sizes[d], " but got size ", t.size(d), " for tensor number ",
                  i, " in the list.");
     }
-    total += t.size(dim);
+    total = result_size_add("cat", total, t.size(dim));  // Note [Result sizes that overflow]
   }
   sizes[dim] = total;
   r.dim = dim;
@@ -121,8 +122,12 @@ inline RepeatPlan repeat_plan(const Tensor& self, IntArrayRef repeats) {
   for (int64_t d = 0; d < nd; ++d) {
     LOOM_CHECK(repeats[d] >= 0, "Trying to create tensor with negative dimension ", repeats[d],
                ": ", sizes_str(repeats));
-    p.sizes[d] = in_sizes[d] * repeats[d];
+    // Note [Result sizes that overflow]
+    if (__builtin_mul_overflow(in_sizes[d], repeats[d], &p.sizes[d])) {
+      throw_result_size_overflow("repeat", in_sizes[d], " * ", repeats[d], " at dimension ", d);
+    }
   }
+  check_result_numel("repeat", p.sizes, self.dtype());
   const DimVector out_strides = contiguous_strides(p.sizes);
   for (int64_t d = 0; d < nd; ++d) {
     p.block_sizes.push_back(repeats[d]);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "loom/core/str_cat.h"
 #include "loom/core/tensor.h"
 #include "loom/core/tensor_checks.h"
+#include "loom/ops/meta/result_size.h"
 
 namespace loom::ops::meta {
 
@@ -90,6 +92,66 @@ inline ConvParams make_params(std::string_view op, int64_t dim, IntArrayRef stri
   return p;
 }
 
+// ---- sizes (Note [Result sizes that overflow]) ----
+
+/// dilation * (kernel - 1) + 1, the extent of a dilated kernel; nullopt past int64.
+inline std::optional<int64_t> try_conv_kernel_extent(int64_t kernel, int64_t dilation) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(dilation, kernel - 1, &r) || __builtin_add_overflow(r, 1, &r)) {
+    return std::nullopt;
+  }
+  return r;
+}
+
+/// in + 2 * pad + extra, a plain convolution's padded input size; nullopt past int64.
+inline std::optional<int64_t> try_conv_padded_input(int64_t in, int64_t pad, int64_t extra) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(pad, 2, &r) || __builtin_add_overflow(r, in, &r) ||
+      __builtin_add_overflow(r, extra, &r)) {
+    return std::nullopt;
+  }
+  return r;
+}
+
+/// A convolution's output size along one spatial dim: (in + 2 * pad + more - extent) / stride + 1
+/// for a plain one (more: padding='same''s extra right padding), (in - 1) * stride - 2 * pad +
+/// extent + more for a transposed one (more: output_padding), extent being the dilated kernel's.
+/// nullopt when a step overflows int64, or a plain convolution's kernel is larger than its padded
+/// input: oneDNN declines such a call, and the reference reports it.
+inline std::optional<int64_t> try_conv_output_size(int64_t in, int64_t kernel, int64_t stride,
+                                                   int64_t pad, int64_t dilation, int64_t more,
+                                                   bool transposed) {
+  const std::optional<int64_t> extent = try_conv_kernel_extent(kernel, dilation);
+  if (!extent) return std::nullopt;
+  int64_t r = 0;
+  if (!transposed) {
+    const std::optional<int64_t> padded = try_conv_padded_input(in, pad, more);
+    if (!padded || *padded < *extent) return std::nullopt;
+    return (*padded - *extent) / stride + 1;
+  }
+  if (__builtin_mul_overflow(in - 1, stride, &r) || __builtin_sub_overflow(r, pad, &r) ||
+      __builtin_sub_overflow(r, pad, &r) || __builtin_add_overflow(r, *extent, &r) ||
+      __builtin_add_overflow(r, more, &r)) {
+    return std::nullopt;
+  }
+  return r;
+}
+
+/// try_conv_output_size for spatial dim `dim` of op, after check_shape_forward (the kernel fits):
+/// an overflow is refused with a message naming op.
+inline int64_t conv_output_size(std::string_view op, int64_t dim, int64_t in, int64_t kernel,
+                                int64_t stride, int64_t pad, int64_t dilation, int64_t more,
+                                bool transposed) {
+  const std::optional<int64_t> r =
+      try_conv_output_size(in, kernel, stride, pad, dilation, more, transposed);
+  if (!r) {
+    throw_result_size_overflow(op, "the output size of spatial dimension ", dim, " from input ", in,
+                               ", kernel ", kernel, ", stride ", stride, ", padding ", pad,
+                               ", dilation ", dilation);
+  }
+  return *r;
+}
+
 // ---- checks ----
 
 /// PyTorch's check_shape_forward for input, a weight of sizes ws and bias (undefined: none).
@@ -131,11 +193,21 @@ inline void check_shape_forward(std::string_view op, const Tensor& input, IntArr
     std::string in_s, k_s;
     bool fits = true;
     for (int64_t i = 2; i < k; ++i) {
-      const int64_t in = shown[i] + 2 * p.padding[i - 2];
-      const int64_t ker = p.dilation[i - 2] * (ws[i] - 1) + 1;
-      fits &= in >= ker;
-      in_s += str_cat(i > 2 ? " x " : "", in);
-      k_s += str_cat(i > 2 ? " x " : "", ker);
+      // Note [Result sizes that overflow]: huge paddings or dilations are refused, not wrapped.
+      const std::optional<int64_t> in =
+          try_conv_padded_input(input.size(i), p.padding[i - 2], p.extra[i - 2]);
+      if (!in) {
+        throw_size_overflow(op, "the padded input size", "spatial dimension ", i - 2, ": ",
+                            input.size(i), " + 2 * ", p.padding[i - 2]);
+      }
+      const std::optional<int64_t> ker = try_conv_kernel_extent(ws[i], p.dilation[i - 2]);
+      if (!ker) {
+        throw_size_overflow(op, "the dilated kernel size", "spatial dimension ", i - 2, ": ",
+                            p.dilation[i - 2], " * (", ws[i], " - 1) + 1");
+      }
+      fits &= *in >= *ker;
+      in_s += str_cat(i > 2 ? " x " : "", *in);
+      k_s += str_cat(i > 2 ? " x " : "", *ker);
     }
     LOOM_CHECK(fits, op, ": Calculated padded input size per channel: (", in_s, "). Kernel size: (",
                k_s, "). Kernel size can't be greater than actual input size");
