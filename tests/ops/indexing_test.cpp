@@ -982,15 +982,25 @@ TEST_F(Indexing, OneHot) {
   expect_close(one_hot(idx({1}, {1}, DType::Int64, true), 4), {1, 4}, {0, 1, 0, 0});
   expect_close(one_hot(idx({2}, {}), 3), {3}, {0, 0, 1});
   expect_close(one_hot(idx({}), 3), {0, 3}, {});
-  EXPECT_EQ(message_of([&] { one_hot(idx({-1, 2})); }), "Class values must be non-negative.");
+  EXPECT_EQ(message_of([&] {
+              one_hot(idx({-1, 2}));
+            }),
+            "one_hot: Class values must be non-negative.");
   EXPECT_EQ(message_of([&] {
               one_hot(idx({1, 2}), 2);
             }),
-            "Class values must be smaller than num_classes.");
+            "one_hot: Class values must be smaller than num_classes.");
   EXPECT_EQ(message_of([&] { one_hot(idx({})); }),
-            "Can not infer total number of classes from empty tensor.");
+            "one_hot: Can not infer total number of classes from empty tensor.");
   EXPECT_EQ(message_of<TypeError>([&] { one_hot(idx({1}, {1}, DType::Int32)); }),
-            "one_hot is only applicable to index tensor of type LongTensor.");
+            "one_hot: one_hot is only applicable to index tensor of type LongTensor.");
+  // Note [Result sizes that overflow]: one_hot names itself, not empty.
+  EXPECT_EQ(message_of([&] { one_hot(idx({0}, {1}), int64_t{1} << 62); }),
+            "one_hot: the result size overflows int64 (the number of bytes of sizes [1, "
+            "4611686018427387904] of int64)");
+  const Tensor max = Tensor::from_vector<int64_t>({std::numeric_limits<int64_t>::max()}, {1});
+  EXPECT_EQ(message_of([&] { one_hot(max); }),
+            "one_hot: the result size overflows int64 (9223372036854775807 + 1)");
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "cpu/indexing_common.h"
 #include "loom/core/memory_overlap.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/result_size.h"
 
 namespace loom::ops::cpu::indexing {
 namespace {
@@ -278,22 +279,24 @@ Tensor take(const Tensor& self, const Tensor& index) {
 Tensor one_hot(const Tensor& self, int64_t num_classes) {
   check_cpu("one_hot", {{"self", self}});
   LOOM_CHECK_T(TypeError, self.dtype() == DType::Int64,
-               "one_hot is only applicable to index tensor of type LongTensor.");
+               "one_hot: one_hot is only applicable to index tensor of type LongTensor.");
   Dims shape = dims_of(self.sizes());
   if (self.numel() == 0) {
-    LOOM_CHECK(num_classes > 0, "Can not infer total number of classes from empty tensor.");
+    LOOM_CHECK(num_classes > 0,
+               "one_hot: Can not infer total number of classes from empty tensor.");
     shape.push_back(num_classes);
     return new_zeros(aref(shape), DType::Int64);
   }
   const std::vector<int64_t> v = index_values(self);
   const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-  LOOM_CHECK(*lo >= 0, "Class values must be non-negative.");
+  LOOM_CHECK(*lo >= 0, "one_hot: Class values must be non-negative.");
   if (num_classes == -1) {
-    num_classes = *hi + 1;
+    num_classes = meta::result_size_add("one_hot", *hi, 1);  // Note [Result sizes that overflow]
   } else {
-    LOOM_CHECK(num_classes > *hi, "Class values must be smaller than num_classes.");
+    LOOM_CHECK(num_classes > *hi, "one_hot: Class values must be smaller than num_classes.");
   }
   shape.push_back(num_classes);
+  meta::check_result_numel("one_hot", aref(shape), DType::Int64);
   Tensor out = new_zeros(aref(shape), DType::Int64);
   int64_t* o = data_as<int64_t>(out);
   for (size_t i = 0; i < v.size(); ++i) o[static_cast<int64_t>(i) * num_classes + v[i]] = 1;
