@@ -36,6 +36,7 @@
 
 #include "loom/dispatcher/library.h"
 #include "loom/ops/nn/meta/convolution.h"
+#include "loom/ops/nn/meta/pooling.h"
 #include "loom/ops/tensor_methods.h"
 #include "onednn.h"
 
@@ -90,26 +91,23 @@ struct Window {
   int64_t oH = 0, oW = 0;
 };
 
-int64_t div_floor(int64_t x, int64_t y) {
-  int64_t q = x / y;
-  if (x % y != 0 && ((x % y < 0) != (y < 0))) --q;
-  return q;
-}
-
 /// One dim of a window, with the reference's output size rule (Pool.h's
 /// pooling_output_shape); false when the reference would reject it.
 bool window_dim(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode, Window& w) {
-  if (k <= 0 || s <= 0 || d <= 0 || p < 0 || p > ((k - 1) * d + 1) / 2 || p > k / 2) return false;
-  const int64_t span = (k - 1) * d + 1;
-  int64_t out = div_floor(in + 2 * p - span + (ceil_mode ? s - 1 : 0), s) + 1;
-  if (ceil_mode && (out - 1) * s >= in + p) --out;
-  if (out < 1) return false;
+  if (k <= 0 || s <= 0 || d <= 0 || p < 0 || p > k / 2) return false;
+  if (p > (__int128{d} * (k - 1) + 1) / 2) return false;
+  const std::optional<int64_t> length =
+      ops::meta::pooling_output_length(in, k, p, s, d, ceil_mode);  // as the reference
+  if (!length || *length < 1) return false;
+  const int64_t out = *length;
+  const int64_t span = (k - 1) * d + 1;  // d is 1: dilated calls are handed on
   w.kernel.push_back(k);
   w.stride.push_back(s);
   w.dilation.push_back(d - 1);
   w.pad_l.push_back(p);
   // oneDNN wants the right padding that makes its output size ours; a negative one (the
-  // last window ends before the input does) is zero for it.
+  // last window ends before the input does) is zero for it. (out - 1) * s < in + p: the last
+  // window starts inside the input or its left padding, so the product does not overflow.
   w.pad_r.push_back(std::max<int64_t>((out - 1) * s + span - in - p, 0));
   (w.oH == 0 ? w.oH : w.oW) = out;
   return true;

@@ -481,6 +481,35 @@ TEST_F(PoolingTest, AdaptivePooling1d) {
 
 // ---- errors ----
 
+// A kernel size that is not positive is named before the padding check, which misreported it
+// ("pad should be at most half of effective kernel size, but got pad=0, kernel_size=-2").
+TEST_F(PoolingTest, NonPositiveKernelSizeIsNamed) {
+  const Tensor x = make_tensor(Values(16, 1.0), {1, 1, 4, 4});
+  EXPECT_EQ(message_of([&] {
+              avg_pool1d(make_tensor(Values(4, 1.0), {1, 1, 4}), {-2});
+            }),
+            "avg_pool1d: kernel_size must be greater than zero, but got -2");
+  EXPECT_EQ(message_of([&] { max_pool2d(x, 0); }),
+            "max_pool2d: kernel_size must be greater than zero, but got 0");
+  EXPECT_EQ(message_of([&] {
+              avg_pool2d(x, {2, -1});
+            }),
+            "avg_pool2d: kernel_size must be greater than zero, but got -1");
+}
+
+// Note [Result sizes that overflow]: the output length is computed without wrapping, so a
+// stride near INT64_MAX with ceil_mode gives PyTorch's one window rather than a wrapped size.
+TEST_F(PoolingTest, HugeStridesAndDilationsDoNotWrap) {
+  const Tensor x =
+      make_tensor({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, {1, 1, 4, 4});
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  expect_close(avg_pool2d(x, 2, kMax, 0, /*ceil_mode=*/true), {1, 1, 1, 1}, {3.5});
+  expect_close(std::get<0>(max_pool2d_with_indices(x, 2, kMax, 0, 1, true)), {1, 1, 1, 1}, {6});
+  // A dilation whose kernel extent passes int64 is a window larger than the input.
+  EXPECT_TRUE(contains(message_of([&] { max_pool2d(x, 3, 1, 0, int64_t{1} << 62); }),
+                       "Output size is too small"));
+}
+
 TEST_F(PoolingTest, ErrorsUsePyTorchWording) {
   const auto t = [](Sizes s, DType d = DType::Float32) {
     return make_tensor(Values(static_cast<size_t>(numel_of(s)), 1.0), s, d);

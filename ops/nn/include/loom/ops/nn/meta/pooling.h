@@ -8,6 +8,7 @@
 /// backend adds stay with each kernel, which calls these after its own first line.
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -29,20 +30,46 @@ inline int64_t div_rtn(int64_t x, int64_t y) {
   return q;
 }
 
+/// The output length of pooling_output_shape's formula, computed in 128 bits since int64
+/// arguments near their limits overflow it (Note [Result sizes that overflow]); nullopt when the
+/// length does not fit int64. The arguments must pass pooling_output_shape's checks; a backend
+/// that declines malformed calls (oneDNN) calls this after its own.
+inline std::optional<int64_t> pooling_output_length(int64_t in, int64_t k, int64_t pad,
+                                                    int64_t stride, int64_t dilation,
+                                                    bool ceil_mode) {
+  using Wide = __int128;
+  const Wide extent = Wide{dilation} * (k - 1) + 1;
+  const Wide num = Wide{in} + Wide{2} * pad - extent + (ceil_mode ? Wide{stride} - 1 : Wide{0});
+  // Rounded towards negative infinity, as div_rtn.
+  Wide out = num / stride;
+  if (num % stride != 0 && ((num % stride < 0) != (stride < 0))) --out;
+  ++out;
+  // The last window must start inside the input or its left padding.
+  if (ceil_mode && (out - 1) * stride >= Wide{in} + pad) --out;
+  if (out > std::numeric_limits<int64_t>::max() || out < std::numeric_limits<int64_t>::min()) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(out);
+}
+
 /// PyTorch's pooling_output_shape, with its checks: the output length of a window of k
-/// (dilated by `dilation`) over `in` with padding `pad` on each side.
+/// (dilated by `dilation`) over `in` with padding `pad` on each side. A kernel size that is not
+/// positive is refused first, by name (PyTorch's padding check would misreport it), and the
+/// padding check computes the dilated kernel without wrapping.
 inline int64_t pooling_output_shape(std::string_view op, int64_t in, int64_t k, int64_t pad,
                                     int64_t stride, int64_t dilation, bool ceil_mode) {
+  LOOM_CHECK(k > 0, op, ": kernel_size must be greater than zero, but got ", k);
   LOOM_CHECK(stride != 0, op, ": stride should not be zero");
   LOOM_CHECK(pad >= 0, op, ": pad must be non-negative, but got pad: ", pad);
-  LOOM_CHECK(pad <= ((k - 1) * dilation + 1) / 2, op,
+  LOOM_CHECK(pad <= (__int128{dilation} * (k - 1) + 1) / 2, op,
              ": pad should be at most half of effective kernel size, but got pad=", pad,
              ", kernel_size=", k, " and dilation=", dilation);
-  int64_t out =
-      div_rtn(in + 2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0), stride) + 1;
-  // The last window must start inside the input or its left padding.
-  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
-  return out;
+  const std::optional<int64_t> out = pooling_output_length(in, k, pad, stride, dilation, ceil_mode);
+  if (!out) {
+    throw_result_size_overflow(op, "the output size from input ", in, ", kernel ", k, ", stride ",
+                               stride, ", padding ", pad, ", dilation ", dilation);
+  }
+  return *out;
 }
 
 /// Parameters of a 2-d max or average pooling.
