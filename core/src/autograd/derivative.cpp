@@ -212,6 +212,11 @@ class DerivativeNode final : public Node {
     for (auto& [arg, t] : saved_inputs_) t.reset();
     for (auto& [out, t] : saved_outputs_) t.reset();
   }
+  void take_references(NodeReferences& out) override {
+    Node::take_references(out);
+    for (auto& [arg, t] : saved_inputs_) t.take(out.tensors);
+    for (auto& [o, t] : saved_outputs_) t.take(out.tensors);
+  }
 
   std::shared_ptr<const Plan> plan_;     // Note [Graphs keep their plugin]
   std::shared_ptr<void> keep_alive_;     // DerivativeOptions::keep_alive, while it lives
@@ -413,7 +418,7 @@ void record(const OperatorHandle& op, Stack& stack, const std::shared_ptr<const 
                "but one of the arguments requires grad.");
   if (p.inplace) check_inplace(stack[base].to_tensor(), p.op_name);
 
-  auto node = std::make_shared<DerivativeNode>(plan);
+  auto node = make_node<DerivativeNode>(plan);
   node->keep_alive_ = p.spec->options.keep_alive.lock();
   node->args_.reserve(p.num_other);
   auto& edges = node->mutable_next_edges();
