@@ -8,6 +8,7 @@
 #include <mutex>
 #include <new>
 #include <regex>
+#include <string_view>
 #include <vector>
 
 #include "capi_internal.h"
@@ -41,32 +42,32 @@ LoomStatus* make_status(LoomErrorCode code, std::string message) {
 // through the dispatcher to whoever called the op, maybe an entry point again). Each code has
 // one exception type, so a status keeps its code on the way through C++; the two codes that
 // have no Loom exception of their own get one in capi_internal.h.
-LoomStatus* status_from_current_exception() {
+LoomStatus* status_from_current_exception(std::string_view echoed_input) {
   try {
     try {
       throw;
     } catch (const InvalidArgumentError& e) {  // before ValueError, its base
-      return make_status(LOOM_INVALID_ARGUMENT, message_for_c(e.what()));
+      return make_status(LOOM_INVALID_ARGUMENT, message_for_c(e.what(), echoed_input));
     } catch (const ValueError& e) {
-      return make_status(LOOM_VALUE_ERROR, message_for_c(e.what()));
+      return make_status(LOOM_VALUE_ERROR, message_for_c(e.what(), echoed_input));
     } catch (const TypeError& e) {
-      return make_status(LOOM_TYPE_ERROR, message_for_c(e.what()));
+      return make_status(LOOM_TYPE_ERROR, message_for_c(e.what(), echoed_input));
     } catch (const IndexError& e) {
-      return make_status(LOOM_INDEX_ERROR, message_for_c(e.what()));
+      return make_status(LOOM_INDEX_ERROR, message_for_c(e.what(), echoed_input));
     } catch (const DeviceError& e) {
-      return make_status(LOOM_DEVICE_ERROR, message_for_c(e.what()));
+      return make_status(LOOM_DEVICE_ERROR, message_for_c(e.what(), echoed_input));
     } catch (const NotImplementedError& e) {
-      return make_status(LOOM_NOT_IMPLEMENTED, message_for_c(e.what()));
+      return make_status(LOOM_NOT_IMPLEMENTED, message_for_c(e.what(), echoed_input));
     } catch (const SchemaParseError& e) {
-      return make_status(LOOM_REGISTRATION_ERROR, message_for_c(e.what()));
+      return make_status(LOOM_REGISTRATION_ERROR, message_for_c(e.what(), echoed_input));
     } catch (const RegistrationError& e) {
-      return make_status(LOOM_REGISTRATION_ERROR, message_for_c(e.what()));
+      return make_status(LOOM_REGISTRATION_ERROR, message_for_c(e.what(), echoed_input));
     } catch (const PluginError& e) {
-      return make_status(LOOM_PLUGIN_ERROR, message_for_c(e.what()));
+      return make_status(LOOM_PLUGIN_ERROR, message_for_c(e.what(), echoed_input));
     } catch (const AutogradError& e) {
-      return make_status(LOOM_AUTOGRAD_ERROR, message_for_c(e.what()));
+      return make_status(LOOM_AUTOGRAD_ERROR, message_for_c(e.what(), echoed_input));
     } catch (const OutOfMemoryError& e) {
-      return make_status(LOOM_OUT_OF_MEMORY, message_for_c(e.what()));
+      return make_status(LOOM_OUT_OF_MEMORY, message_for_c(e.what(), echoed_input));
     } catch (const std::bad_alloc&) {
       return make_status(LOOM_OUT_OF_MEMORY, "out of memory");
     } catch (const std::exception& e) {
@@ -75,7 +76,7 @@ LoomStatus* status_from_current_exception() {
       const std::string what = e.what();
       return make_status(
           what.find("out of memory") != std::string::npos ? LOOM_OUT_OF_MEMORY : LOOM_ERROR,
-          message_for_c(what));
+          message_for_c(what, echoed_input));
     } catch (...) {
       return make_status(LOOM_ERROR, "unknown error (a non-standard exception)");
     }
@@ -162,8 +163,43 @@ const std::vector<Rewrite>& rewrites() {
 }
 }  // namespace
 
-std::string message_for_c(const std::string& message) {
-  std::string out = message;
+namespace {
+// Replaces every quote of a long `input` in `message` by its excerpt. Both may be megabytes and
+// the input as repetitive as "aaaa...", so the search is Knuth-Morris-Pratt: linear whatever the
+// text (std::string::find and libstdc++'s Boyer-Moore set-up are quadratic on such input).
+std::string shorten_echoes(const std::string& message, std::string_view input) {
+  const size_t m = input.size();
+  if (m <= kMessageExcerptChars || message.size() < m) return message;
+  // border[i]: the length of the longest proper prefix of input[0..i] that is also its suffix.
+  std::vector<size_t> border(m, 0);
+  for (size_t i = 1, k = 0; i < m; ++i) {
+    while (k > 0 && input[i] != input[k]) k = border[k - 1];
+    if (input[i] == input[k]) ++k;
+    border[i] = k;
+  }
+  const std::string excerpt = message_excerpt(input);
+  std::string out;
+  size_t copied = 0;  // message[0, copied) is in out
+  for (size_t i = 0, k = 0; i < message.size(); ++i) {
+    while (k > 0 && message[i] != input[k]) k = border[k - 1];
+    if (message[i] == input[k]) ++k;
+    if (k == m) {  // a quote ends at i
+      const size_t start = i + 1 - m;
+      out.append(message, copied, start - copied);
+      out += excerpt;
+      copied = i + 1;
+      k = 0;  // quotes do not overlap
+    }
+  }
+  out.append(message, copied, std::string::npos);
+  return out;
+}
+}  // namespace
+
+std::string message_for_c(const std::string& message, std::string_view echoed_input) {
+  // Shortened first: the rewrites below are regular expressions, which should not walk a
+  // megabyte of someone's input.
+  std::string out = shorten_echoes(message, echoed_input);
   for (const Rewrite& rw : rewrites()) out = std::regex_replace(out, rw.pattern, rw.replacement);
   return out;
 }
@@ -236,7 +272,7 @@ LoomStatus* dtype_from_name(const char* name, int32_t* out) {
   LOOM_CAPI_NOT_NULL("DTypeFromName", out);
   LOOM_CAPI_TRY
   const std::optional<DType> d = parse_dtype(name);
-  LOOM_CHECK_T(TypeError, d.has_value(), "DTypeFromName: unknown dtype '", name,
+  LOOM_CHECK_T(TypeError, d.has_value(), "DTypeFromName: unknown dtype '", message_excerpt(name),
                "' (expected one of bool, uint8, int8, int16, int32, int64, float16, bfloat16, "
                "float32, float64, or an alias such as float, double, long, int, half)");
   *out = static_cast<int32_t>(*d);
@@ -280,7 +316,7 @@ LoomStatus* device_count(const char* type, int32_t* out, const char** reason) {
     *reason = slot.c_str();
   }
   *out = n;
-  LOOM_CAPI_CATCH
+  LOOM_CAPI_CATCH_ECHOING(type)
 }
 LoomStatus* device_current_stream(const char* device, void** out) {
   LOOM_CAPI_NOT_NULL("DeviceCurrentStream", device);
@@ -289,7 +325,7 @@ LoomStatus* device_current_stream(const char* device, void** out) {
   const Device d(device);
   DeviceHooks* hooks = d.is_cpu() ? nullptr : find_device_hooks(d.type());
   *out = hooks ? hooks->current_stream(d.index()) : nullptr;
-  LOOM_CAPI_CATCH
+  LOOM_CAPI_CATCH_ECHOING(device)
 }
 LoomStatus* device_synchronize(const char* device) {
   LOOM_CAPI_NOT_NULL("DeviceSynchronize", device);
@@ -298,7 +334,7 @@ LoomStatus* device_synchronize(const char* device) {
   if (DeviceHooks* hooks = d.is_cpu() ? nullptr : find_device_hooks(d.type())) {
     hooks->synchronize(d.index());
   }
-  LOOM_CAPI_CATCH
+  LOOM_CAPI_CATCH_ECHOING(device)
 }
 LoomStatus* manual_seed_all(uint64_t seed) {
   LOOM_CAPI_TRY
@@ -311,13 +347,13 @@ LoomStatus* plugin_load(const char* name_or_path) {
   LOOM_CAPI_NOT_NULL("PluginLoad", name_or_path);
   LOOM_CAPI_TRY
   PluginLoader::instance().load(name_or_path);
-  LOOM_CAPI_CATCH
+  LOOM_CAPI_CATCH_ECHOING(name_or_path)
 }
 LoomStatus* plugin_unload(const char* name) {
   LOOM_CAPI_NOT_NULL("PluginUnload", name);
   LOOM_CAPI_TRY
   PluginLoader::instance().unload(name);
-  LOOM_CAPI_CATCH
+  LOOM_CAPI_CATCH_ECHOING(name)
 }
 LoomStatus* plugin_count(size_t* out) {
   LOOM_CAPI_NOT_NULL("PluginCount", out);

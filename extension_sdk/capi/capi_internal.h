@@ -10,6 +10,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "loom/capi.h"
@@ -17,6 +18,7 @@
 #include "loom/core/tensor.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/ivalue.h"
+#include "loom/dispatcher/schema.h"
 
 /// An operator handle as the C ABI hands it out (one per operator, never freed).
 struct LoomOp {
@@ -71,15 +73,19 @@ class OutOfMemoryError : public Error {
 /// A new status (never null).
 LoomStatus* make_status(LoomErrorCode code, std::string message);
 /// The status for the exception being handled (call only inside a catch block): its code from
-/// the exception's type, its message as message_for_c gives it.
-LoomStatus* status_from_current_exception();
+/// the exception's type, its message as message_for_c gives it (with echoed_input, the text the
+/// caller passed that the message may quote).
+LoomStatus* status_from_current_exception(std::string_view echoed_input = {});
 /// Rethrows a status a C kernel or backward function returned as the Loom exception of its
 /// code, and frees it; `where` names the function when the status has no message.
 [[noreturn]] void throw_status(LoomStatus* status, const std::string& where);
 /// A Loom error message as C clients read it: without source locations of Loom's files
 /// ("plugin 'ops_core' at ops/core/cpu/binary.cpp:300" becomes "plugin 'ops_core'") and with
-/// the C API's words for C++-only advice (LOOM_LIBRARY blocks, anomaly mode).
-std::string message_for_c(const std::string& message);
+/// the C API's words for C++-only advice (LOOM_LIBRARY blocks, anomaly mode). Where it quotes
+/// echoed_input (a name or schema the client passed, which C++ messages quote whole) and that
+/// is longer than kMessageExcerptChars, it quotes message_excerpt(echoed_input) instead: a
+/// megabyte-long name gives a short message.
+std::string message_for_c(const std::string& message, std::string_view echoed_input = {});
 /// LOOM_INVALID_ARGUMENT for a null pointer argument `what` of function `fn`.
 LoomStatus* null_argument(const char* fn, const char* what);
 
@@ -129,9 +135,10 @@ inline LoomValue* value_at(LoomValue* base, size_t i) {
 /// Checks a client value array's stride; null if usable, else a status.
 LoomStatus* check_values(const char* fn, const char* what, const LoomValue* values, size_t n);
 
-/// A client's boxed value as the IValue the argument's schema type wants.
+/// A client's boxed value as the IValue the argument's schema type wants. Messages name op and
+/// the argument called arg, or return *return_index when the value is a kernel's return.
 IValue to_ivalue(const LoomValue& v, const Type& type, const std::string& op,
-                 const std::string& arg);
+                 const std::string& arg, std::optional<size_t> return_index = std::nullopt);
 /// Writes an IValue into a value handed to the client (tensors as new references, lists and
 /// strings heap-allocated: ValuesRelease frees them).
 void to_value(IValue iv, LoomValue* out);
@@ -155,6 +162,14 @@ void fill_registration_entries(LoomApi& api);
   catch (...) {                                           \
     return ::loom::capi::status_from_current_exception(); \
   }                                                       \
+  return nullptr;
+/// Closes an entry point's body whose errors may quote `input`, a string the client passed
+/// (a name, a schema): message_for_c shortens each quote of a long one.
+#define LOOM_CAPI_CATCH_ECHOING(input)                         \
+  }                                                            \
+  catch (...) {                                                \
+    return ::loom::capi::status_from_current_exception(input); \
+  }                                                            \
   return nullptr;
 /// Fails the call with LOOM_INVALID_ARGUMENT if pointer p is null.
 #define LOOM_CAPI_NOT_NULL(fn, p) \

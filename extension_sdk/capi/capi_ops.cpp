@@ -70,8 +70,8 @@ int64_t enum_code(const LoomValue& v, const char* const* names, const std::strin
   for (int64_t i = 0; i < n; ++i) {
     if (std::strcmp(v.u.s, names[i]) == 0) return i;
   }
-  LOOM_THROW(ValueError, op, ": argument '", arg, "' got '", v.u.s, "', expected one of ",
-             describe_enum(names));
+  LOOM_THROW(ValueError, op, ": argument '", arg, "' got '", message_excerpt(v.u.s),
+             "', expected one of ", describe_enum(names));
 }
 
 const char* kind_name(LoomValueKind k) {
@@ -101,10 +101,16 @@ const char* kind_name(LoomValueKind k) {
   }
 }
 
+// How a message names the value: "argument 'other'", or "return 0" for a kernel's return.
+// Built only when a check fails (the arguments of LOOM_CHECK are not evaluated otherwise).
+std::string slot_name(const std::string& arg, std::optional<size_t> return_index) {
+  return return_index ? str_cat("return ", *return_index) : str_cat("argument '", arg, "'");
+}
+
 }  // namespace
 
 IValue to_ivalue(const LoomValue& v, const Type& type, const std::string& op,
-                 const std::string& arg) {
+                 const std::string& arg, std::optional<size_t> return_index) {
   const Type& t = strip_optional(type);
   switch (v.kind) {
     case LOOM_VALUE_NONE:
@@ -122,32 +128,33 @@ IValue to_ivalue(const LoomValue& v, const Type& type, const std::string& op,
     case LOOM_VALUE_BOOL:
       return IValue(v.u.b);
     case LOOM_VALUE_STRING:
-      LOOM_CHECK_T(InvalidArgumentError, v.u.s != nullptr, op, ": argument '", arg,
-                   "' is a STRING value whose pointer is NULL");
+      LOOM_CHECK_T(InvalidArgumentError, v.u.s != nullptr, op, ": ", slot_name(arg, return_index),
+                   " is a STRING value whose pointer is NULL");
       if (t.kind == TypeKind::Device) return IValue(Device(v.u.s));
       if (const char* const* names = enum_names(type, arg)) {
         return IValue(enum_code(v, names, op, arg));
       }
       if (t.kind == TypeKind::ScalarType) {
         const std::optional<DType> d = parse_dtype(v.u.s);
-        LOOM_CHECK_T(TypeError, d.has_value(), op, ": argument '", arg, "' got '", v.u.s,
+        LOOM_CHECK_T(TypeError, d.has_value(), op, ": ", slot_name(arg, return_index), " got '",
+                     message_excerpt(v.u.s),
                      "', which is no dtype name (float32, float64, int64, bool, ...)");
         return IValue(*d);
       }
       return IValue(std::string(v.u.s));
     case LOOM_VALUE_INT_LIST:
-      LOOM_CHECK_T(InvalidArgumentError, v.u.ints.size == 0 || v.u.ints.data != nullptr, op,
-                   ": argument '", arg, "' is an INT_LIST of ", v.u.ints.size,
+      LOOM_CHECK_T(InvalidArgumentError, v.u.ints.size == 0 || v.u.ints.data != nullptr, op, ": ",
+                   slot_name(arg, return_index), " is an INT_LIST of ", v.u.ints.size,
                    " elements whose pointer is NULL");
       return IValue(std::vector<int64_t>(v.u.ints.data, v.u.ints.data + v.u.ints.size));
     case LOOM_VALUE_FLOAT_LIST:
       LOOM_CHECK_T(InvalidArgumentError, v.u.floats.size == 0 || v.u.floats.data != nullptr, op,
-                   ": argument '", arg, "' is a FLOAT_LIST of ", v.u.floats.size,
+                   ": ", slot_name(arg, return_index), " is a FLOAT_LIST of ", v.u.floats.size,
                    " elements whose pointer is NULL");
       return IValue(std::vector<double>(v.u.floats.data, v.u.floats.data + v.u.floats.size));
     case LOOM_VALUE_TENSOR_LIST: {
       LOOM_CHECK_T(InvalidArgumentError, v.u.tensors.size == 0 || v.u.tensors.data != nullptr, op,
-                   ": argument '", arg, "' is a TENSOR_LIST of ", v.u.tensors.size,
+                   ": ", slot_name(arg, return_index), " is a TENSOR_LIST of ", v.u.tensors.size,
                    " elements whose pointer is NULL");
       const bool optional_elems =
           t.kind == TypeKind::List && t.element().kind == TypeKind::Optional;
@@ -165,16 +172,24 @@ IValue to_ivalue(const LoomValue& v, const Type& type, const std::string& op,
       }
       std::vector<Tensor> list;
       list.reserve(v.u.tensors.size);
-      for (size_t i = 0; i < v.u.tensors.size; ++i) list.push_back(borrow(v.u.tensors.data[i]));
+      for (size_t i = 0; i < v.u.tensors.size; ++i) {
+        // A NULL element is an undefined tensor, which only a Tensor?[] takes (as None); say
+        // which element, as a kernel would only report "the tensor is undefined".
+        LOOM_CHECK_T(TypeError, v.u.tensors.data[i] != nullptr, op, ": ",
+                     slot_name(arg, return_index), " is a TENSOR_LIST whose element ", i, " of ",
+                     v.u.tensors.size, " is NULL; a ", type.str(), " takes defined tensors only");
+        list.push_back(borrow(v.u.tensors.data[i]));
+      }
       return IValue(std::move(list));
     }
     case LOOM_VALUE_DTYPE:
-      LOOM_CHECK_T(TypeError, v.u.i >= 0 && v.u.i < kNumDTypes, op, ": argument '", arg,
-                   "' is an unknown dtype token ", v.u.i, " (get tokens from DTypeFromName)");
+      LOOM_CHECK_T(TypeError, v.u.i >= 0 && v.u.i < kNumDTypes, op, ": ",
+                   slot_name(arg, return_index), " is an unknown dtype token ", v.u.i,
+                   " (get tokens from DTypeFromName)");
       return IValue(static_cast<DType>(v.u.i));
     default:
-      LOOM_THROW(InvalidArgumentError, op, ": argument '", arg, "' has unknown value kind ", v.kind,
-                 " (", kind_name(v.kind), ")");
+      LOOM_THROW(InvalidArgumentError, op, ": ", slot_name(arg, return_index),
+                 " has unknown value kind ", v.kind, " (", kind_name(v.kind), ")");
   }
 }
 
@@ -475,7 +490,7 @@ LoomStatus* op_find(const char* name, const LoomOp** out) {
     classify(*slot, h.schema());
   }
   *out = slot;
-  LOOM_CAPI_CATCH
+  LOOM_CAPI_CATCH_ECHOING(name)
 }
 
 const char* op_schema(const LoomOp* op) { return op ? op->schema.c_str() : ""; }
@@ -528,7 +543,7 @@ LoomStatus* op_argument_enum_names(const LoomOp* op, const char* argument,
                "' (its arguments: ", names, ")");
   }
   *out = enum_names(schema.arguments()[*i].type, argument);
-  LOOM_CAPI_CATCH
+  LOOM_CAPI_CATCH_ECHOING(argument)
 }
 
 LoomStatus* op_call(const LoomOp* op, const LoomValue* args, size_t num_args, LoomValue* returns,

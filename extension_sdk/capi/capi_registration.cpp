@@ -115,6 +115,11 @@ KernelFunction c_kernel(LoomKernelFn fn, std::shared_ptr<UserData> ud) {
       for (size_t i = 0; i < nret; ++i) {
         if (rets[i].kind == LOOM_VALUE_TENSOR && rets[i].u.tensor) {
           intrusive_ptr_release(impl_of(rets[i].u.tensor));
+        } else if (rets[i].kind == LOOM_VALUE_TENSOR_LIST && rets[i].u.tensors.data) {
+          for (size_t j = 0; j < rets[i].u.tensors.size; ++j) {
+            if (rets[i].u.tensors.data[j])
+              intrusive_ptr_release(impl_of(rets[i].u.tensors.data[j]));
+          }
         }
       }
       throw_status(s, schema.name());
@@ -125,14 +130,14 @@ KernelFunction c_kernel(LoomKernelFn fn, std::shared_ptr<UserData> ud) {
     for (size_t i = 0; i < nret; ++i) {
       const Argument& r = schema.returns()[i];
       try {
-        if (!error) out.push_back(to_ivalue(rets[i], r.type, schema.name(), "return value"));
+        if (!error) out.push_back(to_ivalue(rets[i], r.type, schema.name(), "", i));
       } catch (...) {
         error = std::current_exception();
       }
       // The kernel's references are ours now (to_ivalue took its own).
       if (rets[i].kind == LOOM_VALUE_TENSOR && rets[i].u.tensor) {
         intrusive_ptr_release(impl_of(rets[i].u.tensor));
-      } else if (rets[i].kind == LOOM_VALUE_TENSOR_LIST) {
+      } else if (rets[i].kind == LOOM_VALUE_TENSOR_LIST && rets[i].u.tensors.data) {
         for (size_t j = 0; j < rets[i].u.tensors.size; ++j) {
           if (rets[i].u.tensors.data[j]) intrusive_ptr_release(impl_of(rets[i].u.tensors.data[j]));
         }
@@ -141,11 +146,15 @@ KernelFunction c_kernel(LoomKernelFn fn, std::shared_ptr<UserData> ud) {
     if (error) std::rethrow_exception(error);
     for (size_t i = 0; i < nret; ++i) {
       const Argument& r = schema.returns()[i];
-      if (r.type.kind == TypeKind::Tensor) {
-        LOOM_CHECK_T(TypeError, out[i].is_tensor() && out[i].to_tensor().defined(), schema.name(),
-                     ": the C kernel returned ", out[i].type_name(), " for return ", i,
-                     " but the schema says Tensor");
-      }
+      if (r.type.kind != TypeKind::Tensor) continue;
+      // A TENSOR whose pointer is NULL reads as an undefined tensor; say so rather than that
+      // a Tensor is not a Tensor.
+      LOOM_CHECK_T(TypeError, !out[i].is_tensor() || out[i].to_tensor().defined(), schema.name(),
+                   ": the C kernel returned a NULL tensor for return ", i,
+                   " (Tensor); return a new reference to a tensor (a kernel that has nothing to "
+                   "return fails with a status instead)");
+      LOOM_CHECK_T(TypeError, out[i].is_tensor(), schema.name(), ": the C kernel returned ",
+                   out[i].type_name(), " for return ", i, " but the schema says Tensor");
     }
     stack.resize(first);
     for (IValue& v : out) stack.push_back(std::move(v));
@@ -153,17 +162,31 @@ KernelFunction c_kernel(LoomKernelFn fn, std::shared_ptr<UserData> ud) {
 }
 
 // ---- libraries ----
+
+// LOOM_VALUE_ERROR unless ns (of entry point fn) is NULL or a namespace the schema language can
+// write: a library of "" or "a b" could define no op, since no schema names it.
+LoomStatus* check_namespace(const char* fn, const char* ns) {
+  if (ns == nullptr || is_schema_identifier(ns)) return nullptr;
+  return make_status(LOOM_VALUE_ERROR,
+                     str_cat(fn, ": namespace '", message_excerpt(ns),
+                             "' is not an identifier (ASCII letters, digits and '_', not starting "
+                             "with a digit, as in \"myops\")",
+                             *ns == '\0' ? "; pass NULL for a library of no namespace" : ""));
+}
+
 LoomStatus* library_create(const char* ns, LoomLibrary** out) {
   LOOM_CAPI_NOT_NULL("LibraryCreate", out);
+  if (LoomStatus* s = check_namespace("LibraryCreate", ns)) return s;
   LOOM_CAPI_TRY
   *out = ns ? new LoomLibrary(Library(Library::Kind::Def, ns, std::nullopt), false)
             : new LoomLibrary(Library(Library::Kind::Fragment, "", std::nullopt), false);
-  LOOM_CAPI_CATCH
+  LOOM_CAPI_CATCH_ECHOING(ns ? ns : "")
 }
 
 LoomStatus* plugin_library(LoomPluginContext* ctx, const char* ns, LoomLibrary** out) {
   LOOM_CAPI_NOT_NULL("PluginLibrary", ctx);
   LOOM_CAPI_NOT_NULL("PluginLibrary", out);
+  if (LoomStatus* s = check_namespace("PluginLibrary", ns)) return s;
   LOOM_CAPI_TRY
   auto& context = *reinterpret_cast<PluginContext*>(ctx);
   auto* lib = ns ? new LoomLibrary(Library(Library::Kind::Def, ns, std::nullopt), true)
@@ -174,7 +197,7 @@ LoomStatus* plugin_library(LoomPluginContext* ctx, const char* ns, LoomLibrary**
                str_cat("stable-ABI library '", ns ? ns : "", "'"));
   lib->context = &context;
   *out = lib;
-  LOOM_CAPI_CATCH
+  LOOM_CAPI_CATCH_ECHOING(ns ? ns : "")
 }
 
 void library_release(LoomLibrary* lib) {
@@ -187,7 +210,7 @@ LoomStatus* library_def(LoomLibrary* lib, const char* schema) {
   LOOM_CAPI_TRY
   lib->library.def(schema);
   lib->log_newest();
-  LOOM_CAPI_CATCH
+  LOOM_CAPI_CATCH_ECHOING(schema)
 }
 
 LoomStatus* library_impl(LoomLibrary* lib, const char* op, const char* key, LoomKernelFn fn,
@@ -201,13 +224,13 @@ LoomStatus* library_impl(LoomLibrary* lib, const char* op, const char* key, Loom
     // Version 1 refuses a kernel for an op that is not defined (the C++ API lets it wait for
     // its def, Note [Kernels wait for their def]); a stable-ABI plugin declares the plugin
     // that defines its ops as a dependency, so they are defined when it registers.
-    const std::string name = std::string(op).find("::") != std::string::npos ||
-                                     lib->library.ns().empty()
-                                 ? std::string(op)
-                                 : str_cat(lib->library.ns(), "::", op);
+    const std::string name =
+        std::string(op).find("::") != std::string::npos || lib->library.ns().empty()
+            ? std::string(op)
+            : str_cat(lib->library.ns(), "::", op);
     if (!Dispatcher::instance().find_op(name)) {
-      LOOM_THROW(RegistrationError, "LibraryImpl(", name, ", ", key, "): no operator named '",
-                 name, "' is defined; define it first (LibraryDef) or load the plugin that "
+      LOOM_THROW(RegistrationError, "LibraryImpl(", name, ", ", key, "): no operator named '", name,
+                 "' is defined; define it first (LibraryDef) or load the plugin that "
                  "defines it");
     }
     lib->library.impl_kernel(op, parse_dispatch_key(key), c_kernel(fn, ud));
@@ -215,7 +238,7 @@ LoomStatus* library_impl(LoomLibrary* lib, const char* op, const char* key, Loom
     lib->log_newest();
   } catch (...) {
     ud->release = nullptr;  // refused: user_data stays the caller's
-    return status_from_current_exception();
+    return status_from_current_exception(op);
   }
   return nullptr;
 }
@@ -272,7 +295,7 @@ LoomStatus* library_impl_backward(LoomLibrary* lib, const char* op, LoomBackward
     lib->log_newest();
   } catch (...) {
     ud->release = nullptr;  // refused: user_data stays the caller's
-    return status_from_current_exception();
+    return status_from_current_exception(op);
   }
   return nullptr;
 }

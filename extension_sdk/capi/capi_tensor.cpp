@@ -66,7 +66,7 @@ LoomStatus* tensor_empty(const int64_t* sizes, size_t ndim, int32_t dtype, const
   const Device dev = device ? Device(device) : Device();
   *out =
       give(Tensor::empty(sizes_of("TensorEmpty", sizes, ndim), TensorOptions{}.with(d).with(dev)));
-  LOOM_CAPI_CATCH
+  LOOM_CAPI_CATCH_ECHOING(device ? device : "")
 }
 
 LoomStatus* tensor_zeros(const int64_t* sizes, size_t ndim, int32_t dtype, const char* device,
@@ -76,7 +76,7 @@ LoomStatus* tensor_zeros(const int64_t* sizes, size_t ndim, int32_t dtype, const
   const DType d = dtype_of_token("TensorZeros", dtype);
   const Device dev = device ? Device(device) : Device();
   *out = give(loom::zeros(sizes_of("TensorZeros", sizes, ndim), d, dev));
-  LOOM_CAPI_CATCH
+  LOOM_CAPI_CATCH_ECHOING(device ? device : "")
 }
 
 LoomTensor* tensor_retain(LoomTensor* t) {

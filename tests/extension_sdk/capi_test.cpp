@@ -605,4 +605,200 @@ TEST(CApi, FastAndBoxedPathsAgree) {
   for (LoomTensor* t : {a, b, fast, boxed}) api()->TensorRelease(t);
 }
 
+// ---- what a careless or hostile client passes ----
+
+/// A failed call's code and message (and frees it).
+struct Outcome {
+  LoomErrorCode code;
+  std::string message;
+};
+Outcome outcome(LoomStatus* s) {
+  Outcome o{api()->StatusCode(s), s ? api()->StatusMessage(s) : ""};
+  api()->StatusRelease(s);
+  return o;
+}
+
+TEST(CApi, LibraryNamespacesAreIdentifiers) {
+  // A library of "" or "a b" could define nothing (no schema can name its namespace); they
+  // used to be accepted.
+  for (const char* bad : {"", "a b", "1x", "a::b", "x-y", "caf\xC3\xA9"}) {
+    SCOPED_TRACE(bad);
+    LoomLibrary* lib = nullptr;
+    const Outcome o = outcome(api()->LibraryCreate(bad, &lib));
+    EXPECT_EQ(o.code, LOOM_VALUE_ERROR) << o.message;
+    EXPECT_NE(o.message.find(std::string("LibraryCreate: namespace '") + bad +
+                             "' is not an identifier (ASCII letters, digits and '_'"),
+              std::string::npos)
+        << o.message;
+    EXPECT_EQ(lib, nullptr);
+  }
+  LoomLibrary* lib = nullptr;
+  EXPECT_NE(outcome(api()->LibraryCreate("", &lib)).message.find("pass NULL"), std::string::npos);
+  const std::string long_ns(100000, '-');
+  const Outcome o = outcome(api()->LibraryCreate(long_ns.c_str(), &lib));
+  EXPECT_EQ(o.code, LOOM_VALUE_ERROR);
+  EXPECT_LT(o.message.size(), 500u);
+  OK(api()->LibraryCreate("_capi_ns2", &lib));
+  api()->LibraryRelease(lib);
+}
+
+TEST(CApi, ANullElementOfATensorListIsNamed) {
+  LoomTensor* t = tensor({1, 2}, {2});
+  LoomTensor* list[] = {t, nullptr};
+  LoomValue args[2] = {iv(0), iv(0)};
+  args[0].kind = LOOM_VALUE_TENSOR_LIST;
+  args[0].u.tensors.data = list;
+  args[0].u.tensors.size = 2;
+  const LoomOp* cat = nullptr;
+  OK(api()->OpFind("cat", &cat));
+  LoomValue ret{};
+  ret.struct_size = sizeof(LoomValue);
+  size_t n = 0;
+  const Outcome o = outcome(api()->OpCall(cat, args, 2, &ret, 1, &n));
+  EXPECT_EQ(o.code, LOOM_TYPE_ERROR);
+  EXPECT_EQ(o.message,
+            "cat: argument 'tensors' is a TENSOR_LIST whose element 1 of 2 is NULL; a Tensor[] "
+            "takes defined tensors only");
+  api()->TensorRelease(t);
+}
+
+LoomStatus* returns_null_tensor(void*, const LoomValue*, size_t, LoomValue* rets, size_t) {
+  rets[0].kind = LOOM_VALUE_TENSOR;
+  rets[0].u.tensor = nullptr;
+  return nullptr;
+}
+LoomStatus* returns_int(void*, const LoomValue*, size_t, LoomValue* rets, size_t) {
+  rets[0].kind = LOOM_VALUE_INT;
+  rets[0].u.i = 5;
+  return nullptr;
+}
+LoomStatus* returns_list_with_null(void*, const LoomValue* args, size_t, LoomValue* rets, size_t) {
+  thread_local LoomTensor* list[2];
+  list[0] = api()->TensorRetain(args[0].u.tensor);
+  list[1] = nullptr;
+  rets[0].kind = LOOM_VALUE_TENSOR_LIST;
+  rets[0].u.tensors.data = list;
+  rets[0].u.tensors.size = 2;
+  return nullptr;
+}
+
+TEST(CApi, AKernelReturningANullTensorIsToldSo) {
+  LoomLibrary* lib = nullptr;
+  OK(api()->LibraryCreate("capi_nullret", &lib));
+  OK(api()->LibraryDef(lib, "null_tensor(Tensor x) -> Tensor"));
+  OK(api()->LibraryDef(lib, "an_int(Tensor x) -> Tensor"));
+  OK(api()->LibraryDef(lib, "null_in_list(Tensor x) -> Tensor[]"));
+  OK(api()->LibraryImpl(lib, "null_tensor", "CPU", &returns_null_tensor, nullptr, nullptr));
+  OK(api()->LibraryImpl(lib, "an_int", "CPU", &returns_int, nullptr, nullptr));
+  OK(api()->LibraryImpl(lib, "null_in_list", "CPU", &returns_list_with_null, nullptr, nullptr));
+  LoomTensor* x = tensor({1, 2}, {2});
+  auto call = [&](const char* name) {
+    const LoomOp* op = nullptr;
+    EXPECT_EQ(message(api()->OpFind(name, &op)), "");
+    LoomValue args[] = {tv(x)};
+    LoomValue ret{};
+    ret.struct_size = sizeof(LoomValue);
+    size_t n = 0;
+    return outcome(api()->OpCall(op, args, 1, &ret, 1, &n));
+  };
+  Outcome o = call("capi_nullret::null_tensor");
+  EXPECT_EQ(o.code, LOOM_TYPE_ERROR);
+  EXPECT_NE(
+      o.message.find("null_tensor: the C kernel returned a NULL tensor for return 0 (Tensor)"),
+      std::string::npos)
+      << o.message;
+  o = call("capi_nullret::an_int");
+  EXPECT_EQ(o.code, LOOM_TYPE_ERROR);
+  EXPECT_EQ(o.message, "an_int: the C kernel returned int for return 0 but the schema says Tensor");
+  o = call("capi_nullret::null_in_list");
+  EXPECT_EQ(o.code, LOOM_TYPE_ERROR);
+  EXPECT_EQ(o.message,
+            "null_in_list: return 0 is a TENSOR_LIST whose element 1 of 2 is NULL; a Tensor[] "
+            "takes defined tensors only");
+  api()->TensorRelease(x);
+  api()->LibraryRelease(lib);
+}
+
+// Note [An input returned as the output] (core/src/autograd/derivative.cpp): a C kernel that
+// returns its argument itself still gets its backward. It used to be skipped: x.grad came out
+// as ones, whatever the backward function said.
+int g_times3_calls = 0;
+LoomStatus* returns_its_input(void*, const LoomValue* args, size_t, LoomValue* rets, size_t) {
+  rets[0].kind = LOOM_VALUE_TENSOR;
+  rets[0].u.tensor = api()->TensorRetain(args[0].u.tensor);
+  return nullptr;
+}
+LoomStatus* times3_backward(void*, LoomBackwardContext* ctx) {
+  ++g_times3_calls;
+  const LoomTensor* gy = nullptr;
+  if (LoomStatus* s = api()->BackwardGradOutput(ctx, 0, &gy)) return s;
+  LoomTensor* g = call1("mul.Scalar", {tv(const_cast<LoomTensor*>(gy)), fv(3.0)});
+  LoomStatus* s = api()->BackwardSetGradInput(ctx, 0, g);
+  api()->TensorRelease(g);
+  return s;
+}
+
+TEST(CApi, AKernelReturningItsInputStillGetsItsBackward) {
+  LoomLibrary* lib = nullptr;
+  OK(api()->LibraryCreate("capi_same", &lib));
+  OK(api()->LibraryDef(lib, "same(Tensor x) -> Tensor"));
+  OK(api()->LibraryImpl(lib, "same", "CPU", &returns_its_input, nullptr, nullptr));
+  OK(api()->LibraryImplBackward(lib, "same", &times3_backward, nullptr, nullptr));
+  g_times3_calls = 0;
+  LoomTensor* x = tensor({1, 2, 3}, {3});
+  OK(api()->TensorSetRequiresGrad(x, true));
+  LoomTensor* y = call1("capi_same::same", {tv(x)});
+  EXPECT_NE(y, x) << "the output is a new tensor aliasing x, with the op's node as history";
+  void* xp = nullptr;
+  void* yp = nullptr;
+  OK(api()->TensorDataPtr(x, &xp));
+  OK(api()->TensorDataPtr(y, &yp));
+  EXPECT_EQ(xp, yp);
+  LoomTensor* loss = call1("sum", {tv(y)});
+  OK(api()->Backward(loss, nullptr, false));
+  EXPECT_EQ(g_times3_calls, 1);
+  LoomTensor* g = nullptr;
+  OK(api()->TensorGrad(x, &g));
+  EXPECT_EQ(values(g), (std::vector<float>{3, 3, 3}));
+  for (LoomTensor* t : {x, y, loss, g}) api()->TensorRelease(t);
+  api()->LibraryRelease(lib);
+}
+
+TEST(CApi, MessagesQuoteAtMost200CharactersOfWhatTheCallerPassed) {
+  // A megabyte of name used to come back whole in the message.
+  const std::string name(1 << 20, 'a');
+  const LoomOp* op = nullptr;
+  Outcome o = outcome(api()->OpFind(name.c_str(), &op));
+  EXPECT_EQ(o.code, LOOM_NOT_IMPLEMENTED);
+  EXPECT_EQ(o.message, "no operator named 'aten::" + std::string(200, 'a') + "... (" +
+                           std::to_string(name.size() - 200) +
+                           " more characters)' is defined (is the plugin that defines it "
+                           "loaded?)");
+
+  LoomLibrary* lib = nullptr;
+  OK(api()->LibraryCreate("capi_long", &lib));
+  const std::string arg(400000, 'n');
+  // A parse error: the parser's window around the caret.
+  o = outcome(api()->LibraryDef(lib, ("f(Tensor " + arg + " junk) -> Tensor").c_str()));
+  EXPECT_EQ(o.code, LOOM_REGISTRATION_ERROR);
+  EXPECT_LT(o.message.size(), 1000u) << o.message.substr(0, 1000);
+  EXPECT_NE(o.message.find("found 'junk'"), std::string::npos) << o.message.substr(0, 1000);
+  // A registration error quoting the schema whole.
+  const std::string other_ns = "capi_elsewhere::f(Tensor " + arg + ") -> Tensor";
+  o = outcome(api()->LibraryDef(lib, other_ns.c_str()));
+  EXPECT_EQ(o.code, LOOM_REGISTRATION_ERROR);
+  EXPECT_LT(o.message.size(), 1000u) << o.message.substr(0, 1000);
+  EXPECT_NE(o.message.find(other_ns.substr(0, 200) + "... (" +
+                           std::to_string(other_ns.size() - 200) + " more characters)"),
+            std::string::npos)
+      << o.message.substr(0, 1000);
+  EXPECT_NE(o.message.find("does not match"), std::string::npos) << o.message.substr(0, 1000);
+  api()->LibraryRelease(lib);
+
+  int32_t d = 0;
+  o = outcome(api()->DTypeFromName(name.c_str(), &d));
+  EXPECT_EQ(o.code, LOOM_TYPE_ERROR);
+  EXPECT_LT(o.message.size(), 600u) << o.message.substr(0, 1000);
+}
+
 }  // namespace

@@ -68,8 +68,10 @@ typedef struct LoomOpList LoomOpList;
 /* ---- error codes (frozen, append-only) ---- */
 
 /** Error codes; the message says the rest. Messages are written for C clients: they name the
- *  entry or op, the argument and the values, and carry no source locations of Loom's. A status
- *  a kernel or backward function returns reaches the caller with its code.
+ *  entry or op, the argument and the values, and carry no source locations of Loom's; they
+ *  quote at most 200 characters of a string the caller passed (a name, a schema), then say how
+ *  many more there were. A status a kernel or backward function returns reaches the caller
+ *  with its code.
  *  LOOM_INVALID_ARGUMENT is misuse of this API (a NULL pointer where data is needed, a buffer
  *  of the wrong size, a bad struct_size or value kind); LOOM_VALUE_ERROR is a bad value the
  *  API was used correctly to pass (a negative size, shapes that do not match, an unknown enum
@@ -294,10 +296,12 @@ typedef struct LoomApi {
   /** v1: A library for namespace ns owned by the caller: LibraryRelease undoes everything it
    *  registered. It claims ns (a second library for the same ns is refused). ns NULL: a
    *  library of no namespace, for kernels of ops defined elsewhere (qualified names such as
-   *  "aten::add.Tensor"). */
+   *  "aten::add.Tensor"). A ns that is no identifier of the schema language ("", "a b", "1x":
+   *  ASCII letters, digits and '_', not starting with a digit) is LOOM_VALUE_ERROR. */
   LoomStatus* (*LibraryCreate)(const char* ns, LoomLibrary** out);
   /** v1: A library for namespace ns owned by a loading plugin: its registrations are undone
-   *  when the plugin unloads (do not release it). Use inside register_plugin. */
+   *  when the plugin unloads (do not release it). Use inside register_plugin. ns as for
+   *  LibraryCreate. */
   LoomStatus* (*PluginLibrary)(LoomPluginContext* ctx, const char* ns, LoomLibrary** out);
   /** v1: Undoes a caller-owned library's registrations and frees it (NULL is allowed). */
   void (*LibraryRelease)(LoomLibrary* library);
