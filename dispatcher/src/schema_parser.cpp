@@ -337,7 +337,24 @@ class Parser {
     if (is_ident_char(s_[at])) {
       while (end < s_.size() && is_ident_char(s_[end])) ++end;
     } else {
+      // One whole character: a UTF-8 sequence is not cut in half ('\xc3' of 'é'); bytes that
+      // are no valid sequence are shown escaped.
       end = at + 1;
+      while (end < s_.size() && is_utf8_continuation(s_[end])) ++end;
+      const auto lead = static_cast<unsigned char>(s_[at]);
+      const size_t want = lead < 0x80                   ? 1
+                          : lead >= 0xC2 && lead < 0xE0 ? 2
+                          : lead >= 0xE0 && lead < 0xF0 ? 3
+                          : lead >= 0xF0 && lead < 0xF5 ? 4
+                                                        : 0;
+      if (want != end - at) {
+        std::string escaped;
+        for (size_t i = at; i < end; ++i) {
+          absl::StrAppend(&escaped, "\\x",
+                          absl::Hex(static_cast<unsigned char>(s_[i]), absl::kZeroPad2));
+        }
+        return loom::str_cat("'", escaped, "'");
+      }
     }
     return quoted(s_.substr(at, end - at));
   }
@@ -370,10 +387,17 @@ class Parser {
     size_t caret = std::min(at, s_.size());
     size_t caret_column = 0;
     const std::string schema = echo(caret, &caret_column);
+    // Columns count characters, not bytes, so that the caret stands under the character.
+    const auto characters = [](std::string_view text) {
+      return static_cast<size_t>(
+          std::count_if(text.begin(), text.end(), [](char c) { return !is_utf8_continuation(c); }));
+    };
+    const size_t column = characters(s_.substr(0, caret)) + 1;
+    caret_column = characters(std::string_view(schema).substr(0, caret_column));
     throw SchemaParseError(
-        loom::str_cat("schema parse error at column ", caret + 1, ": ", what, "\n  ", schema,
-                      "\n  ", std::string(caret_column, ' '), "^"),
-        static_cast<int>(caret + 1));
+        loom::str_cat("schema parse error at column ", column, ": ", what, "\n  ", schema, "\n  ",
+                      std::string(caret_column, ' '), "^"),
+        static_cast<int>(column));
   }
   [[noreturn]] void fail_expected(std::string_view expected) const {
     fail(pos_, loom::str_cat("expected ", expected, ", found ", describe(pos_)));

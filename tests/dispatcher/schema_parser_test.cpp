@@ -1217,3 +1217,25 @@ TEST(SchemaMessages, SchemaIdentifiers) {
 
 }  // namespace
 }  // namespace loom
+
+namespace loom {
+namespace {
+
+// A character outside ASCII is quoted whole (not as half a UTF-8 sequence), a byte that is no
+// valid sequence is escaped, and columns count characters, so the caret stands under it.
+TEST(SchemaParserHostile, NonAsciiCharactersAreQuotedWhole) {
+  SchemaParseError e = expect_parse_error("f\xc3\xa9(Tensor x) -> Tensor");
+  EXPECT_EQ(e.column(), 2);
+  EXPECT_NE(std::string(e.what()).find("found '\xc3\xa9'"), std::string::npos) << e.what();
+  e = expect_parse_error("f(Tensor \xe1\xba\x8b) -> Tensor");
+  EXPECT_EQ(e.column(), 10);
+  EXPECT_NE(std::string(e.what()).find("'\xe1\xba\x8b'"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("\n  f(Tensor \xe1\xba\x8b) -> Tensor\n           ^"),
+            std::string::npos)
+      << e.what();
+  e = expect_parse_error("f\xff(Tensor x) -> Tensor");
+  EXPECT_NE(std::string(e.what()).find("found '\\xff'"), std::string::npos) << e.what();
+}
+
+}  // namespace
+}  // namespace loom
