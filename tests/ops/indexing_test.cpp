@@ -148,9 +148,9 @@ TEST_F(Indexing, IndexSelectErrors) {
   EXPECT_EQ(message_of<TypeError>([&] { index_select(x, 0, make_tensor({0}, {1})); }),
             "index_select(): Expected dtype int32 or int64 for index");
   EXPECT_EQ(message_of<IndexError>([&] { index_select(x, 0, idx({5})); }),
-            "index out of range in self");
+            "index_select: index out of range in self");
   EXPECT_EQ(message_of<IndexError>([&] { index_select(x, 1, idx({-1})); }),
-            "index out of range in self");
+            "index_select: index out of range in self");
   EXPECT_EQ(message_of<IndexError>([&] {
               index_select(x, 0, idx({0}, {1, 1}));
             }),
@@ -160,7 +160,7 @@ TEST_F(Indexing, IndexSelectErrors) {
             }),
             "index_select(): Index to scalar can have only 1 value, got 2 value(s)");
   EXPECT_EQ(message_of<IndexError>([&] { index_select(x, 2, idx({0})); }),
-            "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
+            "index_select: Dimension out of range (expected to be in range of [-2, 1], but got 2)");
 }
 
 TEST_F(Indexing, IndexSelectOut) {
@@ -522,11 +522,11 @@ TEST_F(Indexing, IndexAddErrors) {
   EXPECT_EQ(message_of<IndexError>([&] {
               index_add(x, 0, idx({2}), make_tensor({1, 1, 1}, {1, 3}));
             }),
-            "index out of range in self");
+            "index_add: index out of range in self");
   EXPECT_EQ(message_of<IndexError>([&] {
               index_add(x, 0, idx({-1}), make_tensor({1, 1, 1}, {1, 3}));
             }),
-            "index out of range in self");
+            "index_add: index out of range in self");
   EXPECT_EQ(message_of<TypeError>([&] {
               index_add(x, 0, idx({0}), make_tensor({1, 1, 1}, {1, 3}, DType::Float64));
             }),

@@ -200,7 +200,7 @@ TEST_F(Sorting, SortEdgeCases) {
   EXPECT_EQ(message_of<IndexError>([] {
               sort(make_tensor({1, 2}, {2}), 1);
             }),
-            "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
+            "sort: Dimension out of range (expected to be in range of [-1, 0], but got 1)");
 }
 
 TEST_F(Sorting, ArgsortAndMsort) {
@@ -310,9 +310,12 @@ TEST_F(Sorting, TopkEdgeCasesAndErrors) {
   expect_close(i0, {}, {0});
   expect_close(std::get<0>(topk(make_tensor({1, 2, 3}, {3}), 0)), {0}, {});
   const Tensor x = make_tensor({1, 2, 3, 4, 5, 6}, {2, 3});
-  EXPECT_EQ(message_of([&] { topk(x, 4); }), "selected index k out of range");
-  EXPECT_EQ(message_of([&] { topk(x, -1); }), "selected index k out of range");
-  EXPECT_EQ(message_of([&] { topk(make_tensor({2}, {}), 2); }), "selected index k out of range");
+  EXPECT_EQ(message_of([&] { topk(x, 4); }),
+            "topk: selected index k out of range (k = 4, but dimension 1 has size 3)");
+  EXPECT_EQ(message_of([&] { topk(x, -1); }),
+            "topk: selected index k out of range (k = -1, but dimension 1 has size 3)");
+  EXPECT_EQ(message_of([&] { topk(make_tensor({2}, {}), 2); }),
+            "topk: selected index k out of range (k = 2, but dimension 0 has size 1)");
   EXPECT_EQ(message_of<TypeError>([] {
               topk(make_tensor({1, 0, 1}, {3}, DType::Bool), 2);
             }),
@@ -407,7 +410,7 @@ TEST_F(Sorting, UniqueDim) {
             }),
             "Number of zero sized dimensions is more than one, so unique cannot be applied ");
   EXPECT_EQ(message_of<IndexError>([] { unique_dim(make_tensor({2}, {}), 0); }),
-            "dimension specified as 0 but tensor has no dimensions");
+            "unique_dim: dimension specified as 0 but tensor has no dimensions");
 }
 
 TEST_F(Sorting, UniqueConsecutive) {

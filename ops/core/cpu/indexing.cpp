@@ -14,6 +14,7 @@
 #include "loom/core/memory_overlap.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/result_size.h"
+#include "loom/ops/meta/wrap_dim.h"
 
 namespace loom::ops::cpu::indexing {
 namespace {
@@ -41,7 +42,7 @@ Slice slice_without(const NonEmptyGeometry& g, int64_t dim) {
 
 Tensor index_select_compute(const Tensor& self, int64_t dim, const Tensor& index) {
   check_cpu("index_select", {{"self", self}, {"index", index}});
-  dim = wrap_dim(dim, self.dim());
+  dim = meta::wrap_dim("index_select", dim, self.dim());
   const int64_t n = index.numel();
   const std::vector<int64_t> out_sizes = meta::index_select_sizes(self, dim, index);
   Tensor out = new_empty(out_sizes, self.dtype());
@@ -49,7 +50,9 @@ Tensor index_select_compute(const Tensor& self, int64_t dim, const Tensor& index
   const std::vector<int64_t> idx = index_values(index);
   const NonEmptyGeometry gs = nonempty_geometry(self);
   const int64_t bound = gs.sizes[dim];
-  for (int64_t v : idx) LOOM_CHECK_T(IndexError, v >= 0 && v < bound, "index out of range in self");
+  for (int64_t v : idx) {
+    LOOM_CHECK_T(IndexError, v >= 0 && v < bound, "index_select: index out of range in self");
+  }
   if (out.numel() == 0) return out;
 
   const NonEmptyGeometry go = nonempty_geometry(out);
@@ -97,12 +100,14 @@ Tensor& index_select_out(const Tensor& self, int64_t dim, const Tensor& index, T
 // ---- index_add -------------------------------------------------------------------------------
 
 /// result.select(dim, index[i]) += alpha * source.select(dim, i), in order of i.
-void index_add_into(const Tensor& result, int64_t dim, const Tensor& index, const Tensor& source,
-                    const Scalar& alpha) {
+void index_add_into(std::string_view op, const Tensor& result, int64_t dim, const Tensor& index,
+                    const Tensor& source, const Scalar& alpha) {
   const std::vector<int64_t> idx = index_values(index);
   const NonEmptyGeometry gr = nonempty_geometry(result);
   const int64_t bound = gr.sizes[dim];
-  for (int64_t v : idx) LOOM_CHECK_T(IndexError, v >= 0 && v < bound, "index out of range in self");
+  for (int64_t v : idx) {
+    LOOM_CHECK_T(IndexError, v >= 0 && v < bound, op, ": index out of range in self");
+  }
   if (idx.empty() || result.numel() == 0) return;
   // A source sharing memory with result is read from a copy.
   const Tensor src = source.is_alias_of(result) ? contiguous_copy(source) : source;
@@ -129,10 +134,10 @@ void index_add_into(const Tensor& result, int64_t dim, const Tensor& index, cons
 Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                    const Scalar& alpha) {
   check_cpu("index_add_", {{"self", self}, {"index", index}, {"source", source}});
-  dim = wrap_dim(dim, self.dim());
+  dim = meta::wrap_dim("index_add_", dim, self.dim());
   check_index_add(self, dim, index, source);
   assert_no_internal_overlap("index_add_", self);  // Note [Memory overlap]
-  index_add_into(self, dim, index, source, alpha);
+  index_add_into("index_add_", self, dim, index, source, alpha);
   self.bump_version();
   return self;
 }
@@ -140,19 +145,19 @@ Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor&
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                  const Scalar& alpha) {
   check_cpu("index_add", {{"self", self}, {"index", index}, {"source", source}});
-  dim = wrap_dim(dim, self.dim());
+  dim = meta::wrap_dim("index_add", dim, self.dim());
   check_index_add(self, dim, index, source);
   Tensor result = contiguous_copy(self);
-  index_add_into(result, dim, index, source, alpha);
+  index_add_into("index_add", result, dim, index, source, alpha);
   return result;
 }
 
 Tensor index_select_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t dim,
                              const Tensor& index) {
   Tensor result = new_zeros(self_sizes, grad.dtype());
-  dim = wrap_dim(dim, result.dim());
+  dim = meta::wrap_dim("index_select_backward", dim, result.dim());
   check_index_add(result, dim, index, grad);
-  index_add_into(result, dim, index, grad, Scalar(1));
+  index_add_into("index_select_backward", result, dim, index, grad, Scalar(1));
   return result;
 }
 
@@ -160,7 +165,7 @@ Tensor index_select_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t
 
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*sparse_grad*/) {
   check_cpu("gather", {{"self", self}, {"index", index}});
-  dim = wrap_dim(dim, self.dim());
+  dim = meta::wrap_dim("gather", dim, self.dim());
   Tensor out = new_empty(index.sizes(), self.dtype());
   if (index.numel() == 0) return out;
   meta::check_gather_index_dtype(index);

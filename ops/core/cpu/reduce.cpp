@@ -163,7 +163,7 @@ Tensor prod(const Tensor& self, std::optional<DType> dtype) {
 }
 
 Tensor prod_dim(const Tensor& self, int64_t dim, bool keepdim, std::optional<DType> dtype) {
-  return prod_impl(self, reduce_mask_one(self, dim), keepdim, dtype);
+  return prod_impl(self, reduce_mask_one("prod", self, dim), keepdim, dtype);
 }
 
 Tensor mean_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
@@ -195,7 +195,7 @@ Tensor all(const Tensor& self) {
   return logical_impl<true>(self, reduce_mask("all", self, std::nullopt), false);
 }
 Tensor all_dim(const Tensor& self, int64_t dim, bool keepdim) {
-  return logical_impl<true>(self, reduce_mask_one(self, dim), keepdim);
+  return logical_impl<true>(self, reduce_mask_one("all", self, dim), keepdim);
 }
 Tensor all_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim) {
   return logical_impl<true>(self, reduce_mask("all", self, dim), keepdim);
@@ -204,7 +204,7 @@ Tensor any(const Tensor& self) {
   return logical_impl<false>(self, reduce_mask("any", self, std::nullopt), false);
 }
 Tensor any_dim(const Tensor& self, int64_t dim, bool keepdim) {
-  return logical_impl<false>(self, reduce_mask_one(self, dim), keepdim);
+  return logical_impl<false>(self, reduce_mask_one("any", self, dim), keepdim);
 }
 Tensor any_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim) {
   return logical_impl<false>(self, reduce_mask("any", self, dim), keepdim);

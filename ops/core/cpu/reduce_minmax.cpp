@@ -130,7 +130,7 @@ Tensor full(const Tensor& self) {
 
 template <bool kMax>
 std::tuple<Tensor, Tensor> with_dim(const Tensor& self, int64_t dim, bool keepdim) {
-  const std::vector<bool> mask = reduce_mask_one(self, dim);
+  const std::vector<bool> mask = reduce_mask_one(name_of(kMax), self, dim);
   check_nonzero_reduced(name_of(kMax), self, mask);
   return arg_extreme<kMax>(self, mask, keepdim, true);
 }
@@ -152,7 +152,7 @@ Tensor arg(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
     return std::get<1>(
         arg_extreme<kMax>(self, reduce_mask(op, self, std::nullopt), keepdim, false));
   }
-  const std::vector<bool> mask = reduce_mask_one(self, *dim);
+  const std::vector<bool> mask = reduce_mask_one(op, self, *dim);
   check_nonzero_reduced(op, self, mask);
   return std::get<1>(arg_extreme<kMax>(self, mask, keepdim, false));
 }

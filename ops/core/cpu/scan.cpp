@@ -2,13 +2,15 @@
 // CPU acc_type does).
 #include "cpu/reduce_engine.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/wrap_dim.h"
 
 namespace loom::ops::cpu::reduction {
 namespace {
 
 template <bool kProd>
 Tensor scan(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
-  wrap_dim(dim, self.dim());  // validates dim (a 0-dim tensor takes 0 and -1)
+  // Validates dim (a 0-dim tensor takes 0 and -1).
+  meta::wrap_dim(kProd ? "cumprod" : "cumsum", dim, self.dim());
   const DType out_dtype = meta::sum_dtype(self, dtype);
   const Tensor src = self.dtype() == out_dtype ? self : cast_contiguous(self, out_dtype);
   Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(out_dtype));

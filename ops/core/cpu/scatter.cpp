@@ -44,7 +44,7 @@ Reduce parse_reduce(std::string_view reduce, bool new_options) {
 /// PyTorch's scatter_gather_dtype_check and scatter_shape_check; returns dim wrapped.
 int64_t check_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src) {
   check_cpu("scatter", {{"self", self}, {"index", index}, {"src", src ? *src : Tensor()}});
-  dim = wrap_dim(dim, self.dim());
+  dim = meta::wrap_dim("scatter", dim, self.dim());
   meta::check_scatter(self, dim, index, src);
   return dim;
 }

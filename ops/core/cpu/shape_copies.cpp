@@ -9,6 +9,7 @@
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/shape.h"
+#include "loom/ops/meta/wrap_dim.h"
 
 namespace loom::ops::cpu {
 namespace {
@@ -143,7 +144,7 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   meta::check_roll_dims(shifts, dims);
   Tensor out = self;
   for (size_t i = 0; i < dims.size(); ++i) {
-    out = roll_one(out, shifts[i], wrap_dim(dims[i], self.dim()));
+    out = roll_one(out, shifts[i], meta::wrap_dim("roll", dims[i], self.dim()));
   }
   if (dims.empty() || out.is_same(self)) out = contiguous_copy(self);
   return out;

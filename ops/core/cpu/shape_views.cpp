@@ -8,6 +8,7 @@
 
 #include "cpu/strided_copy.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/wrap_dim.h"
 
 namespace loom::ops::cpu {
 namespace {
@@ -108,8 +109,8 @@ Tensor reshape(const Tensor& self, IntArrayRef shape_in) {
 
 Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   const int64_t nd = self.dim();
-  start_dim = wrap_dim(start_dim, nd);
-  end_dim = wrap_dim(end_dim, nd);
+  start_dim = meta::wrap_dim("flatten", start_dim, nd);
+  end_dim = meta::wrap_dim("flatten", end_dim, nd);
   LOOM_CHECK(start_dim <= end_dim,
              "flatten() has invalid args: start_dim cannot come after "
              "end_dim");
@@ -127,7 +128,7 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
 
 Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
   LOOM_CHECK(self.dim() > 0, "unflatten: Cannot unflatten a 0-d tensor");
-  dim = wrap_dim(dim, self.dim());
+  dim = meta::wrap_dim("unflatten", dim, self.dim());
   LOOM_CHECK(!sizes.empty(), "unflatten: sizes must be non-empty");
   const Dims inferred = [&] {
     int64_t known = 1;
@@ -172,7 +173,7 @@ Tensor squeeze(const Tensor& self) {
 Tensor squeeze_dims(const Tensor& self, IntArrayRef dims) {
   std::vector<bool> drop(self.dim(), false);
   for (int64_t d : dims) {
-    const int64_t w = wrap_dim(d, self.dim());
+    const int64_t w = meta::wrap_dim("squeeze", d, self.dim());
     if (self.dim() == 0) continue;
     LOOM_CHECK(!drop[w], "dim ", w, " appears multiple times in the list of dims");
     drop[w] = true;
@@ -183,7 +184,7 @@ Tensor squeeze_dims(const Tensor& self, IntArrayRef dims) {
 Tensor squeeze_dim(const Tensor& self, int64_t dim) { return squeeze_dims(self, {dim}); }
 
 Tensor unsqueeze(const Tensor& self, int64_t dim) {
-  dim = wrap_dim(dim, self.dim() + 1);
+  dim = meta::wrap_dim("unsqueeze", dim, self.dim() + 1);
   Dims sizes = to_dims(self.sizes());
   Dims strides = to_dims(self.strides());
   const int64_t stride = dim >= self.dim() ? 1 : sizes[dim] * strides[dim];
@@ -193,8 +194,8 @@ Tensor unsqueeze(const Tensor& self, int64_t dim) {
 }
 
 Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
-  dim0 = wrap_dim(dim0, self.dim());
-  dim1 = wrap_dim(dim1, self.dim());
+  dim0 = meta::wrap_dim("transpose", dim0, self.dim());
+  dim1 = meta::wrap_dim("transpose", dim1, self.dim());
   Dims sizes = to_dims(self.sizes());
   Dims strides = to_dims(self.strides());
   if (self.dim() > 0) {
@@ -207,14 +208,14 @@ Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
 Tensor permute(const Tensor& self, IntArrayRef dims) {
   const int64_t nd = self.dim();
   LOOM_CHECK(static_cast<int64_t>(dims.size()) == nd,
-             "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+             "permute: number of dimensions in the tensor input does not match the "
              "length of the desired ordering of dimensions i.e. input.dim() = ",
              nd, " is not equal to len(dims) = ", dims.size());
   Dims sizes(nd), strides(nd);
   std::vector<bool> seen(nd, false);
   for (int64_t i = 0; i < nd; ++i) {
-    const int64_t d = wrap_dim(dims[i], nd);
-    LOOM_CHECK(!seen[d], "permute(): duplicate dims are not allowed.");
+    const int64_t d = meta::wrap_dim("permute", dims[i], nd);
+    LOOM_CHECK(!seen[d], "permute: duplicate dims are not allowed.");
     seen[d] = true;
     sizes[i] = self.size(d);
     strides[i] = self.stride(d);
@@ -272,7 +273,7 @@ Tensor expand_as(const Tensor& self, const Tensor& other) {
 Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start_in,
              std::optional<int64_t> end_in, int64_t step) {
   LOOM_CHECK(self.dim() > 0, "slice() cannot be applied to a 0-dim tensor.");
-  dim = wrap_dim(dim, self.dim());
+  dim = meta::wrap_dim("slice", dim, self.dim());
   LOOM_CHECK(step > 0, "slice step must be positive");
   const int64_t n = self.size(dim);
   int64_t start = start_in.value_or(0);
@@ -291,7 +292,7 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start_in,
 Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   LOOM_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
   LOOM_CHECK(length >= 0, "narrow(): length must be non-negative.");
-  dim = wrap_dim(dim, self.dim());
+  dim = meta::wrap_dim("narrow", dim, self.dim());
   const int64_t n = self.size(dim);
   LOOM_CHECK_T(IndexError, start >= -n && start <= n,
                "start out of range (expected to be in range of [", -n, ", ", n, "], but got ",
@@ -304,7 +305,7 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
 
 Tensor select(const Tensor& self, int64_t dim, int64_t index) {
   LOOM_CHECK_T(IndexError, self.dim() > 0, "select() cannot be applied to a 0-dim tensor.");
-  dim = wrap_dim(dim, self.dim());
+  dim = meta::wrap_dim("select", dim, self.dim());
   const int64_t n = self.size(dim);
   LOOM_CHECK_T(IndexError, index >= -n && index < n, "select(): index ", index,
                " out of range for tensor of size ", sizes_str(self.sizes()), " at dimension ", dim);
@@ -318,7 +319,7 @@ Tensor select(const Tensor& self, int64_t dim, int64_t index) {
 
 Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
                   std::optional<int64_t> storage_offset) {
-  LOOM_CHECK(size.size() == stride.size(), "mismatch in length of strides and shape");
+  LOOM_CHECK(size.size() == stride.size(), "as_strided: mismatch in length of strides and shape");
   for (int64_t s : stride) {
     LOOM_CHECK(s >= 0,
                "as_strided: Negative strides are not supported at the moment, got "
@@ -336,7 +337,7 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
 
 std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
   LOOM_CHECK(self.dim() > 0, "split expects at least a 1-dimensional tensor");
-  dim = wrap_dim(dim, self.dim());
+  dim = meta::wrap_dim("split_with_sizes", dim, self.dim());
   const int64_t n = self.size(dim);
   int64_t total = 0;
   for (int64_t s : split_sizes) {
@@ -362,7 +363,7 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   LOOM_CHECK(self.dim() > 0, "split expects at least a 1-dimensional tensor");
   LOOM_CHECK(split_size >= 0,
              "split expects split_size be non-negative, but got split_size=", split_size);
-  dim = wrap_dim(dim, self.dim());
+  dim = meta::wrap_dim("split", dim, self.dim());
   const int64_t n = self.size(dim);
   LOOM_CHECK(split_size != 0 || n == 0,
              "split_size can only be 0 if dimension size is 0, but got dimension size of ", n);
@@ -379,7 +380,7 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
 std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   LOOM_CHECK(self.dim() > 0, "chunk expects at least a 1-dimensional tensor");
   LOOM_CHECK(chunks > 0, "chunk expects `chunks` to be greater than 0, got: ", chunks);
-  dim = wrap_dim(dim, self.dim());
+  dim = meta::wrap_dim("chunk", dim, self.dim());
   const int64_t n = self.size(dim);
   const int64_t split_size = (n + chunks - 1) / chunks;
   if (split_size == 0 && n == 0) {
@@ -391,7 +392,7 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
   LOOM_CHECK_T(IndexError, self.dim() > 0, "Dimension specified as ", dim,
                " but tensor has no dimensions");
-  dim = wrap_dim(dim, self.dim());
+  dim = meta::wrap_dim("unbind", dim, self.dim());
   std::vector<Tensor> out;
   for (int64_t i = 0; i < self.size(dim); ++i) out.push_back(select(self, dim, i));
   return out;
@@ -411,8 +412,8 @@ Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination) 
   Dims perm(std::max<int64_t>(nd, 0), -1);
   std::vector<bool> used_src(nd, false), used_dst(nd, false);
   for (size_t i = 0; i < source.size(); ++i) {
-    const int64_t s = wrap_dim(source[i], nd);
-    const int64_t d = wrap_dim(destination[i], nd);
+    const int64_t s = meta::wrap_dim("movedim", source[i], nd);
+    const int64_t d = meta::wrap_dim("movedim", destination[i], nd);
     if (nd == 0) continue;
     LOOM_CHECK(!used_src[s], "movedim: repeated dim in `source` (", sizes_str(source), ")");
     LOOM_CHECK(!used_dst[d], "movedim: repeated dim in `destination` (", sizes_str(destination),

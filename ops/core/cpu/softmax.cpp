@@ -2,9 +2,10 @@
 // Stable: each line subtracts its max before exp. float and the 16-bit floats compute in
 // float with the line's sum in double (contiguous float lines: float within blocks of 512,
 // double across them); double computes in double.
+#include "loom/ops/meta/softmax.h"
+
 #include "cpu/reduce_engine.h"
 #include "loom/dispatcher/library.h"
-#include "loom/ops/meta/softmax.h"
 
 namespace loom::ops::cpu::reduction {
 namespace {
@@ -131,9 +132,9 @@ void tiled_lines(const T* x, T* y, int64_t outer, int64_t len, int64_t inner) {
   });
 }
 
+/// op names the op called: _softmax, or softmax.int's "softmax" (so that its messages name it).
 template <bool kLog>
-Tensor softmax_forward(const Tensor& self, int64_t dim, DType out_dtype) {
-  const char* op = kLog ? "_log_softmax" : "_softmax";
+Tensor softmax_forward(const char* op, const Tensor& self, int64_t dim, DType out_dtype) {
   meta::check_softmax_input(op, self, dim);
   const Tensor src = self.dtype() == out_dtype ? self : cast_contiguous(self, out_dtype);
   Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(out_dtype));
@@ -203,20 +204,23 @@ Tensor softmax_forward(const Tensor& self, int64_t dim, DType out_dtype) {
 }
 
 Tensor softmax_(const Tensor& self, int64_t dim, bool half_to_float) {
-  return softmax_forward<false>(
-      self, dim, meta::softmax_half_to_float_dtype("_softmax", self, half_to_float));
+  return softmax_forward<false>("_softmax", self, dim,
+                                meta::softmax_half_to_float_dtype("_softmax", self, half_to_float));
 }
 Tensor log_softmax_(const Tensor& self, int64_t dim, bool half_to_float) {
   return softmax_forward<true>(
-      self, dim, meta::softmax_half_to_float_dtype("_log_softmax", self, half_to_float));
+      "_log_softmax", self, dim,
+      meta::softmax_half_to_float_dtype("_log_softmax", self, half_to_float));
 }
 Tensor softmax_int(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
   return softmax_forward<false>(
+      "softmax",
       self.dtype() == dtype.value_or(self.dtype()) ? self : cast_contiguous(self, *dtype), dim,
       dtype.value_or(self.dtype()));
 }
 Tensor log_softmax_int(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
   return softmax_forward<true>(
+      "log_softmax",
       self.dtype() == dtype.value_or(self.dtype()) ? self : cast_contiguous(self, *dtype), dim,
       dtype.value_or(self.dtype()));
 }

@@ -21,6 +21,7 @@
 
 #include "cpu/indexing_common.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/wrap_dim.h"
 
 namespace loom::ops::cpu::indexing {
 namespace {
@@ -110,7 +111,7 @@ void for_each_line(const Lines& l, F&& body) {
 std::tuple<Tensor, Tensor> sort_impl(const Tensor& self, bool stable, int64_t dim,
                                      bool descending) {
   check_cpu("sort", {{"self", self}});
-  dim = wrap_dim(dim, self.dim());
+  dim = meta::wrap_dim("sort", dim, self.dim());
   Tensor values = new_empty(self.sizes(), self.dtype());
   Tensor indices = new_empty(self.sizes(), DType::Int64);
   if (self.numel() == 0) return {values, indices};
@@ -158,9 +159,10 @@ Tensor msort(const Tensor& self) { return std::get<0>(sort_impl(self, false, 0, 
 std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest,
                                 bool sorted) {
   check_cpu("topk", {{"self", self}});
-  dim = wrap_dim(dim, self.dim());
+  dim = meta::wrap_dim("topk", dim, self.dim());
   const int64_t slice = self.dim() == 0 ? 1 : self.size(dim);
-  LOOM_CHECK(k >= 0 && k <= slice, "selected index k out of range");
+  LOOM_CHECK(k >= 0 && k <= slice, "topk: selected index k out of range (k = ", k,
+             ", but dimension ", dim, " has size ", slice, ")");
   if (self.dtype() == DType::Bool) throw_dtype_unsupported("topk_cpu", self.dtype());
   Dims out_sizes = dims_of(self.sizes());
   if (self.dim() > 0) out_sizes[dim] = k;
@@ -274,8 +276,10 @@ std::tuple<Tensor, Tensor, Tensor> unique_flat(const Tensor& self, bool consecut
 std::tuple<Tensor, Tensor, Tensor> unique_slices(const Tensor& self, int64_t dim,
                                                  bool consecutive) {
   check_cpu("unique_dim", {{"self", self}});
-  const int64_t n = self.size(dim);  // throws IndexError for a 0-dim tensor
-  dim = wrap_dim(dim, self.dim());
+  LOOM_CHECK_T(IndexError, self.dim() > 0, "unique_dim: dimension specified as ", dim,
+               " but tensor has no dimensions");
+  dim = meta::wrap_dim("unique_dim", dim, self.dim());
+  const int64_t n = self.size(dim);
   const int64_t zero_dims = std::count(self.sizes().begin(), self.sizes().end(), int64_t{0});
   if (n == 0) {
     LOOM_CHECK(zero_dims == 1,

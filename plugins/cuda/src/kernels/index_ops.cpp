@@ -61,7 +61,7 @@ std::optional<int64_t> run_gather(const char* op, const Tensor& out, const Tenso
 
 Tensor index_select_compute(const Tensor& self, int64_t dim, const Tensor& index) {
   check_cuda_tensors("index_select", {{"self", self}, {"index", index}});
-  dim = wrap_dim(dim, self.dim());
+  dim = ops::meta::wrap_dim("index_select", dim, self.dim());
   const Dims out_sizes = ops::meta::index_select_sizes(self, dim, index);
   Tensor out = Tensor::empty(out_sizes, TensorOptions{}.with(self.dtype()).with(self.device()));
   ops::meta::check_index_select_axis(self, dim, index);
@@ -77,7 +77,7 @@ Tensor index_select_compute(const Tensor& self, int64_t dim, const Tensor& index
   const Tensor index_view = index.as_strided_view(o.sizes(), index_strides, index.storage_offset());
   const std::optional<int64_t> badv =
       run_gather("index_select", o, self_view, index_view, step, bound);
-  LOOM_CHECK_T(IndexError, !badv, "index out of range in self");
+  LOOM_CHECK_T(IndexError, !badv, "index_select: index out of range in self");
   return out;
 }
 
@@ -98,7 +98,7 @@ Tensor& index_select_out(const Tensor& self, int64_t dim, const Tensor& index, T
 
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*sparse_grad*/) {
   check_cuda_tensors("gather", {{"self", self}, {"index", index}});
-  dim = wrap_dim(dim, self.dim());
+  dim = ops::meta::wrap_dim("gather", dim, self.dim());
   Tensor out = Tensor::empty(index.sizes(), TensorOptions{}.with(self.dtype()).with(self.device()));
   if (index.numel() == 0) return out;
   ops::meta::check_gather_index_dtype(index);
@@ -180,13 +180,13 @@ void index_add_into(const char* op, const Tensor& result, int64_t dim, const Ten
   sl.alpha_i = alpha.to<int64_t>();
   run_scatter(op, sl, r.as_strided_view(src.sizes(), dst_strides, r.storage_offset()),
               index.as_strided_view(src.sizes(), index_strides, index.storage_offset()), src,
-              [](int64_t) { return std::string("index out of range in self"); });
+              [op](int64_t) { return str_cat(op, ": index out of range in self"); });
 }
 
 Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                    const Scalar& alpha) {
   check_cuda_tensors("index_add_", {{"self", self}, {"index", index}, {"source", source}});
-  dim = wrap_dim(dim, self.dim());
+  dim = ops::meta::wrap_dim("index_add_", dim, self.dim());
   check_index_add(self, dim, index, source);
   assert_no_internal_overlap("index_add_", self);  // Note [Memory overlap]
   index_add_into("index_add_", self, dim, index, source, alpha);
@@ -197,7 +197,7 @@ Tensor& index_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor&
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                  const Scalar& alpha) {
   check_cuda_tensors("index_add", {{"self", self}, {"index", index}, {"source", source}});
-  dim = wrap_dim(dim, self.dim());
+  dim = ops::meta::wrap_dim("index_add", dim, self.dim());
   check_index_add(self, dim, index, source);
   Tensor result = cast_copy(self, self.dtype());
   index_add_into("index_add", result, dim, index, source, alpha);
@@ -216,7 +216,7 @@ Tensor index_select_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t
                                     current_stream(dev)),
                     "index_select_backward");
   }
-  dim = wrap_dim(dim, result.dim());
+  dim = ops::meta::wrap_dim("index_select_backward", dim, result.dim());
   check_index_add(result, dim, index, grad);
   index_add_into("index_select_backward", result, dim, index, grad, Scalar(1));
   return result;
@@ -225,7 +225,7 @@ Tensor index_select_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t
 // The CPU's check_scatter (scatter_gather_dtype_check, scatter_shape_check); dim wrapped.
 int64_t check_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src) {
   check_cuda_tensors("scatter", {{"self", self}, {"index", index}, {"src", src ? *src : self}});
-  dim = wrap_dim(dim, self.dim());
+  dim = ops::meta::wrap_dim("scatter", dim, self.dim());
   ops::meta::check_scatter(self, dim, index, src);
   return dim;
 }

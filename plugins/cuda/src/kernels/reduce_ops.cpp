@@ -147,7 +147,7 @@ Tensor prod(const Tensor& self, std::optional<DType> dtype) {
 }
 Tensor prod_dim(const Tensor& self, int64_t dim, bool keepdim, std::optional<DType> dtype) {
   check_cuda_tensors("prod", {{"self", self}});
-  return sum_like("prod", RedOp::Prod, self, reduce_mask_one(self, dim), keepdim, dtype);
+  return sum_like("prod", RedOp::Prod, self, reduce_mask_one("prod", self, dim), keepdim, dtype);
 }
 
 Tensor mean_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
@@ -172,7 +172,7 @@ Tensor all(const Tensor& self) {
   return logical_impl<true>(self, reduce_mask("all", self, std::nullopt), false);
 }
 Tensor all_dim(const Tensor& self, int64_t dim, bool keepdim) {
-  return logical_impl<true>(self, reduce_mask_one(self, dim), keepdim);
+  return logical_impl<true>(self, reduce_mask_one("all", self, dim), keepdim);
 }
 Tensor all_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim) {
   return logical_impl<true>(self, reduce_mask("all", self, dim), keepdim);
@@ -181,7 +181,7 @@ Tensor any(const Tensor& self) {
   return logical_impl<false>(self, reduce_mask("any", self, std::nullopt), false);
 }
 Tensor any_dim(const Tensor& self, int64_t dim, bool keepdim) {
-  return logical_impl<false>(self, reduce_mask_one(self, dim), keepdim);
+  return logical_impl<false>(self, reduce_mask_one("any", self, dim), keepdim);
 }
 Tensor any_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim) {
   return logical_impl<false>(self, reduce_mask("any", self, dim), keepdim);
@@ -220,7 +220,7 @@ Tensor full_extreme(const Tensor& self) {
 template <bool kMax>
 std::tuple<Tensor, Tensor> with_dim(const Tensor& self, int64_t dim, bool keepdim) {
   check_cuda_tensors(name_of(kMax), {{"self", self}});
-  const std::vector<bool> mask = reduce_mask_one(self, dim);
+  const std::vector<bool> mask = reduce_mask_one(name_of(kMax), self, dim);
   check_nonzero_reduced(name_of(kMax), self, mask);
   return arg_extreme(name_of(kMax), kMax, self, mask, keepdim, true);
 }
@@ -243,7 +243,7 @@ Tensor arg(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
     return std::get<1>(
         arg_extreme(op, kMax, self, reduce_mask(op, self, std::nullopt), keepdim, false));
   }
-  const std::vector<bool> mask = reduce_mask_one(self, *dim);
+  const std::vector<bool> mask = reduce_mask_one(op, self, *dim);
   check_nonzero_reduced(op, self, mask);
   return std::get<1>(arg_extreme(op, kMax, self, mask, keepdim, false));
 }
@@ -383,7 +383,7 @@ template <bool kProd>
 Tensor scan(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
   const char* op = kProd ? "cumprod" : "cumsum";
   check_cuda_tensors(op, {{"self", self}});
-  dim = wrap_dim(dim, self.dim());  // a 0-dim tensor takes 0 and -1
+  dim = ops::meta::wrap_dim(op, dim, self.dim());  // a 0-dim tensor takes 0 and -1
   const DType out_dtype = ops::meta::sum_dtype(self, dtype);
   const Tensor src =
       self.dtype() == out_dtype && self.is_contiguous() ? self : cast_copy(self, out_dtype);

@@ -114,7 +114,7 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   ops::meta::check_roll_dims(shifts, dims);
   Tensor out = self;
   for (size_t i = 0; i < dims.size(); ++i) {
-    out = roll_one(out, shifts[i], wrap_dim(dims[i], self.dim()));
+    out = roll_one(out, shifts[i], ops::meta::wrap_dim("roll", dims[i], self.dim()));
   }
   if (dims.empty() || out.is_same(self)) out = cast_copy(self, self.dtype());
   return out;

@@ -15,6 +15,7 @@
 #include "kernels/cpu_redispatch.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/meta/wrap_dim.h"
 #include "loom/ops/op_handle.h"
 
 namespace loom::cuda {
@@ -139,7 +140,8 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   Tensor src = self;
   const int64_t nd = self.dim();
   if (nd > 0 && !self.is_contiguous()) {
-    const int64_t s = wrap_dim(start_dim, nd), e = wrap_dim(end_dim, nd);
+    const int64_t s = ops::meta::wrap_dim("flatten", start_dim, nd),
+                  e = ops::meta::wrap_dim("flatten", end_dim, nd);
     if (s < e) {
       Dims shape;
       for (int64_t d = 0; d < s; ++d) shape.push_back(self.size(d));

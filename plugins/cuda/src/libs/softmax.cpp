@@ -31,9 +31,9 @@ Lines lines_of(const Tensor& t, int64_t dim) {
   return l;
 }
 
+/// op names the op called: _softmax, or softmax.int's "softmax" (so that its messages name it).
 template <bool kLog>
-Tensor softmax_forward(const Tensor& self, int64_t dim, DType out_dtype) {
-  const char* op = kLog ? "_log_softmax" : "_softmax";
+Tensor softmax_forward(const char* op, const Tensor& self, int64_t dim, DType out_dtype) {
   check_cuda_tensors(op, {{"self", self}});
   meta::check_softmax_input(op, self, dim);
   check_float_dtype(op, "self", self);
@@ -51,19 +51,21 @@ Tensor softmax_forward(const Tensor& self, int64_t dim, DType out_dtype) {
 
 Tensor softmax_(const Tensor& self, int64_t dim, bool half_to_float) {
   return softmax_forward<false>(
-      self, dim, meta::softmax_half_to_float_dtype("_softmax", self, half_to_float));
+      "_softmax", self, dim, meta::softmax_half_to_float_dtype("_softmax", self, half_to_float));
 }
 Tensor log_softmax_(const Tensor& self, int64_t dim, bool half_to_float) {
-  return softmax_forward<true>(
-      self, dim, meta::softmax_half_to_float_dtype("_log_softmax", self, half_to_float));
+  return softmax_forward<true>("_log_softmax", self, dim,
+                               meta::softmax_half_to_float_dtype("_log_softmax", self,
+                                                                 half_to_float));
 }
 Tensor softmax_int(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
   const DType d = dtype.value_or(self.dtype());
-  return softmax_forward<false>(self.dtype() == d ? self : loom::to(self, d), dim, d);
+  return softmax_forward<false>("softmax", self.dtype() == d ? self : loom::to(self, d), dim, d);
 }
 Tensor log_softmax_int(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
   const DType d = dtype.value_or(self.dtype());
-  return softmax_forward<true>(self.dtype() == d ? self : loom::to(self, d), dim, d);
+  return softmax_forward<true>("log_softmax", self.dtype() == d ? self : loom::to(self, d), dim,
+                              d);
 }
 
 template <bool kLog>

@@ -14,6 +14,7 @@
 #include "loom/core/str_cat.h"
 #include "loom/core/tensor.h"
 #include "loom/ops/meta/pointwise.h"
+#include "loom/ops/meta/wrap_dim.h"
 
 namespace loom::ops::meta {
 
@@ -146,7 +147,7 @@ inline void check_scatter(const Tensor& self, int64_t dim, const Tensor& index, 
 inline int64_t index_fill_dim(const Tensor& self, int64_t dim, const Tensor& index) {
   LOOM_CHECK_T(IndexError, index.dtype() == DType::Int64,
                "index_fill_(): Expected dtype int64 for index.");
-  dim = wrap_dim(dim, self.dim());
+  dim = wrap_dim("index_fill_", dim, self.dim());
   LOOM_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
   return dim;
 }

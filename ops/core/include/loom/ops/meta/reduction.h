@@ -15,6 +15,7 @@
 
 #include "loom/core/error.h"
 #include "loom/core/tensor.h"
+#include "loom/ops/meta/wrap_dim.h"
 
 namespace loom::ops::meta {
 
@@ -30,7 +31,7 @@ inline std::vector<bool> reduce_mask(std::string_view op, const Tensor& self,
   }
   std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(nd, 1)), false);
   for (int64_t d : *dims) {
-    const int64_t w = wrap_dim(d, nd);
+    const int64_t w = wrap_dim(op, d, nd);
     LOOM_CHECK(!seen[w], op, ": dim ", w, " appears multiple times in the list of dims");
     seen[w] = true;
     if (nd > 0) mask[w] = true;
@@ -39,8 +40,8 @@ inline std::vector<bool> reduce_mask(std::string_view op, const Tensor& self,
 }
 
 /// The mask of one dim.
-inline std::vector<bool> reduce_mask_one(const Tensor& self, int64_t dim) {
-  const int64_t w = wrap_dim(dim, self.dim());
+inline std::vector<bool> reduce_mask_one(std::string_view op, const Tensor& self, int64_t dim) {
+  const int64_t w = wrap_dim(op, dim, self.dim());
   std::vector<bool> mask(static_cast<size_t>(self.dim()), false);
   if (self.dim() > 0) mask[w] = true;
   return mask;

@@ -11,6 +11,7 @@
 #include "loom/core/error.h"
 #include "loom/core/tensor.h"
 #include "loom/ops/meta/result_size.h"
+#include "loom/ops/meta/wrap_dim.h"
 
 namespace loom::ops::meta {
 
@@ -54,7 +55,7 @@ inline CatShape cat_shape(TensorList tensors, int64_t dim) {
   }
   CatShape r{promoted_dtype(tensors), ref == nullptr, 0, {}};
   if (ref == nullptr) return r;
-  dim = wrap_dim(dim, ref->dim());
+  dim = wrap_dim("cat", dim, ref->dim());
   std::vector<int64_t> sizes(ref->sizes().begin(), ref->sizes().end());
   int64_t total = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -80,7 +81,7 @@ inline CatShape cat_shape(TensorList tensors, int64_t dim) {
 inline int64_t check_stack_inputs(TensorList tensors, int64_t dim) {
   LOOM_CHECK(!tensors.empty(), "stack expects a non-empty TensorList");
   const Tensor& first = tensors[0];
-  dim = wrap_dim(dim, first.dim() + 1);
+  dim = wrap_dim("stack", dim, first.dim() + 1);
   for (size_t i = 1; i < tensors.size(); ++i) {
     LOOM_CHECK(tensors[i].sizes() == first.sizes(),
                "stack expects each tensor to be equal size, but got ", sizes_str(first.sizes()),
@@ -153,7 +154,7 @@ inline std::vector<int64_t> tile_repeats(const Tensor& self, IntArrayRef dims) {
 inline std::vector<bool> flip_dims(const Tensor& self, IntArrayRef dims) {
   std::vector<bool> flipped(self.dim(), false);
   for (int64_t d : dims) {
-    const int64_t w = wrap_dim(d, self.dim());
+    const int64_t w = wrap_dim("flip", d, self.dim());
     if (self.dim() == 0) continue;
     LOOM_CHECK(!flipped[w], "dims has duplicates, original flip dims size=", dims.size(),
                ", but unique flip dims size=", dims.size() - 1);

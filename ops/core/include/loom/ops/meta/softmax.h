@@ -11,13 +11,14 @@
 #include "loom/core/error.h"
 #include "loom/core/tensor.h"
 #include "loom/core/tensor_checks.h"
+#include "loom/ops/meta/wrap_dim.h"
 
 namespace loom::ops::meta {
 
 /// _softmax's / _log_softmax's checks of self: dim is in range (a 0-dim self takes 0 and
 /// -1) and self is of a floating dtype.
 inline void check_softmax_input(std::string_view op, const Tensor& self, int64_t dim) {
-  wrap_dim(dim, self.dim());
+  wrap_dim(op, dim, self.dim());
   LOOM_CHECK_T(TypeError, is_floating_point(self.dtype()), op,
                ": expected a floating point input, got ", self.describe());
 }
@@ -38,7 +39,7 @@ inline void check_softmax_backward(std::string_view op, const Tensor& grad, cons
   LOOM_CHECK(grad.sizes() == output.sizes(), op, ": the size of grad_output ",
              sizes_str(grad.sizes()), " must match the size of output ", sizes_str(output.sizes()));
   check_same_dtype(op, {{"grad_output", grad}, {"output", output}});
-  wrap_dim(dim, grad.dim());
+  wrap_dim(op, dim, grad.dim());
 }
 
 }  // namespace loom::ops::meta
