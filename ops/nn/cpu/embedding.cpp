@@ -40,7 +40,9 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t /*padding_
   meta::check_embedding_weight(weight);
   const std::vector<int64_t> idx = index_values("embedding", 1, indices);
   const int64_t V = weight.size(0), D = weight.size(1);
-  for (int64_t i : idx) LOOM_CHECK_T(IndexError, i >= 0 && i < V, "index out of range in self");
+  for (int64_t i : idx) {
+    LOOM_CHECK_T(IndexError, i >= 0 && i < V, "embedding: index out of range in self");
+  }
   const std::vector<int64_t> out_sizes = meta::embedding_output_sizes(weight, indices);
   Tensor out = Tensor::empty(out_sizes, TensorOptions{}.with(weight.dtype()));
   if (out.numel() == 0) return out;

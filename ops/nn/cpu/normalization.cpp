@@ -262,7 +262,8 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
                   double eps, bool /*cudnn_enabled*/) {
   check_defined("batch_norm", {{"input", input}});
   meta::check_norm_at_least_2d("batch_norm", input);
-  meta::check_batch_norm_params(input, weight, bias, running_mean, running_var, training);
+  meta::check_batch_norm_params("batch_norm", input, weight, bias, running_mean, running_var,
+                                training);
   meta::check_batch_norm_values_per_channel("batch_norm", input, training);
   // As PyTorch: an empty batch is a copy of the input, the running stats stay as they are.
   if (input.numel() == 0) return loom::clone(input);
@@ -278,7 +279,7 @@ Tensor3 native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
   constexpr const char* op = "native_layer_norm";
   check_defined(op, {{"input", input}});
   check_floating(op, "input", input);
-  const auto rows = meta::check_layer_norm_inputs(input, normalized_shape, weight, bias);
+  const auto rows = meta::check_layer_norm_inputs(op, input, normalized_shape, weight, bias);
   const int64_t M = rows.first, N = rows.second;
   const Tensor x = cast_contiguous(input, input.dtype());
   Tensor out = Tensor::empty(input.sizes(), TensorOptions{}.with(input.dtype()));
@@ -314,7 +315,7 @@ Tensor3 native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
   meta::check_norm_output_mask(op, output_mask);
   check_floating(op, "input", input);
   check_same_dtype(op, {{"grad_out", grad_out}, {"input", input}});
-  const auto rows = meta::check_layer_norm_inputs(input, normalized_shape, weight, bias);
+  const auto rows = meta::check_layer_norm_inputs(op, input, normalized_shape, weight, bias);
   const int64_t M = rows.first, N = rows.second;
   meta::check_layer_norm_backward(op, grad_out, input, mean_t, rstd_t, M);
   const std::vector<double> mean = param_values(mean_t, M, 0.0);
@@ -393,6 +394,9 @@ Tensor3 native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape,
                   const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
                   double eps, bool /*cudnn_enable*/) {
+  check_defined("layer_norm", {{"input", input}});
+  // Checked here too, so that a bad shape names the op the caller called.
+  meta::check_layer_norm_inputs("layer_norm", input, normalized_shape, weight, bias);
   return std::get<0>(loom::native_layer_norm(input, normalized_shape, weight, bias, eps));
 }
 
@@ -404,7 +408,7 @@ Tensor3 native_group_norm(const Tensor& input, const std::optional<Tensor>& weig
   constexpr const char* op = "native_group_norm";
   check_defined(op, {{"input", input}});
   check_floating(op, "input", input);
-  meta::check_group_norm_inputs(input, weight, bias, C, group);
+  meta::check_group_norm_inputs(op, input, weight, bias, C, group);
   meta::check_group_norm_geometry(op, input, N, C, HxW);
   const int64_t D = C / group;
   const int64_t block = D * HxW;
@@ -448,7 +452,7 @@ Tensor3 native_group_norm_backward(const Tensor& grad_out, const Tensor& input,
   meta::check_norm_output_mask(op, output_mask);
   check_floating(op, "input", input);
   check_same_dtype(op, {{"grad_out", grad_out}, {"input", input}});
-  meta::check_group_norm_inputs(input, weight, std::nullopt, C, group);
+  meta::check_group_norm_inputs(op, input, weight, std::nullopt, C, group);
   meta::check_group_norm_geometry(op, input, N, C, HxW);
   meta::check_group_norm_backward(op, grad_out, input, mean_t, rstd_t, N, group);
   const int64_t D = C / group;
@@ -523,7 +527,7 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<T
   check_defined("group_norm", {{"input", input}});
   meta::check_norm_at_least_2d("group_norm", input);
   const int64_t N = input.size(0), C = input.size(1);
-  meta::check_group_norm_inputs(input, weight, bias, C, num_groups);
+  meta::check_group_norm_inputs("group_norm", input, weight, bias, C, num_groups);
   const int64_t HxW = prod(input.sizes(), 2);
   return std::get<0>(loom::native_group_norm(input, weight, bias, N, C, HxW, num_groups, eps));
 }

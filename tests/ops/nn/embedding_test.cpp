@@ -85,7 +85,7 @@ TEST_F(EmbeddingTest, Errors) {
     EXPECT_EQ(message_of<IndexError>([&] {
                 embedding(weight, make_tensor({1, bad}, {2}, DType::Int64));
               }),
-              "index out of range in self");
+              "embedding: index out of range in self");
   }
   EXPECT_TRUE(contains(message_of<TypeError>([&] {
                          embedding(weight, make_tensor({1, 2}, {2}, DType::Float32));

@@ -208,15 +208,15 @@ TEST_F(NormalizationTest, BatchNormCompositeChecksAndEmptyBatch) {
                          batch_norm(xt, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
                                     false, 0.1, 1e-5, false);
                        }),
-                       "running_mean must be defined in evaluation mode"));
+                       "batch_norm: running_mean must be defined in evaluation mode"));
   EXPECT_TRUE(contains(
       message_of([&] { batch_norm(xt, w4, std::nullopt, rm, rv, false, 0.1, 1e-5, false); }),
-      "weight should contain 3 elements not 4"));
+      "batch_norm: weight should contain 3 elements not 4"));
   EXPECT_TRUE(contains(message_of([&] {
                          batch_norm(xt, std::nullopt, std::nullopt, w4, rv, false, 0.1, 1e-5,
                                     false);
                        }),
-                       "running_mean should contain 3 elements not 4"));
+                       "batch_norm: running_mean should contain 3 elements not 4"));
   EXPECT_TRUE(contains(message_of([&] {
                          native_batch_norm(make_tensor({1, 2, 3}, {3}), std::nullopt, std::nullopt,
                                            std::nullopt, std::nullopt, true, 0.1, 1e-5);
@@ -228,12 +228,12 @@ TEST_F(NormalizationTest, BatchNormCompositeChecksAndEmptyBatch) {
                                            true, 0.1, 1e-5);
                        }),
                        "expected a floating point input"));
-  EXPECT_TRUE(
-      contains(message_of([&] {
-                 native_batch_norm(e, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true,
-                                   0.1, 1e-5);
-               }),
-               "input tensor must have at least one element, but got input_sizes = [0, 3, 2]"));
+  EXPECT_TRUE(contains(message_of([&] {
+                         native_batch_norm(e, std::nullopt, std::nullopt, std::nullopt,
+                                           std::nullopt, true, 0.1, 1e-5);
+                       }),
+                       "native_batch_norm: input tensor must have at least one element, but got "
+                       "input_sizes = [0, 3, 2]"));
 }
 
 // PyTorch's torch.nn.functional.batch_norm check: in training, one value per channel has no
@@ -428,11 +428,13 @@ TEST_F(NormalizationTest, LayerNormErrors) {
   const Tensor x = make_tensor(random_values(24, 28), {2, 3, 4});
   EXPECT_TRUE(
       contains(message_of([&] { native_layer_norm(x, {3}, std::nullopt, std::nullopt, 1e-5); }),
-               "Given normalized_shape=[3], expected input with shape [*, 3], but got input "
+               "native_layer_norm: Given normalized_shape=[3], expected input with shape [*, 3], "
+               "but got input "
                "of size[2, 3, 4]"));
   EXPECT_TRUE(
       contains(message_of([&] { native_layer_norm(x, {}, std::nullopt, std::nullopt, 1e-5); }),
-               "Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
+               "native_layer_norm: Expected normalized_shape to be at least 1-dimensional, i.e., "
+               "containing at "
                "least one element, but got normalized_shape = []"));
   const Tensor three = make_tensor({1, 1, 1}, {3});
   EXPECT_TRUE(contains(message_of([&] { native_layer_norm(x, {4}, three, std::nullopt, 1e-5); }),
@@ -440,8 +442,8 @@ TEST_F(NormalizationTest, LayerNormErrors) {
                        "shape [3] and normalized_shape = [4]"));
   EXPECT_TRUE(
       contains(message_of([&] { layer_norm(x, {4}, std::nullopt, three); }),
-               "Expected bias to be of same shape as normalized_shape, but got bias of shape "
-               "[3] and normalized_shape = [4]"));
+               "layer_norm: Expected bias to be of same shape as normalized_shape, but got bias of "
+               "shape [3] and normalized_shape = [4]"));
 }
 
 // ---- group norm oracle: x is [N, C, HxW] row-major ----
@@ -524,8 +526,8 @@ TEST_F(NormalizationTest, GroupNormErrors) {
   const Tensor x = make_tensor(random_values(24, 36), {2, 3, 4});
   EXPECT_TRUE(
       contains(message_of([&] { group_norm(x, 2); }),
-               "Expected number of channels in input to be divisible by num_groups, but got "
-               "input of shape [2, 3, 4] and num_groups=2"));
+               "group_norm: Expected number of channels in input to be divisible by num_groups, "
+               "but got input of shape [2, 3, 4] and num_groups=2"));
   const Tensor four = make_tensor({1, 1, 1, 1}, {4});
   EXPECT_TRUE(contains(message_of([&] { group_norm(x, 3, four); }),
                        "Expected weight to be a vector of size equal to the number of channels in "
@@ -533,8 +535,8 @@ TEST_F(NormalizationTest, GroupNormErrors) {
   EXPECT_TRUE(contains(message_of([&] { group_norm(x, 3, std::nullopt, four); }),
                        "Expected bias to be a vector of size equal to the number of channels in "
                        "input, but got bias of shape [4] and input of shape [2, 3, 4]"));
-  EXPECT_TRUE(
-      contains(message_of([&] { group_norm(x, 0); }), "Expected num_groups to be positive"));
+  EXPECT_TRUE(contains(message_of([&] { group_norm(x, 0); }),
+                       "group_norm: Expected num_groups to be positive"));
   EXPECT_TRUE(contains(
       message_of([&] { native_group_norm(x, std::nullopt, std::nullopt, 2, 3, 5, 3, 1e-5); }),
       "native_group_norm: expected input with N * C * HxW = 2 * 3 * 5 elements, "

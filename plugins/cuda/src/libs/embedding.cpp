@@ -59,7 +59,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t /*padding_
                    idx.dtype() == DType::Int32, idx.numel(), ptr(out),
                    static_cast<int64_t*>(ptr(flag)), g.stream());
   check_launch(op);
-  LOOM_CHECK_T(IndexError, !read_flag(op, flag, g.stream()).first, "index out of range in self");
+  LOOM_CHECK_T(IndexError, !read_flag(op, flag, g.stream()).first, op,
+               ": index out of range in self");
   return out;
 }
 

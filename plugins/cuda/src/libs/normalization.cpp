@@ -179,7 +179,7 @@ Tensor3 native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
   check_cuda_tensors(op, {{"input", input}});
   check_devices(op, input, {{"weight", &weight}, {"bias", &bias}});
   check_float_dtype(op, "input", input);
-  const auto [M, K] = meta::check_layer_norm_inputs(input, normalized_shape, weight, bias);
+  const auto [M, K] = meta::check_layer_norm_inputs(op, input, normalized_shape, weight, bias);
   const DType dt = input.dtype();
   OpGuard g(op, input);
   const Tensor x = dense(input);
@@ -207,7 +207,7 @@ Tensor3 native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
   meta::check_norm_output_mask(op, output_mask);
   check_float_dtype(op, "input", input);
   check_same_dtype(op, {{"grad_out", grad_out}, {"input", input}});
-  const auto [M, K] = meta::check_layer_norm_inputs(input, normalized_shape, weight, bias);
+  const auto [M, K] = meta::check_layer_norm_inputs(op, input, normalized_shape, weight, bias);
   meta::check_layer_norm_backward(op, grad_out, input, mean_t, rstd_t, M);
   const DType dt = input.dtype();
   OpGuard g(op, input);
@@ -240,7 +240,7 @@ Tensor3 native_group_norm(const Tensor& input, const std::optional<Tensor>& weig
   check_cuda_tensors(op, {{"input", input}});
   check_devices(op, input, {{"weight", &weight}, {"bias", &bias}});
   check_float_dtype(op, "input", input);
-  meta::check_group_norm_inputs(input, weight, bias, C, group);
+  meta::check_group_norm_inputs(op, input, weight, bias, C, group);
   meta::check_group_norm_geometry(op, input, N, C, HxW);
   const DType dt = input.dtype();
   OpGuard g(op, input);
@@ -266,7 +266,7 @@ Tensor3 native_group_norm_backward(const Tensor& grad_out, const Tensor& input,
   meta::check_norm_output_mask(op, output_mask);
   check_float_dtype(op, "input", input);
   check_same_dtype(op, {{"grad_out", grad_out}, {"input", input}});
-  meta::check_group_norm_inputs(input, weight, std::nullopt, C, group);
+  meta::check_group_norm_inputs(op, input, weight, std::nullopt, C, group);
   meta::check_group_norm_geometry(op, input, N, C, HxW);
   meta::check_group_norm_backward(op, grad_out, input, mean_t, rstd_t, N, group);
   const DType dt = input.dtype();

@@ -9,7 +9,7 @@ namespace loom {
 
 /// Rows of weight [num_weights, D] picked by indices (int32 or int64, any shape): the
 /// result has indices' sizes followed by D (aten::embedding). An index outside
-/// [0, num_weights) is an IndexError ("index out of range in self"). padding_idx and
+/// [0, num_weights) is an IndexError ("embedding: index out of range in self"). padding_idx and
 /// scale_grad_by_freq only change the gradient; unlike F.embedding, a negative padding_idx
 /// is not wrapped here (-1 means none, as in the aten op). sparse is accepted and ignored
 /// (the gradient is always dense).

@@ -52,22 +52,24 @@ inline void check_norm_grad_sizes(std::string_view op, const Tensor& grad_out,
 
 /// PyTorch's size checks of _batch_norm_impl_index, shared by batch_norm and the native ops:
 /// every given parameter has C = input.size(1) elements, and the running statistics are
-/// given in evaluation mode.
-inline void check_batch_norm_params(const Tensor& input, const std::optional<Tensor>& weight,
+/// given in evaluation mode. Messages start with op (PyTorch's have no op name).
+inline void check_batch_norm_params(std::string_view op, const Tensor& input,
+                                    const std::optional<Tensor>& weight,
                                     const std::optional<Tensor>& bias,
                                     const std::optional<Tensor>& running_mean,
                                     const std::optional<Tensor>& running_var, bool training) {
   const int64_t c = input.size(1);
   auto check = [&](const char* name, const std::optional<Tensor>& t) {
     if (!norm_param_present(t)) return;
-    LOOM_CHECK(t->numel() == c, name, " should contain ", c, " elements not ", t->numel());
+    LOOM_CHECK(t->numel() == c, op, ": ", name, " should contain ", c, " elements not ",
+               t->numel());
   };
   check("running_mean", running_mean);
-  LOOM_CHECK(training || norm_param_present(running_mean),
-             "running_mean must be defined in evaluation mode");
+  LOOM_CHECK(training || norm_param_present(running_mean), op,
+             ": running_mean must be defined in evaluation mode");
   check("running_var", running_var);
-  LOOM_CHECK(training || norm_param_present(running_var),
-             "running_var must be defined in evaluation mode");
+  LOOM_CHECK(training || norm_param_present(running_var), op,
+             ": running_var must be defined in evaluation mode");
   check("weight", weight);
   check("bias", bias);
 }
@@ -93,9 +95,11 @@ inline void check_native_batch_norm(const Tensor& input, const std::optional<Ten
                                     const std::optional<Tensor>& bias,
                                     const std::optional<Tensor>& running_mean,
                                     const std::optional<Tensor>& running_var, bool training) {
-  check_batch_norm_params(input, weight, bias, running_mean, running_var, training);
+  check_batch_norm_params("native_batch_norm", input, weight, bias, running_mean, running_var,
+                          training);
   LOOM_CHECK(!training || input.numel() > 0,
-             "input tensor must have at least one element, but got input_sizes = ",
+             "native_batch_norm: input tensor must have at least one element, but got input_sizes "
+             "= ",
              sizes_str(input.sizes()));
   check_batch_norm_values_per_channel("native_batch_norm", input, training);
 }
@@ -111,7 +115,8 @@ inline void check_batch_norm_backward_stats(std::string_view op, int64_t C, bool
                                             const std::optional<Tensor>& weight) {
   auto check_stat = [&](const char* name, const std::optional<Tensor>& t, const char* mode) {
     LOOM_CHECK(norm_param_present(t), op, ": ", name, " must be defined in ", mode, " mode");
-    LOOM_CHECK(t->numel() == C, name, " should contain ", C, " elements not ", t->numel());
+    LOOM_CHECK(t->numel() == C, op, ": ", name, " should contain ", C, " elements not ",
+               t->numel());
   };
   if (train) {
     check_stat("save_mean", save_mean, "training");
@@ -121,29 +126,29 @@ inline void check_batch_norm_backward_stats(std::string_view op, int64_t C, bool
     check_stat("running_var", running_var, "evaluation");
   }
   if (norm_param_present(weight)) {
-    LOOM_CHECK(weight->numel() == C, "weight should contain ", C, " elements not ",
+    LOOM_CHECK(weight->numel() == C, op, ": weight should contain ", C, " elements not ",
                weight->numel());
   }
 }
 
 // ---- layer norm ----
 
-/// PyTorch's _check_layer_norm_inputs; returns (M, N): the number of normalized rows and
-/// their length.
-inline std::pair<int64_t, int64_t> check_layer_norm_inputs(const Tensor& input,
+/// PyTorch's _check_layer_norm_inputs, its messages prefixed with op; returns (M, N): the
+/// number of normalized rows and their length.
+inline std::pair<int64_t, int64_t> check_layer_norm_inputs(std::string_view op, const Tensor& input,
                                                            IntArrayRef normalized_shape,
                                                            const std::optional<Tensor>& weight,
                                                            const std::optional<Tensor>& bias) {
   const auto nd = static_cast<int64_t>(normalized_shape.size());
-  LOOM_CHECK(nd >= 1,
-             "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
-             "one element, but got normalized_shape = ",
+  LOOM_CHECK(nd >= 1, op,
+             ": Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
+             "least one element, but got normalized_shape = ",
              sizes_str(normalized_shape));
-  LOOM_CHECK(!norm_param_present(weight) || weight->sizes() == normalized_shape,
-             "Expected weight to be of same shape as normalized_shape, but got weight of shape ",
+  LOOM_CHECK(!norm_param_present(weight) || weight->sizes() == normalized_shape, op,
+             ": Expected weight to be of same shape as normalized_shape, but got weight of shape ",
              sizes_str(weight->sizes()), " and normalized_shape = ", sizes_str(normalized_shape));
-  LOOM_CHECK(!norm_param_present(bias) || bias->sizes() == normalized_shape,
-             "Expected bias to be of same shape as normalized_shape, but got bias of shape ",
+  LOOM_CHECK(!norm_param_present(bias) || bias->sizes() == normalized_shape, op,
+             ": Expected bias to be of same shape as normalized_shape, but got bias of shape ",
              sizes_str(bias->sizes()), " and normalized_shape = ", sizes_str(normalized_shape));
   const int64_t in_nd = input.dim();
   bool ok = in_nd >= nd;
@@ -151,7 +156,7 @@ inline std::pair<int64_t, int64_t> check_layer_norm_inputs(const Tensor& input,
   if (!ok) {
     std::string expected = "[*";
     for (int64_t s : normalized_shape) expected += str_cat(", ", s);
-    LOOM_THROW(ValueError, "Given normalized_shape=", sizes_str(normalized_shape),
+    LOOM_THROW(ValueError, op, ": Given normalized_shape=", sizes_str(normalized_shape),
                ", expected input with shape ", expected, "], but got input of size",
                sizes_str(input.sizes()));
   }
@@ -170,8 +175,8 @@ inline std::vector<int64_t> layer_norm_stat_sizes(const Tensor& input, size_t no
 /// native_layer_norm_backward's checks after check_layer_norm_inputs (which gave M):
 /// grad_out has input's sizes, mean and rstd one element per row.
 inline void check_layer_norm_backward(std::string_view op, const Tensor& grad_out,
-                                      const Tensor& input, const Tensor& mean,
-                                      const Tensor& rstd, int64_t M) {
+                                      const Tensor& input, const Tensor& mean, const Tensor& rstd,
+                                      int64_t M) {
   check_norm_grad_sizes(op, grad_out, input);
   LOOM_CHECK(mean.numel() == M && rstd.numel() == M, op, ": expected mean and rstd with ", M,
              " elements (one per normalized row), but got mean ", mean.describe(), " and rstd ",
@@ -180,20 +185,22 @@ inline void check_layer_norm_backward(std::string_view op, const Tensor& grad_ou
 
 // ---- group norm ----
 
-/// PyTorch's group norm checks of num_groups against C and of weight and bias ([C] each).
-inline void check_group_norm_inputs(const Tensor& input, const std::optional<Tensor>& weight,
+/// PyTorch's group norm checks of num_groups against C and of weight and bias ([C] each), its
+/// messages prefixed with op.
+inline void check_group_norm_inputs(std::string_view op, const Tensor& input,
+                                    const std::optional<Tensor>& weight,
                                     const std::optional<Tensor>& bias, int64_t C, int64_t group) {
-  LOOM_CHECK(group > 0, "Expected num_groups to be positive, but got num_groups=", group);
-  LOOM_CHECK(C % group == 0,
-             "Expected number of channels in input to be divisible by num_groups, but got input "
-             "of shape ",
+  LOOM_CHECK(group > 0, op, ": Expected num_groups to be positive, but got num_groups=", group);
+  LOOM_CHECK(C % group == 0, op,
+             ": Expected number of channels in input to be divisible by num_groups, but got "
+             "input of shape ",
              sizes_str(input.sizes()), " and num_groups=", group);
-  LOOM_CHECK(!norm_param_present(weight) || (weight->dim() == 1 && weight->numel() == C),
-             "Expected weight to be a vector of size equal to the number of channels in input, "
+  LOOM_CHECK(!norm_param_present(weight) || (weight->dim() == 1 && weight->numel() == C), op,
+             ": Expected weight to be a vector of size equal to the number of channels in input, "
              "but got weight of shape ",
              sizes_str(weight->sizes()), " and input of shape ", sizes_str(input.sizes()));
-  LOOM_CHECK(!norm_param_present(bias) || (bias->dim() == 1 && bias->numel() == C),
-             "Expected bias to be a vector of size equal to the number of channels in input, "
+  LOOM_CHECK(!norm_param_present(bias) || (bias->dim() == 1 && bias->numel() == C), op,
+             ": Expected bias to be a vector of size equal to the number of channels in input, "
              "but got bias of shape ",
              sizes_str(bias->sizes()), " and input of shape ", sizes_str(input.sizes()));
 }
@@ -209,8 +216,8 @@ inline void check_group_norm_geometry(std::string_view op, const Tensor& input, 
 /// native_group_norm_backward's checks after the inputs and geometry: grad_out has input's
 /// sizes, mean and rstd N * group elements.
 inline void check_group_norm_backward(std::string_view op, const Tensor& grad_out,
-                                      const Tensor& input, const Tensor& mean,
-                                      const Tensor& rstd, int64_t N, int64_t group) {
+                                      const Tensor& input, const Tensor& mean, const Tensor& rstd,
+                                      int64_t N, int64_t group) {
   check_norm_grad_sizes(op, grad_out, input);
   LOOM_CHECK(mean.numel() == N * group && rstd.numel() == N * group, op,
              ": expected mean and rstd with N * group = ", N * group, " elements, but got mean ",
