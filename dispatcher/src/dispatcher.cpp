@@ -323,7 +323,7 @@ OperatorHandle Dispatcher::find_op_or_throw(std::string_view name) const {
     }
   }
   std::sort(close.begin(), close.end());
-  LOOM_THROW(NotImplementedError, "no operator named '", full, "' is defined",
+  LOOM_THROW(NotImplementedError, "no operator named '", message_excerpt(full), "' is defined",
              close.empty()
                  ? std::string(" (is the plugin that defines it loaded?)")
                  : loom::str_cat("; overloads with that name: ", absl::StrJoin(close, ", ")));

@@ -14,6 +14,11 @@ Library::Library(Kind kind, std::string ns, std::optional<DispatchKey> key,
 
 Library::Library(Kind kind, std::string ns, std::optional<DispatchKey> key, Origin origin)
     : kind_(kind), ns_(std::move(ns)), key_(key), origin_(std::move(origin)) {
+  // A namespace is an identifier, as in schemas ("myops::scale"); Fragment and Impl libraries
+  // of no namespace (ns "") register qualified names.
+  LOOM_CHECK_T(RegistrationError, is_schema_identifier(ns_) || (kind_ != Kind::Def && ns_.empty()),
+               "Library at ", origin_.str(), ": namespace '", message_excerpt(ns_),
+               "' is not an identifier (letters, digits and '_', not starting with a digit)");
   if (kind_ == Kind::Def) {
     handles_.push_back(Dispatcher::instance().claim_namespace(ns_, origin_));
   }

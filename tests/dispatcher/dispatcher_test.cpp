@@ -232,6 +232,13 @@ TEST(DispatcherRegistration, OverridingAnotherPluginsKernelWarns) {
       << seen[0];
 }
 
+TEST(DispatcherRegistration, ANamespaceIsAnIdentifier) {
+  const std::string msg = message_of([] { Library lib(Library::Kind::Def, "a b", std::nullopt); });
+  EXPECT_TRUE(contains(msg, "namespace 'a b' is not an identifier")) << msg;
+  EXPECT_THROW(Library(Library::Kind::Def, "", std::nullopt), RegistrationError);
+  EXPECT_NO_THROW(Library(Library::Kind::Fragment, "", std::nullopt));
+}
+
 TEST(DispatcherRegistration, UndoOfDef) {
   auto def = std::make_unique<Library>(Library::Kind::Def, "dundo", std::nullopt);
   def->def("gone(Tensor self) -> Tensor");
