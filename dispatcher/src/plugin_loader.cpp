@@ -766,6 +766,34 @@ std::vector<PluginFailure> PluginLoader::load_all(std::vector<PluginFailure>* sk
 
 std::vector<PluginFailure> PluginLoader::load_all() { return load_all(nullptr); }
 
+void PluginLoader::load_if_driver(std::string_view plugin, std::string_view device_type,
+                                  const char* driver_library,
+                                  std::string_view driver_name) noexcept {
+  try {
+    if (is_loaded(plugin)) return;
+    void* driver = ::dlopen(driver_library, RTLD_LAZY | RTLD_LOCAL);
+    if (driver == nullptr) {
+      DeviceType::set_missing_reason(
+          device_type,
+          loom::str_cat("found no ", driver_name, " on this system (", driver_library,
+                        " cannot be opened), so the ", plugin,
+                        " plugin was not loaded; install the driver, or load the plugin with "
+                        "PluginLoader::instance().load(\"",
+                        plugin, "\")"));
+      return;
+    }
+    ::dlclose(driver);
+    try {
+      load(plugin);
+    } catch (const std::exception& e) {
+      DeviceType::set_missing_reason(
+          device_type, loom::str_cat("the ", plugin, " plugin could not be loaded: ", e.what()));
+    }
+  } catch (...) {
+    // Recording a reason failed (out of memory): the device type just stays unknown.
+  }
+}
+
 void PluginLoader::unload(std::string_view name) {
   std::lock_guard<std::recursive_mutex> lock(impl_->mu);
   auto it = std::find_if(impl_->plugins.begin(), impl_->plugins.end(),

@@ -1136,3 +1136,38 @@ TEST_F(PluginLoaderTest, ReloadsAFileThatStayedInMemory) {
 
 }  // namespace
 }  // namespace loom
+
+namespace loom {
+namespace {
+
+// Note [Device plugins at init]: without its driver a device plugin is not loaded, and a
+// device string of its type says why (as PyTorch's "Found no NVIDIA driver on your system").
+TEST(PluginLoaderDriver, NoDriverIsWhatAMissingDeviceTypeSays) {
+  PluginLoader::instance().load_if_driver("nodriver_test", "nodriver_dev",
+                                          "libloom_no_such_driver.so.9", "Test driver");
+  EXPECT_FALSE(PluginLoader::instance().is_loaded("nodriver_test"));
+  try {
+    (void)DeviceType::from_name("nodriver_dev");
+    ADD_FAILURE() << "no DeviceError";
+  } catch (const DeviceError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("found no Test driver on this system (libloom_no_such_driver.so.9"),
+              std::string::npos)
+        << m;
+  }
+  // With a driver library that opens (libc's), a plugin that is not there is a recorded
+  // reason too, not an exception.
+  PluginLoader::instance().load_if_driver("nodriver_test", "nodriver_dev2", "libc.so.6",
+                                          "Test driver");
+  try {
+    (void)DeviceType::from_name("nodriver_dev2");
+    ADD_FAILURE() << "no DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("the nodriver_test plugin could not be loaded"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace loom

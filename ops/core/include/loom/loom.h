@@ -34,6 +34,9 @@ inline void init() {
     } catch (const Error&) {
     }
   }
+  // Where an NVIDIA driver is installed; elsewhere "cuda:0" says that none is (Note [Device
+  // plugins at init] in loom/dispatcher/plugin_loader.h).
+  PluginLoader::instance().load_if_driver("cuda", "cuda", "libcuda.so.1", "NVIDIA driver");
 }
 
 }  // namespace loom
