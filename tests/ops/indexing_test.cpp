@@ -236,18 +236,19 @@ TEST_F(Indexing, GatherEdgeCasesAndErrors) {
   EXPECT_EQ(message_of<IndexError>([&] {
               gather(x, 0, idx({5}, {1, 1}));
             }),
-            "index 5 is out of bounds for dimension 0 with size 2");
+            "gather: index 5 is out of bounds for dimension 0 with size 2");
   EXPECT_EQ(message_of<IndexError>([&] {
               gather(x, 1, idx({-1}, {1, 1}));
             }),
-            "index -1 is out of bounds for dimension 1 with size 3");
+            "gather: index -1 is out of bounds for dimension 1 with size 3");
   EXPECT_EQ(message_of([&] { gather(x, 0, idx({0})); }),
-            "Index tensor must have the same number of dimensions as input tensor");
-  EXPECT_EQ(message_of([&] {
-              gather(x, 0, idx(std::vector<int64_t>(8, 0), {2, 4}));
-            }),
-            "Size does not match at dimension 1 expected index [2, 4] to be no larger than self "
-            "[2, 3] apart from dimension 0");
+            "gather: Index tensor must have the same number of dimensions as input tensor");
+  EXPECT_EQ(
+      message_of([&] {
+        gather(x, 0, idx(std::vector<int64_t>(8, 0), {2, 4}));
+      }),
+      "gather: Size does not match at dimension 1 expected index [2, 4] to be no larger than self "
+      "[2, 3] apart from dimension 0");
 }
 
 // ---- scatter, scatter_add, scatter_reduce ------------------------------------------------------
@@ -430,11 +431,11 @@ TEST_F(Indexing, ScatterErrors) {
   EXPECT_EQ(message_of<IndexError>([&] {
               scatter(x, 0, idx({5}, {1, 1}), one);
             }),
-            "index 5 is out of bounds for dimension 0 with size 2");
+            "scatter: index 5 is out of bounds for dimension 0 with size 2");
   EXPECT_EQ(message_of<IndexError>([&] {
               scatter_add(x, 1, idx({-1}, {1, 1}), one);
             }),
-            "index -1 is out of bounds for dimension 1 with size 3");
+            "scatter: index -1 is out of bounds for dimension 1 with size 3");
   EXPECT_EQ(message_of<TypeError>([&] {
               scatter(x, 0, idx({1}, {1, 1}), make_tensor({1}, {1, 1}, DType::Float64));
             }),
@@ -447,23 +448,26 @@ TEST_F(Indexing, ScatterErrors) {
       message_of([&] {
         scatter(x, 0, idx(std::vector<int64_t>(8, 0), {2, 4}), make_tensor(Values(8, 1), {2, 4}));
       }),
-      "Expected index [2, 4] to be no larger than self [2, 3] apart from dimension 0 and to "
+      "scatter: Expected index [2, 4] to be no larger than self [2, 3] apart from dimension 0 and "
+      "to "
       "be no larger size than src [2, 4]");
   EXPECT_EQ(message_of([&] {
               scatter(x, 0, idx(std::vector<int64_t>(6, 0), {2, 3}), one);
             }),
-            "Expected index [2, 3] to be no larger than self [2, 3] apart from dimension 0 and to "
+            "scatter: Expected index [2, 3] to be no larger than self [2, 3] apart from dimension "
+            "0 and to "
             "be no larger size than src [1, 1]");
-  EXPECT_EQ(message_of([&] {
-              scatter(x, 0, idx(std::vector<int64_t>(8, 0), {2, 4}), Scalar(1));
-            }),
-            "Expected index [2, 4] to be no larger than self [2, 3] apart from dimension 0");
+  EXPECT_EQ(
+      message_of([&] {
+        scatter(x, 0, idx(std::vector<int64_t>(8, 0), {2, 4}), Scalar(1));
+      }),
+      "scatter: Expected index [2, 4] to be no larger than self [2, 3] apart from dimension 0");
   EXPECT_EQ(message_of([&] { scatter(x, 0, idx({0}), one); }),
-            "Index tensor must have the same number of dimensions as self tensor");
+            "scatter: Index tensor must have the same number of dimensions as self tensor");
   EXPECT_EQ(message_of([&] {
               scatter(x, 0, idx({0}, {1, 1}), make_tensor({1}, {1}));
             }),
-            "Index tensor must have the same number of dimensions as src tensor");
+            "scatter: Index tensor must have the same number of dimensions as src tensor");
   EXPECT_EQ(message_of([&] {
               scatter(x, 0, idx({1}, {1, 1}), one, "sum");
             }),
@@ -554,9 +558,9 @@ TEST_F(Indexing, IndexFill) {
   EXPECT_TRUE(index_fill_(y, 0, idx({2}), Scalar(2.9)).is_same(y));
   expect_close(y, {3}, {1, 2, 2});
   EXPECT_EQ(message_of<IndexError>([&] { index_fill(x, 1, idx({3}), Scalar(0)); }),
-            "index 3 is out of bounds for dimension 1 with size 3");
+            "index_fill: index 3 is out of bounds for dimension 1 with size 3");
   EXPECT_EQ(message_of<IndexError>([&] { index_fill(x, 1, idx({-4}), Scalar(0)); }),
-            "index -4 is out of bounds for dimension 1 with size 3");
+            "index_fill: index -4 is out of bounds for dimension 1 with size 3");
   EXPECT_EQ(
       message_of<IndexError>([&] { index_fill(x, 1, idx({0}, {1}, DType::Int32), Scalar(0)); }),
       "index_fill_(): Expected dtype int64 for index.");

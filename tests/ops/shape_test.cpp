@@ -60,7 +60,10 @@ TEST_F(ShapeTest, ViewSharesStorageAndVersion) {
 
 TEST_F(ShapeTest, ViewErrors) {
   Tensor x = arange_t({2, 3});
-  EXPECT_EQ(message_of([&] { view(x, {2, 5}); }), "shape '[2, 5]' is invalid for input of size 6");
+  EXPECT_EQ(message_of([&] {
+              view(x, {2, 5});
+            }),
+            "view: shape '[2, 5]' is invalid for input of size 6");
   EXPECT_TRUE(contains(message_of([&] { view(x, {-1, -1}); }), "only one dimension"));
   EXPECT_TRUE(contains(message_of([&] { view(transpose(x, 0, 1), {6}); }),
                        "view size is not compatible with input tensor's size and stride"));
@@ -192,7 +195,7 @@ TEST_F(ShapeTest, Expand) {
               expand(x, {3, 2}).sizes();
               expand(arange_t({3}), {2, 4});
             }),
-            "The expanded size of the tensor (4) must match the existing size (3) at "
+            "expand: The expanded size of the tensor (4) must match the existing size (3) at "
             "non-singleton dimension 1.  Target sizes: [2, 4].  Tensor sizes: [3]");
   EXPECT_TRUE(contains(message_of([&] { expand(x, {3}); }),
                        "the number of sizes provided (1) must be greater or equal to the number "
@@ -213,9 +216,9 @@ TEST_F(ShapeTest, NarrowSliceSelect) {
   EXPECT_EQ(to_doubles(n)[0], 2);
   expect_view_of(n, x);
   EXPECT_EQ(message_of([&] { narrow(x, 0, 3, 2); }),
-            "start (3) + length (2) exceeds dimension size (4).");
+            "narrow: start (3) + length (2) exceeds dimension size (4).");
   EXPECT_EQ(message_of<IndexError>([&] { narrow(x, 0, 5, 0); }),
-            "start out of range (expected to be in range of [-4, 4], but got 5)");
+            "narrow: start out of range (expected to be in range of [-4, 4], but got 5)");
 
   Tensor s = slice(x, 1, 1, std::nullopt, 2);
   expect_close(s, {4, 2}, {1, 3, 6, 8, 11, 13, 16, 18});
@@ -223,7 +226,7 @@ TEST_F(ShapeTest, NarrowSliceSelect) {
   EXPECT_EQ(vec(slice(x, 0, -100, 100).sizes()), (V{4, 5}));
   EXPECT_EQ(vec(slice(x, 0, 3, 1).sizes()), (V{0, 5}));
   expect_close(slice(x, -1, -2), {4, 2}, {3, 4, 8, 9, 13, 14, 18, 19});
-  EXPECT_EQ(message_of([&] { slice(x, 0, 0, 4, 0); }), "slice step must be positive");
+  EXPECT_EQ(message_of([&] { slice(x, 0, 0, 4, 0); }), "slice: slice step must be positive");
   EXPECT_TRUE(contains(message_of([&] { slice(make_tensor({1}, {})); }), "0-dim"));
 
   Tensor r = select(x, 0, -1);
@@ -271,7 +274,7 @@ TEST_F(ShapeTest, SplitChunkUnbind) {
             "split_with_sizes expects split_sizes to sum exactly to 5 (input tensor's size at "
             "dimension 0), but got split_sizes=[1, 2]");
   EXPECT_EQ(message_of([&] { split(x, 0); }),
-            "split_size can only be 0 if dimension size is 0, but got dimension size of 5");
+            "split: split_size can only be 0 if dimension size is 0, but got dimension size of 5");
   EXPECT_EQ(split(make_tensor({}, {0, 2}), 0).size(), 1u);
 
   auto ch = chunk(x, 3);
@@ -304,17 +307,18 @@ TEST_F(ShapeTest, Cat) {
   Tensor p = cat({a, make_tensor({7, 8}, {1, 2}, DType::Int64, true)});
   EXPECT_EQ(p.dtype(), DType::Float32);
   expect_close(p, {3, 2}, {0, 1, 2, 3, 7, 8});
-  EXPECT_EQ(message_of([&] {
-              cat({a, b});
-            }),
-            "Sizes of tensors must match except in dimension 0. Expected size 2 but got size 3 "
-            "for tensor number 1 in the list.");
+  EXPECT_EQ(
+      message_of([&] {
+        cat({a, b});
+      }),
+      "cat: Sizes of tensors must match except in dimension 0. Expected size 2 but got size 3 "
+      "for tensor number 1 in the list.");
   EXPECT_EQ(message_of([&] {
               cat({a, arange_t({2})});
             }),
-            "Tensors must have same number of dimensions: got 2 and 1");
+            "cat: Tensors must have same number of dimensions: got 2 and 1");
   EXPECT_EQ(message_of([&] { cat({make_tensor({1}, {})}); }),
-            "zero-dimensional tensor (at position 0) cannot be concatenated");
+            "cat: zero-dimensional tensor (at position 0) cannot be concatenated");
   EXPECT_EQ(message_of([&] { cat(TensorList{}); }),
             "torch.cat(): expected a non-empty list of Tensors");
   EXPECT_EQ(message_of<IndexError>([&] {
@@ -355,9 +359,10 @@ TEST_F(ShapeTest, Repeat) {
   expect_close(repeat(m, {2, 1}), {4, 2}, {0, 1, 2, 3, 0, 1, 2, 3});
   expect_close(repeat(make_tensor({3}, {}), {2}), {2}, {3, 3});
   EXPECT_EQ(vec(repeat(m, {0, 2}).sizes()), (V{0, 4}));
-  EXPECT_EQ(message_of([&] { repeat(m, {2}); }),
-            "Number of dimensions of repeat dims can not be smaller than number of dimensions of "
-            "tensor");
+  EXPECT_EQ(
+      message_of([&] { repeat(m, {2}); }),
+      "repeat: Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+      "tensor");
   // Note [Result sizes that overflow]: 2 * 2^62 wrapped to a negative size reported by empty.
   EXPECT_EQ(message_of([&] { repeat(x, {int64_t{1} << 62}); }),
             "repeat: the result size overflows int64 (2 * 4611686018427387904 at dimension 0)");
@@ -391,7 +396,7 @@ TEST_F(ShapeTest, Roll) {
   EXPECT_EQ(message_of([&] {
               roll(x, {1, 2}, {0});
             }),
-            "shifts and dimensions must align. shifts: 2, dims:1");
+            "roll: shifts and dimensions must align. shifts: 2, dims:1");
 }
 
 TEST_F(ShapeTest, TrilTriu) {

@@ -183,7 +183,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*spars
                        [&](const std::array<int64_t, 3>& off) {
                          const int64_t v = ip[off[1]];
                          LOOM_CHECK_T(IndexError, v >= 0 && v < bound,
-                                      meta::index_out_of_bounds(v, dim, bound));
+                                      meta::index_out_of_bounds("gather", v, dim, bound));
                          o[off[0]] = s[off[2] + v * step];
                        });
   });
@@ -202,7 +202,7 @@ Tensor& index_fill_impl(std::string_view op, Tensor& self, int64_t dim, const Te
   const NonEmptyGeometry g = nonempty_geometry(self);
   const int64_t size = g.sizes[dim];
   for (int64_t& v : idx) {
-    LOOM_CHECK_T(IndexError, v >= -size && v < size, meta::index_out_of_bounds(v, dim, size));
+    LOOM_CHECK_T(IndexError, v >= -size && v < size, meta::index_out_of_bounds(op, v, dim, size));
     if (v < 0) v += size;
   }
   const Slice s = slice_without(g, dim);

@@ -122,7 +122,8 @@ void scatter_into(const Tensor& out, int64_t dim, const Tensor& index_arg, const
   const int64_t* ip = data_as<const int64_t>(index);
   for_each_offset<1>(aref(gi.sizes), {aref(gi.strides)}, [&](const std::array<int64_t, 1>& o) {
     const int64_t v = ip[o[0]];
-    LOOM_CHECK_T(IndexError, v >= 0 && v < bound, meta::index_out_of_bounds(v, dim, bound));
+    LOOM_CHECK_T(IndexError, v >= 0 && v < bound,
+                 meta::index_out_of_bounds("scatter", v, dim, bound));
   });
 
   if (op == Reduce::kNone && a.src != nullptr) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "cpu/strided_copy.h"
@@ -17,26 +18,27 @@ using Dims = std::vector<int64_t>;
 
 Dims to_dims(IntArrayRef a) { return Dims(a.begin(), a.end()); }
 
-// Resolves one -1 in a requested shape against numel, with PyTorch's messages.
-Dims infer_size(IntArrayRef shape, int64_t numel) {
+// Resolves one -1 in a requested shape against numel, with PyTorch's messages after op's name.
+Dims infer_size(std::string_view op, IntArrayRef shape, int64_t numel) {
   Dims out = to_dims(shape);
   int64_t known = 1;
   std::optional<size_t> infer;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == -1) {
-      LOOM_CHECK(!infer, "only one dimension can be inferred");
+      LOOM_CHECK(!infer, op, ": only one dimension can be inferred");
       infer = i;
     } else {
-      LOOM_CHECK(out[i] >= 0, "invalid shape dimension ", out[i]);
+      LOOM_CHECK(out[i] >= 0, op, ": invalid shape dimension ", out[i]);
       known *= out[i];
     }
   }
   const bool ok = numel == known || (infer && known > 0 && numel % known == 0);
-  LOOM_CHECK(ok, "shape '", sizes_str(shape), "' is invalid for input of size ", numel);
+  LOOM_CHECK(ok, op, ": shape '", sizes_str(shape), "' is invalid for input of size ", numel);
   if (infer) {
     // PyTorch: "cannot reshape tensor of 0 elements into shape [0, -1] because the unspecified
     // dimension size -1 can be any value and is ambiguous".
-    LOOM_CHECK(known != 0, "cannot reshape tensor of 0 elements into shape ", sizes_str(shape),
+    LOOM_CHECK(known != 0, op, ": cannot reshape tensor of 0 elements into shape ",
+               sizes_str(shape),
                " because the unspecified dimension size -1 can be any value and is ambiguous");
     out[*infer] = numel / known;
   }
@@ -90,16 +92,16 @@ Tensor make_view(const Tensor& self, const Dims& sizes, const Dims& strides, int
 }
 
 Tensor view(const Tensor& self, IntArrayRef size) {
-  const Dims shape = infer_size(size, self.numel());
+  const Dims shape = infer_size("view", size, self.numel());
   auto stride = compute_stride(self.sizes(), self.strides(), shape);
   LOOM_CHECK(stride.has_value(),
-             "view size is not compatible with input tensor's size and stride (at least one "
+             "view: view size is not compatible with input tensor's size and stride (at least one "
              "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
   return make_view(self, shape, *stride, self.storage_offset());
 }
 
 Tensor reshape(const Tensor& self, IntArrayRef shape_in) {
-  const Dims shape = infer_size(shape_in, self.numel());
+  const Dims shape = infer_size("reshape", shape_in, self.numel());
   if (auto stride = compute_stride(self.sizes(), self.strides(), shape)) {
     return make_view(self, shape, *stride, self.storage_offset());
   }
@@ -135,7 +137,7 @@ Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
     int64_t infer = -1;
     for (size_t i = 0; i < sizes.size(); ++i) {
       if (sizes[i] == -1) {
-        LOOM_CHECK(infer < 0, "only one dimension can be inferred");
+        LOOM_CHECK(infer < 0, "unflatten: only one dimension can be inferred");
         infer = static_cast<int64_t>(i);
       } else {
         known *= sizes[i];
@@ -175,7 +177,7 @@ Tensor squeeze_dims(const Tensor& self, IntArrayRef dims) {
   for (int64_t d : dims) {
     const int64_t w = meta::wrap_dim("squeeze", d, self.dim());
     if (self.dim() == 0) continue;
-    LOOM_CHECK(!drop[w], "dim ", w, " appears multiple times in the list of dims");
+    LOOM_CHECK(!drop[w], "squeeze: dim ", w, " appears multiple times in the list of dims");
     drop[w] = true;
   }
   return squeeze_dims_impl(self, drop);
@@ -244,7 +246,7 @@ Tensor expand(const Tensor& self, IntArrayRef size, bool /*implicit*/) {
     int64_t target = size[i];
     if (target == -1) {
       LOOM_CHECK(d >= 0,
-                 "The expanded size of the tensor (-1) isn't allowed in a leading, "
+                 "expand: The expanded size of the tensor (-1) isn't allowed in a leading, "
                  "non-existing dimension ",
                  i);
       target = sz;
@@ -253,12 +255,12 @@ Tensor expand(const Tensor& self, IntArrayRef size, bool /*implicit*/) {
       sizes[i] = sz;
       strides[i] = st;
     } else {
-      LOOM_CHECK(sz == 1, "The expanded size of the tensor (", target,
+      LOOM_CHECK(sz == 1, "expand: The expanded size of the tensor (", target,
                  ") must match the existing size (", sz, ") at non-singleton dimension ", i,
                  ".  Target sizes: ", sizes_str(size),
                  ".  Tensor sizes: ", sizes_str(self.sizes()));
-      LOOM_CHECK(target >= 0, "Trying to create tensor with negative dimension ", target, ": ",
-                 sizes_str(size));
+      LOOM_CHECK(target >= 0, "expand: Trying to create tensor with negative dimension ", target,
+                 ": ", sizes_str(size));
       sizes[i] = target;
       strides[i] = 0;
     }
@@ -274,7 +276,7 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start_in,
              std::optional<int64_t> end_in, int64_t step) {
   LOOM_CHECK(self.dim() > 0, "slice() cannot be applied to a 0-dim tensor.");
   dim = meta::wrap_dim("slice", dim, self.dim());
-  LOOM_CHECK(step > 0, "slice step must be positive");
+  LOOM_CHECK(step > 0, "slice: slice step must be positive");
   const int64_t n = self.size(dim);
   int64_t start = start_in.value_or(0);
   int64_t end = end_in.value_or(std::numeric_limits<int64_t>::max());
@@ -295,10 +297,10 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   dim = meta::wrap_dim("narrow", dim, self.dim());
   const int64_t n = self.size(dim);
   LOOM_CHECK_T(IndexError, start >= -n && start <= n,
-               "start out of range (expected to be in range of [", -n, ", ", n, "], but got ",
-               start, ")");
+               "narrow: start out of range (expected to be in range of [", -n, ", ", n,
+               "], but got ", start, ")");
   if (start < 0) start += n;
-  LOOM_CHECK(start <= n - length, "start (", start, ") + length (", length,
+  LOOM_CHECK(start <= n - length, "narrow: start (", start, ") + length (", length,
              ") exceeds dimension size (", n, ").");
   return slice(self, dim, start, start + length, 1);
 }
@@ -327,11 +329,11 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
                sizes_str(stride));
   }
   for (int64_t s : size) {
-    LOOM_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ",
+    LOOM_CHECK(s >= 0, "as_strided: Trying to create tensor with negative dimension ", s, ": ",
                sizes_str(size));
   }
   const int64_t offset = storage_offset.value_or(self.storage_offset());
-  LOOM_CHECK(offset >= 0, "Tensor: invalid storage offset ", offset);
+  LOOM_CHECK(offset >= 0, "as_strided: Tensor: invalid storage offset ", offset);
   return self.as_strided_view(size, stride, offset);
 }
 
@@ -366,7 +368,8 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   dim = meta::wrap_dim("split", dim, self.dim());
   const int64_t n = self.size(dim);
   LOOM_CHECK(split_size != 0 || n == 0,
-             "split_size can only be 0 if dimension size is 0, but got dimension size of ", n);
+             "split: split_size can only be 0 if dimension size is 0, but got dimension size of ",
+             n);
   int64_t num_splits = 1;
   if (split_size != 0) num_splits = std::max<int64_t>((n + split_size - 1) / split_size, 1);
   std::vector<Tensor> out;
@@ -390,7 +393,7 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
 }
 
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
-  LOOM_CHECK_T(IndexError, self.dim() > 0, "Dimension specified as ", dim,
+  LOOM_CHECK_T(IndexError, self.dim() > 0, "unbind: Dimension specified as ", dim,
                " but tensor has no dimensions");
   dim = meta::wrap_dim("unbind", dim, self.dim());
   std::vector<Tensor> out;

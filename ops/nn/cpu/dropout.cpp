@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -27,8 +28,8 @@ using reduction::data_of;
 using reduction::load;
 using reduction::store;
 
-void check_probability(double p) {
-  LOOM_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+void check_probability(std::string_view op, double p) {
+  LOOM_CHECK(p >= 0 && p <= 1, op, ": dropout probability has to be between 0 and 1, but got ", p);
 }
 
 std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p,
@@ -42,7 +43,7 @@ std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p,
     if (mask.numel() > 0) std::memset(mask.data_ptr(), 1, static_cast<size_t>(mask.numel()));
     return {contiguous_copy(input), mask};
   }
-  check_probability(p);
+  check_probability("native_dropout", p);
   Tensor out = Tensor::empty(input.sizes(), TensorOptions{}.with(input.dtype()));
   if (input.numel() == 0) return {out, mask};
   const double keep = 1.0 - p;
@@ -98,14 +99,17 @@ Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, do
 
 /// PyTorch's _dropout_impl: the composite behind dropout, feature_dropout and the alpha forms.
 Tensor dropout_impl(const Tensor& input, double p, bool train, bool feature, bool alpha) {
-  check_defined(feature ? "feature_dropout" : "dropout", {{"input", input}});
-  check_probability(p);
+  const char* op = feature ? (alpha ? "feature_alpha_dropout" : "feature_dropout")
+                           : (alpha ? "alpha_dropout" : "dropout");
+  check_defined(op, {{"input", input}});
+  check_probability(op, p);
   if (p == 0 || !train || input.numel() == 0) return input;
   if (p == 1) return loom::mul(input, loom::zeros({}, input.dtype(), input.device()));
   if (!feature && !alpha) return std::get<0>(loom::native_dropout(input, p, train));
   std::vector<int64_t> noise_sizes(input.sizes().begin(), input.sizes().end());
   if (feature) {
-    LOOM_CHECK(input.dim() >= 2, "Feature dropout requires at least 2 dimensions in the input");
+    LOOM_CHECK(input.dim() >= 2, op,
+               ": Feature dropout requires at least 2 dimensions in the input");
     for (size_t d = 2; d < noise_sizes.size(); ++d) noise_sizes[d] = 1;
   }
   Tensor noise = loom::bernoulli(loom::empty(noise_sizes, input.dtype(), input.device()), 1.0 - p);

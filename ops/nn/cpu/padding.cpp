@@ -166,7 +166,7 @@ Tensor pad_backward(const char* op, Mode mode, const Tensor& grad_output, const 
       LOOM_THROW(ValueError, op, ": grad_output of size ", sizes_str(grad_output.sizes()),
                  " does not match the output size ", sizes_str(p.out_sizes));
     }
-    LOOM_THROW(ValueError, "grad_output ", kNames[3 - p.k + k],
+    LOOM_THROW(ValueError, op, ": grad_output ", kNames[3 - p.k + k],
                " unexpected. Expected: ", p.out_sizes[d], ", Got: ", grad_output.size(d));
   }
   Tensor grad_input = Tensor::empty(self.sizes(), TensorOptions{}.with(grad_output.dtype()));
@@ -200,12 +200,12 @@ Tensor pad_backward(const char* op, Mode mode, const Tensor& grad_output, const 
 /// PyTorch's checks of the reflection and replication ops of K padded dims (op names the op
 /// whose padded sizes overflow).
 void check_pad(const char* op, Mode mode, const Tensor& self, IntArrayRef padding, int64_t K) {
-  LOOM_CHECK(static_cast<int64_t>(padding.size()) == 2 * K, "padding size is expected to be ",
+  LOOM_CHECK(static_cast<int64_t>(padding.size()) == 2 * K, op, ": padding size is expected to be ",
              2 * K, ", but got: ", padding.size());
   const int64_t nd = self.dim();
   bool valid = nd == K + 1 || nd == K + 2;
   for (int64_t d = nd == K + 2 ? 1 : 0; valid && d < nd; ++d) valid = self.size(d) != 0;
-  LOOM_CHECK(valid, "Expected ", K + 1, "D or ", K + 2,
+  LOOM_CHECK(valid, op, ": Expected ", K + 1, "D or ", K + 2,
              "D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for "
              "input, but got: ",
              sizes_str(self.sizes()));
@@ -218,7 +218,7 @@ void check_pad(const char* op, Mode mode, const Tensor& self, IntArrayRef paddin
     const int64_t in = self.size(d);
     // Argument numbers as in PyTorch's messages: #4 for the last dim, #6, #8 before it.
     if (mode == Mode::Reflect) {
-      LOOM_CHECK(pl < in && pr < in, "Argument #", 4 + 2 * (K - 1 - k),
+      LOOM_CHECK(pl < in && pr < in, op, ": Argument #", 4 + 2 * (K - 1 - k),
                  ": Padding size should be less than the corresponding input dimension, but "
                  "got: padding (",
                  pl, ", ", pr, ") at dimension ", d, " of input ", sizes_str(self.sizes()));
@@ -229,7 +229,7 @@ void check_pad(const char* op, Mode mode, const Tensor& self, IntArrayRef paddin
     out_desc += str_cat(k == 0 ? "" : " ", name, ": ", out);
     too_small = too_small || out < 1;
   }
-  LOOM_CHECK(!too_small, "input (", in_desc, ") is too small. Calculated output ", out_desc);
+  LOOM_CHECK(!too_small, op, ": input (", in_desc, ") is too small. Calculated output ", out_desc);
 }
 
 /// "reflection_pad2d", "replication_pad1d_backward", ...
@@ -265,19 +265,20 @@ Tensor pad_circular(const Tensor& self, IntArrayRef pad) {
   const int64_t nd = self.dim();
   const auto padded = static_cast<int64_t>(pad.size()) / 2;
   const int64_t unpadded = nd - padded;
-  LOOM_CHECK(pad.size() % 2 == 0 && (unpadded == 1 || unpadded == 2),
-             "Invalid padding size, expected 1 or 2 non-padded dimensions, which would be "
-             "equivalent to padding of length ",
-             (nd - 1) * 2, " or ", (nd - 2) * 2, " respectively but got ", pad.size());
+  LOOM_CHECK(
+      pad.size() % 2 == 0 && (unpadded == 1 || unpadded == 2),
+      "_pad_circular: Invalid padding size, expected 1 or 2 non-padded dimensions, which would be "
+      "equivalent to padding of length ",
+      (nd - 1) * 2, " or ", (nd - 2) * 2, " respectively but got ", pad.size());
   for (int64_t k = 0; k < padded; ++k) {
     const int64_t pl = pad[2 * (padded - 1 - k)], pr = pad[2 * (padded - 1 - k) + 1];
     const int64_t size = self.size(unpadded + k);
     // Wrapping reads what is left after cropping, so each positive pad must fit in it.
     const int64_t kept = size - meta::cropped_by(pl, size) - meta::cropped_by(pr, size);
     LOOM_CHECK(pl <= size && pr <= size && pl <= kept && pr <= kept,
-               "Padding value causes wrapping around more than once.");
+               "_pad_circular: Padding value causes wrapping around more than once.");
     LOOM_CHECK(meta::padded_size("_pad_circular", size, pl, pr, unpadded + k) >= 0,
-               "Negative padding value is resulting in an empty dimension");
+               "_pad_circular: Negative padding value is resulting in an empty dimension");
   }
   return pad_forward(Mode::Circular, self, pad);
 }
@@ -321,19 +322,21 @@ Tensor pad(const Tensor& self, IntArrayRef pad, std::string_view mode,
            std::optional<double> value) {
   check_defined("pad", {{"self", self}});
   const int64_t nd = self.dim();
-  LOOM_CHECK(pad.size() % 2 == 0, "Padding length must be divisible by 2");
+  LOOM_CHECK(pad.size() % 2 == 0, "pad: Padding length must be divisible by 2");
   LOOM_CHECK(static_cast<int64_t>(pad.size()) <= nd * 2,
-             "Padding length should be less than or equal to two times the input dimension but "
+             "pad: Padding length should be less than or equal to two times the input dimension "
+             "but "
              "got padding length ",
              pad.size(), " and input of dimension ", nd);
   if (mode == "constant") return loom::constant_pad_nd(self, pad, value.value_or(0.0));
   LOOM_CHECK_T(NotImplementedError, mode == "reflect" || mode == "replicate" || mode == "circular",
-               "Unrecognised padding mode ", mode);
-  LOOM_CHECK(!value || *value == 0, "Padding mode \"", mode, "\" doesn't take in value argument");
+               "pad: Unrecognised padding mode ", mode);
+  LOOM_CHECK(!value || *value == 0, "pad: Padding mode \"", mode,
+             "\" doesn't take in value argument");
   const auto k = static_cast<int64_t>(pad.size()) / 2;
   const bool fits = k >= 1 && k <= 3 && (nd == k + 1 || nd == k + 2);
   LOOM_CHECK_T(NotImplementedError, fits,
-               "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now");
+               "pad: Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now");
   if (mode == "circular") return loom::pad_circular(self, pad);
   const bool reflect = mode == "reflect";
   switch (k) {

@@ -123,8 +123,10 @@ TEST_F(DropoutTest, DropoutCompositeFollowsPyTorch) {
     EXPECT_TRUE(contains(message_of([&] { dropout(xt, p, false); }),
                          "dropout probability has to be between 0 and 1, but got "));
   }
-  EXPECT_TRUE(contains(message_of([&] { native_dropout(xt, 1.5, true); }),
-                       "dropout probability has to be between 0 and 1, but got 1.5"));
+  EXPECT_EQ(message_of([&] { native_dropout(xt, 1.5, true); }),
+            "native_dropout: dropout probability has to be between 0 and 1, but got 1.5");
+  EXPECT_EQ(message_of([&] { dropout(xt, -0.5, true); }),
+            "dropout: dropout probability has to be between 0 and 1, but got -0.5");
   EXPECT_TRUE(contains(message_of<TypeError>([&] {
                          native_dropout(make_tensor({1, 2}, {2}, DType::Int64), 0.5, true);
                        }),
@@ -170,7 +172,8 @@ TEST_F(DropoutTest, FeatureDropoutDropsWholeChannels) {
   EXPECT_TRUE(contains(message_of([&] {
                          feature_dropout(make_tensor({1, 2, 3}, {3}), 0.5, true);
                        }),
-                       "Feature dropout requires at least 2 dimensions in the input"));
+                       "feature_dropout: Feature dropout requires at least 2 dimensions in the "
+                       "input"));
 }
 
 TEST_F(DropoutTest, AlphaDropoutKeepsMeanAndVariance) {

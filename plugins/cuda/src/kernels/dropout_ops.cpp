@@ -3,6 +3,7 @@
 // random layout] in random.cu), so it differs from the CPU's draw for the same seed.
 #include <optional>
 #include <tuple>
+#include <string_view>
 
 #include "kernels/copy_kernel.h"
 #include "kernels/cuda_iterator.h"
@@ -14,8 +15,8 @@
 namespace loom::cuda {
 namespace {
 
-void check_probability(double p) {
-  LOOM_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+void check_probability(std::string_view op, double p) {
+  LOOM_CHECK(p >= 0 && p <= 1, op, ": dropout probability has to be between 0 and 1, but got ", p);
 }
 
 std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p,
@@ -36,7 +37,7 @@ std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p,
     }
     return {cast_copy(input, input.dtype()), mask};
   }
-  check_probability(p);
+  check_probability("native_dropout", p);
   Tensor out = Tensor::empty(input.sizes(), opts.with(input.dtype()));
   if (input.numel() == 0) return {out, mask};
   const double keep = 1.0 - p;

@@ -113,7 +113,8 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*spars
   self_strides[dim] = 0;
   const Tensor self_view = s.as_strided_view(x.sizes(), self_strides, s.storage_offset());
   const std::optional<int64_t> badv = run_gather("gather", o, self_view, x, step, bound);
-  LOOM_CHECK_T(IndexError, !badv, ops::meta::index_out_of_bounds(badv.value_or(0), dim, bound));
+  LOOM_CHECK_T(IndexError, !badv,
+               ops::meta::index_out_of_bounds("gather", badv.value_or(0), dim, bound));
   return out;
 }
 
@@ -258,7 +259,7 @@ void scatter_into(const char* op, const Tensor& out, int64_t dim, const Tensor& 
   }
   const int64_t bound = sl.bound;
   run_scatter(op, sl, o.as_strided_view(x.sizes(), dst_strides, o.storage_offset()), x, src_view,
-              [&](int64_t v) { return ops::meta::index_out_of_bounds(v, dim, bound); });
+              [&](int64_t v) { return ops::meta::index_out_of_bounds("scatter", v, dim, bound); });
 }
 
 Tensor scatter_run(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
@@ -333,7 +334,7 @@ Tensor& index_fill_impl(std::string_view op, Tensor& self, int64_t dim, const Te
     std::memcpy(&sl.value_bits, host.data_ptr(), host.element_size());
     run_scatter("index_fill_", sl, s.as_strided_view(sizes, dst_strides, s.storage_offset()),
                 index_view, index_view,
-                [&](int64_t v) { return ops::meta::index_out_of_bounds(v, dim, size); });
+                [&](int64_t v) { return ops::meta::index_out_of_bounds(op, v, dim, size); });
   }
   self.bump_version();
   return self;

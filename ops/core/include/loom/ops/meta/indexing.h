@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "loom/core/error.h"
@@ -22,9 +23,9 @@ namespace loom::ops::meta {
 inline bool is_index_dtype(DType d) { return d == DType::Int64 || d == DType::Int32; }
 
 /// The message of an index v outside [-size, size) or [0, size) along dim (gather, scatter,
-/// index_fill).
-inline std::string index_out_of_bounds(int64_t v, int64_t dim, int64_t size) {
-  return str_cat("index ", v, " is out of bounds for dimension ", dim, " with size ", size);
+/// index_fill), PyTorch's sentence after op's name.
+inline std::string index_out_of_bounds(std::string_view op, int64_t v, int64_t dim, int64_t size) {
+  return str_cat(op, ": index ", v, " is out of bounds for dimension ", dim, " with size ", size);
 }
 
 /// t's size at d, a 0-d tensor counting as a 1-element vector.
@@ -99,12 +100,13 @@ inline void check_gather_index_dtype(const Tensor& index) {
 inline void check_gather_shape(const Tensor& self, int64_t dim, const Tensor& index) {
   const int64_t self_dims = std::max<int64_t>(self.dim(), 1);
   LOOM_CHECK(self_dims == std::max<int64_t>(index.dim(), 1),
-             "Index tensor must have the same number of dimensions as input tensor");
+             "gather: Index tensor must have the same number of dimensions as input tensor");
   for (int64_t i = 0; i < self_dims; ++i) {
     if (i == dim) continue;
-    LOOM_CHECK(size_or_one(index, i) <= size_or_one(self, i), "Size does not match at dimension ",
-               i, " expected index ", sizes_str(index.sizes()), " to be no larger than self ",
-               sizes_str(self.sizes()), " apart from dimension ", dim);
+    LOOM_CHECK(size_or_one(index, i) <= size_or_one(self, i),
+               "gather: Size does not match at dimension ", i, " expected index ",
+               sizes_str(index.sizes()), " to be no larger than self ", sizes_str(self.sizes()),
+               " apart from dimension ", dim);
   }
 }
 
@@ -122,22 +124,22 @@ inline void check_scatter(const Tensor& self, int64_t dim, const Tensor& index, 
   if (index.numel() == 0) return;
   const int64_t self_dims = std::max<int64_t>(self.dim(), 1);
   LOOM_CHECK(self_dims == std::max<int64_t>(index.dim(), 1),
-             "Index tensor must have the same number of dimensions as self tensor");
+             "scatter: Index tensor must have the same number of dimensions as self tensor");
   bool wrong_shape = false;
   for (int64_t d = 0; d < self_dims && !wrong_shape; ++d) {
     wrong_shape = d != dim && size_or_one(index, d) > size_or_one(self, d);
   }
   if (src != nullptr) {
     LOOM_CHECK(std::max<int64_t>(src->dim(), 1) == self_dims,
-               "Index tensor must have the same number of dimensions as src tensor");
+               "scatter: Index tensor must have the same number of dimensions as src tensor");
     for (int64_t d = 0; d < self_dims && !wrong_shape; ++d) {
       wrong_shape = size_or_one(index, d) > size_or_one(*src, d);
     }
-    LOOM_CHECK(!wrong_shape, "Expected index ", sizes_str(index.sizes()),
+    LOOM_CHECK(!wrong_shape, "scatter: Expected index ", sizes_str(index.sizes()),
                " to be no larger than self ", sizes_str(self.sizes()), " apart from dimension ",
                dim, " and to be no larger size than src ", sizes_str(src->sizes()));
   } else {
-    LOOM_CHECK(!wrong_shape, "Expected index ", sizes_str(index.sizes()),
+    LOOM_CHECK(!wrong_shape, "scatter: Expected index ", sizes_str(index.sizes()),
                " to be no larger than self ", sizes_str(self.sizes()), " apart from dimension ",
                dim);
   }
@@ -148,7 +150,7 @@ inline int64_t index_fill_dim(const Tensor& self, int64_t dim, const Tensor& ind
   LOOM_CHECK_T(IndexError, index.dtype() == DType::Int64,
                "index_fill_(): Expected dtype int64 for index.");
   dim = wrap_dim("index_fill_", dim, self.dim());
-  LOOM_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
+  LOOM_CHECK(index.dim() <= 1, "index_fill_: Index has to be a vector/scalar");
   return dim;
 }
 

@@ -30,7 +30,7 @@ inline DType promoted_dtype(TensorList tensors) {
 inline void check_cat_inputs(TensorList tensors) {
   LOOM_CHECK(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
   for (size_t i = 0; i < tensors.size(); ++i) {
-    LOOM_CHECK(tensors[i].dim() > 0, "zero-dimensional tensor (at position ", i,
+    LOOM_CHECK(tensors[i].dim() > 0, "cat: zero-dimensional tensor (at position ", i,
                ") cannot be concatenated");
   }
 }
@@ -61,13 +61,13 @@ inline CatShape cat_shape(TensorList tensors, int64_t dim) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
     if (skipped_in_cat(t)) continue;
-    LOOM_CHECK(t.dim() == ref->dim(), "Tensors must have same number of dimensions: got ",
+    LOOM_CHECK(t.dim() == ref->dim(), "cat: Tensors must have same number of dimensions: got ",
                ref->dim(), " and ", t.dim());
     for (int64_t d = 0; d < t.dim(); ++d) {
       if (d == dim) continue;
-      LOOM_CHECK(t.size(d) == sizes[d], "Sizes of tensors must match except in dimension ", dim,
-                 ". Expected size ", sizes[d], " but got size ", t.size(d), " for tensor number ",
-                 i, " in the list.");
+      LOOM_CHECK(t.size(d) == sizes[d], "cat: Sizes of tensors must match except in dimension ",
+                 dim, ". Expected size ", sizes[d], " but got size ", t.size(d),
+                 " for tensor number ", i, " in the list.");
     }
     total = result_size_add("cat", total, t.size(dim));  // Note [Result sizes that overflow]
   }
@@ -110,7 +110,7 @@ struct RepeatPlan {
 inline RepeatPlan repeat_plan(const Tensor& self, IntArrayRef repeats) {
   const auto nd = static_cast<int64_t>(repeats.size());
   LOOM_CHECK(nd >= self.dim(),
-             "Number of dimensions of repeat dims can not be smaller than "
+             "repeat: Number of dimensions of repeat dims can not be smaller than "
              "number of dimensions of tensor");
   RepeatPlan p;
   p.sizes.resize(nd);
@@ -121,8 +121,8 @@ inline RepeatPlan repeat_plan(const Tensor& self, IntArrayRef repeats) {
     in_strides[lead + d] = self.stride(d);
   }
   for (int64_t d = 0; d < nd; ++d) {
-    LOOM_CHECK(repeats[d] >= 0, "Trying to create tensor with negative dimension ", repeats[d],
-               ": ", sizes_str(repeats));
+    LOOM_CHECK(repeats[d] >= 0, "repeat: Trying to create tensor with negative dimension ",
+               repeats[d], ": ", sizes_str(repeats));
     // Note [Result sizes that overflow]
     if (__builtin_mul_overflow(in_sizes[d], repeats[d], &p.sizes[d])) {
       throw_result_size_overflow("repeat", in_sizes[d], " * ", repeats[d], " at dimension ", d);
@@ -156,7 +156,7 @@ inline std::vector<bool> flip_dims(const Tensor& self, IntArrayRef dims) {
   for (int64_t d : dims) {
     const int64_t w = wrap_dim("flip", d, self.dim());
     if (self.dim() == 0) continue;
-    LOOM_CHECK(!flipped[w], "dims has duplicates, original flip dims size=", dims.size(),
+    LOOM_CHECK(!flipped[w], "flip: dims has duplicates, original flip dims size=", dims.size(),
                ", but unique flip dims size=", dims.size() - 1);
     flipped[w] = true;
   }
@@ -165,13 +165,14 @@ inline std::vector<bool> flip_dims(const Tensor& self, IntArrayRef dims) {
 
 /// roll: shifts is required.
 inline void check_roll_shifts(IntArrayRef shifts) {
-  LOOM_CHECK(!shifts.empty(), "`shifts` required");
+  LOOM_CHECK(!shifts.empty(), "roll: `shifts` required");
 }
 
 /// roll with dims: one shift per dim.
 inline void check_roll_dims(IntArrayRef shifts, IntArrayRef dims) {
   LOOM_CHECK(shifts.size() == dims.size(),
-             "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:", dims.size());
+             "roll: shifts and dimensions must align. shifts: ", shifts.size(),
+             ", dims:", dims.size());
 }
 
 /// roll along a dim of size n > 0: the shift in [0, n).

@@ -51,10 +51,12 @@ struct ConstantPad {
 /// constant_pad_nd's checks of pad against self, with PyTorch's messages, and its geometry.
 inline ConstantPad constant_pad_geometry(const Tensor& self, IntArrayRef pad) {
   const int64_t nd = self.dim();
-  LOOM_CHECK(pad.size() % 2 == 0, "Length of pad must be even but instead it equals ", pad.size());
+  LOOM_CHECK(pad.size() % 2 == 0,
+             "constant_pad_nd: Length of pad must be even but instead it equals ", pad.size());
   const auto k = static_cast<int64_t>(pad.size()) / 2;
   LOOM_CHECK(k <= nd,
-             "Length of pad should be no more than twice the number of dimensions of the input. "
+             "constant_pad_nd: Length of pad should be no more than twice the number of dimensions "
+             "of the input. "
              "Pad length is ",
              pad.size(), " while the input has ", nd, " dimensions.");
   ConstantPad g;
@@ -70,8 +72,8 @@ inline ConstantPad constant_pad_geometry(const Tensor& self, IntArrayRef pad) {
     g.left[u] = pl;
     g.right[u] = pr;
     g.out_sizes[u] = padded_size("constant_pad_nd", self.size(d), pl, pr, d);
-    LOOM_CHECK(g.out_sizes[u] >= 0, "The input size ", self.size(d), ", plus negative padding ", pl,
-               " and ", pr,
+    LOOM_CHECK(g.out_sizes[u] >= 0, "constant_pad_nd: The input size ", self.size(d),
+               ", plus negative padding ", pl, " and ", pr,
                " resulted in a negative output size, which is invalid. Check dimension ", d,
                " of your input.");
     g.copy_sizes[u] = self.size(d) - cropped_by(pl, self.size(d)) - cropped_by(pr, self.size(d));
