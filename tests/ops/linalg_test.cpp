@@ -274,6 +274,16 @@ TEST_F(LinalgTest, AddmmIntegers) {
   expect_close(addmm(s, a, a, 2, 3), {2, 2}, {20 + 21, 40 + 30, 20 + 45, 40 + 66});
   EXPECT_TRUE(contains(message_of([&] { addmm(s, a, a, 0.5, 1); }),
                        "For integral input tensors, argument beta must not be a floating point"));
+  // Note [Checked scalar conversion]: an alpha the dtype cannot hold is refused, not wrapped.
+  const Tensor a8 = make_tensor({1, 2, 3, 4}, {2, 2}, DType::Int8);
+  EXPECT_EQ(message_of([&] { addmm(a8, a8, a8, 1, 300); }),
+            "addmm: value cannot be converted to type int8_t without overflow");
+  EXPECT_EQ(message_of([&] {
+              baddbmm(make_tensor({1, 2, 3, 4}, {1, 2, 2}, DType::Int16),
+                      make_tensor({1, 2, 3, 4}, {1, 2, 2}, DType::Int16),
+                      make_tensor({1, 2, 3, 4}, {1, 2, 2}, DType::Int16), 40000, 1);
+            }),
+            "baddbmm: value cannot be converted to type int16_t without overflow");
 }
 
 TEST_F(LinalgTest, AddmmOutIncludingSelfAsOut) {

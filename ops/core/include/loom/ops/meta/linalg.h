@@ -101,7 +101,8 @@ inline void check_bmm(std::string_view op, const Tensor& b1, const Tensor& b2) {
   check_same_mm_dtype(op, b1, b2);
 }
 
-/// PyTorch refuses a floating beta or alpha for integer tensors rather than truncating it.
+/// PyTorch refuses a floating beta or alpha for integer tensors rather than truncating it, and
+/// one the dtype cannot hold rather than wrapping it (Note [Checked scalar conversion]).
 inline void check_mm_scalars(std::string_view op, DType t, const Scalar& beta,
                              const Scalar& alpha) {
   if (!is_integral(t)) return;
@@ -109,6 +110,8 @@ inline void check_mm_scalars(std::string_view op, DType t, const Scalar& beta,
              ": For integral input tensors, argument beta must not be a floating point number.");
   LOOM_CHECK(!alpha.is_floating_point(), op,
              ": For integral input tensors, argument alpha must not be a floating point number.");
+  check_scalar_fits(op, beta, t);
+  check_scalar_fits(op, alpha, t);
 }
 
 /// dot's checks after the device check: two 1-D tensors of one size and dtype.
