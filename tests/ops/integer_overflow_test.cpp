@@ -270,6 +270,8 @@ TEST_F(IntegerOverflow, ScalarsWrittenIntoATensorMustFitItsDtype) {
             "index_fill: value cannot be converted to type int8_t without overflow");
   EXPECT_EQ(message_of([&] { scatter(i8, 0, first, Scalar(int64_t{-200})); }),
             "scatter.value: value cannot be converted to type int8_t without overflow");
+  EXPECT_EQ(message_of([&] { index_add(i8, 0, first, zeros({1}, DType::Int8), 128); }),
+            "index_add: value cannot be converted to type int8_t without overflow");
   EXPECT_EQ(message_of([&] { add(i8, i8, Scalar(int64_t{1000})); }),
             "add.Tensor: value cannot be converted to type int8_t without overflow");
   EXPECT_EQ(message_of([&] { i8.clamp(Scalar(int64_t{1000}), std::nullopt); }),

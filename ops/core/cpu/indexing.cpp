@@ -102,6 +102,7 @@ Tensor& index_select_out(const Tensor& self, int64_t dim, const Tensor& index, T
 /// result.select(dim, index[i]) += alpha * source.select(dim, i), in order of i.
 void index_add_into(std::string_view op, const Tensor& result, int64_t dim, const Tensor& index,
                     const Tensor& source, const Scalar& alpha) {
+  meta::check_scalar_fits(op, alpha, result.dtype());  // Note [Checked scalar conversion]
   const std::vector<int64_t> idx = index_values(index);
   const NonEmptyGeometry gr = nonempty_geometry(result);
   const int64_t bound = gr.sizes[dim];

@@ -162,6 +162,7 @@ void check_scatter_add_dtype(const char* op, const Tensor& t) {
 void index_add_into(const char* op, const Tensor& result, int64_t dim, const Tensor& index,
                     const Tensor& source, const Scalar& alpha) {
   check_scatter_add_dtype(op, result);
+  ops::meta::check_scalar_fits(op, alpha, result.dtype());  // as the CPU kernel
   if (index.numel() == 0 || result.numel() == 0) return;
   const Tensor r = as_vector(result);
   // A source sharing memory with result is read from a copy.
