@@ -41,8 +41,10 @@ struct Geometry {
 /// The range [lo, hi) of small columns ow whose big column ow*s + off lies in [0, size).
 inline void valid_range(int64_t off, int64_t s, int64_t size, int64_t o_size, int64_t* lo,
                         int64_t* hi) {
-  int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
-  int64_t b = size - off <= 0 ? 0 : (size - off + s - 1) / s;
+  // Ceiling division without n + s - 1, which overflows for a stride near INT64_MAX.
+  const auto ceil_div = [](int64_t n, int64_t d) { return n / d + (n % d != 0 ? 1 : 0); };
+  int64_t a = off >= 0 ? 0 : ceil_div(-off, s);
+  int64_t b = size - off <= 0 ? 0 : ceil_div(size - off, s);
   a = std::min(a, o_size);
   b = std::clamp(b, a, o_size);
   *lo = a;
