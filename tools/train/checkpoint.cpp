@@ -423,18 +423,11 @@ std::vector<std::string> resume_options(Options& o, const OptionSources& given,
                     " out, or start a new run without --resume)"};
   }
   const Options& saved = c.config;
-  o.model = saved.model;
-  o.batch_size = saved.batch_size;
-  o.lr = saved.lr;
-  o.optimizer = saved.optimizer;
-  o.momentum = saved.momentum;
-  o.weight_decay = saved.weight_decay;
-  o.scheduler = saved.scheduler;
-  o.seed = saved.seed;
-  o.val_fraction = saved.val_fraction;
-  o.patience = saved.patience;
-  o.limit_train = saved.limit_train;
-  o.limit_test = saved.limit_test;
+  // The defining options from the checkpoint, through the same setters as --config (one list,
+  // kDefiningOptions, says which they are).
+  json defining = json::object();
+  for (const char* key : kDefiningOptions) defining[key] = stored.at(key);
+  apply_options_json(o, defining, where + "stored config");
 
   const auto epochs = given.find("epochs");
   if (epochs == given.end() || o.epochs == saved.epochs) {
