@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "loom/core/allocator.h"
 #include "loom/core/backend_flags.h"
+#include "loom/core/cpu_isa.h"
 #include "loom/core/device.h"
 #include "loom/core/device_hooks.h"
 #include "loom/core/str_cat.h"
@@ -82,6 +83,8 @@ void print_backend_switches() {
          backends::deterministic() ? "(LOOM_CUDNN_BENCHMARK; ignored: deterministic is on)"
                                    : "(LOOM_CUDNN_BENCHMARK)"});
   t.add({"allow TF32", on_off(backends::allow_tf32()), "(LOOM_ALLOW_TF32)"});
+  t.add({"CPU kernels", cpu::isa_name(cpu::isa()),
+         str_cat("(LOOM_CPU_ISA; this CPU supports ", cpu::isa_name(cpu::supported_isa()), ")")});
   t.print(std::cout);
 }
 
