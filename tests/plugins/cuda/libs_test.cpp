@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <cstdint>
 #include <optional>
@@ -166,6 +167,39 @@ TEST(CudaLibs, ExportsTheCudnnSearchCounter) {
   ASSERT_NE(fn, nullptr) << "loom_cuda_cudnn_find_count is not exported by " << cuda_plugin_path();
   if (cuda_unavailable().empty()) return;  // a GPU run may have searched already
   EXPECT_EQ(fn(), 0);
+}
+
+/// Whether a library whose file name starts with prefix is mapped into this process.
+bool mapped(const std::string& prefix) {
+  std::FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (maps == nullptr) return false;
+  char line[4096];
+  bool found = false;
+  while (!found && std::fgets(line, sizeof line, maps) != nullptr) {
+    const char* slash = std::strrchr(line, '/');
+    found = slash != nullptr && std::strncmp(slash + 1, prefix.c_str(), prefix.size()) == 0;
+  }
+  std::fclose(maps);
+  return found;
+}
+
+// Note [cuBLAS opened at first use]: loading the plugin and asking its hooks (what loom info
+// does) must not map libcublas / libcublasLt (~150 MiB resident).
+TEST(CudaLibs, LoadingThePluginDoesNotOpenCublas) {
+  if (mapped("libcublas")) GTEST_SKIP() << "an earlier test of this process opened cuBLAS";
+  cuda_plugin_path();
+  const DeviceHooks* hooks = find_device_hooks(DeviceType::from_name("cuda"));
+  ASSERT_NE(hooks, nullptr);
+  bool reported = false;
+  for (const auto& [key, value] : hooks->info()) {
+    if (key == "cuBLAS") {
+      reported = true;
+      EXPECT_NE(value.find("opens at first use"), std::string::npos) << value;
+    }
+  }
+  EXPECT_TRUE(reported) << "loom info should still name the cuBLAS version";
+  EXPECT_FALSE(mapped("libcublas"));
+  EXPECT_FALSE(mapped("libcublasLt"));
 }
 
 /// einsum cases: equation and operand sizes.

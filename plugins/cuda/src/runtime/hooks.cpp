@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "libs/cublas_lazy.h"
 #include "loom/core/error.h"
 #include "loom/core/str_cat.h"
 #include "runtime/allocator.h"
@@ -27,6 +28,12 @@ std::string cudnn_version(size_t v) {
 }
 
 std::string cublas_version() {
+  // Asking would open cuBLAS (Note [cuBLAS opened at first use]): until the first matmul,
+  // report the version the plugin was built against.
+  if (!libs::cublas_loaded()) {
+    return str_cat(CUBLAS_VER_MAJOR, ".", CUBLAS_VER_MINOR, ".", CUBLAS_VER_PATCH,
+                   " (built against; libcublas.so.", CUBLAS_VER_MAJOR, " opens at first use)");
+  }
   int major = 0, minor = 0, patch = 0;
   if (cublasGetProperty(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS ||
       cublasGetProperty(MINOR_VERSION, &minor) != CUBLAS_STATUS_SUCCESS ||
