@@ -37,6 +37,7 @@ struct Relu {
   static constexpr std::string_view kName = "relu";
   static constexpr unsigned kCats = kInts | kFloats;
   static constexpr ResultRule kRule = ResultRule::Common;
+  static constexpr UnaryKernel kFlat = UnaryKernel::relu;  // Note [Per-ISA fast path]
   template <typename C>
   C operator()(C x) const {
     return x > C(0) || x != x ? x : C(0);  // NaN stays NaN
@@ -187,6 +188,9 @@ Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const S
   dispatch_dtypes<kInts | kFloats>(op, it.common_dtype(), [&]<typename T>(T*) {
     using C = compute_t<T>;
     const auto th = static_cast<C>(threshold.to_double());
+    if constexpr (kHasFlatLoops<T>) {
+      if (flat_threshold_backward<T>(it, th)) return;  // Note [Per-ISA fast path]
+    }
     it.for_each<T, T, T>([th](C g, C x) { return x <= th ? C(0) : g; });
   });
   return it.finish();

@@ -101,6 +101,9 @@ Tensor add_impl(std::string_view op, const Tensor& self, const Tensor& other, co
   check_alpha(op, it.common_dtype(), alpha);
   dispatch_dtypes<kAllTypes>(op, it.common_dtype(), [&]<typename T>(T*) {
     using C = compute_t<T>;
+    if constexpr (kHasFlatLoops<T>) {  // Note [Per-ISA fast path]
+      if (flat_binary<T>(it, BinaryKernel::add, signed_alpha<C>(alpha, sign))) return;
+    }
     if (sign > 0 && alpha.to_double() == 1) {
       it.for_each<T, T, T>([](C a, C b) { return plus(a, b); });
     } else {
@@ -131,6 +134,9 @@ Tensor add_scalar_impl(std::string_view op, const Tensor& self, const Scalar& ot
     } else {
       // alpha * other in the computation type, as PyTorch folds it.
       const C s = times(signed_alpha<C>(alpha, sign), other.to<C>());
+      if constexpr (kHasFlatLoops<T>) {  // Note [Per-ISA fast path]
+        if (flat_binary_scalar<T>(it, BinaryKernel::add, s)) return;
+      }
       it.for_each<T, T>([s](C a) { return plus(a, s); });
     }
   });
@@ -197,6 +203,7 @@ struct Mul {
   static constexpr std::string_view kName = "mul";
   static constexpr unsigned kCats = kAllTypes;
   static constexpr ResultRule kRule = ResultRule::Common;
+  static constexpr BinaryKernel kFlat = BinaryKernel::mul;  // Note [Per-ISA fast path]
   template <typename C>
   C operator()(C a, C b) const {
     if constexpr (std::is_same_v<C, bool>) {
@@ -263,6 +270,13 @@ Tensor div_impl(std::string_view op, const Tensor& self, const Tensor* other,
       }
     };
     if constexpr (std::is_floating_point_v<C>) {
+      if constexpr (kHasFlatLoops<T>) {  // Note [Per-ISA fast path]
+        if (mode == Rounding::None &&
+            (other != nullptr ? flat_binary<T>(it, BinaryKernel::div, T(1))
+                              : flat_binary_scalar<T>(it, BinaryKernel::div, scalar_other->to<C>()))) {
+          return;
+        }
+      }
       switch (mode) {
         case Rounding::None:
           run([](C a, C b) { return a / b; });

@@ -1,4 +1,7 @@
 // Reference CPU kernels: fill_ (Scalar and 0-d Tensor value) and zero_, any layout.
+#include <cstdint>
+#include <cstring>
+
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/creation.h"
@@ -15,6 +18,18 @@ void fill_impl(std::string_view op, const Tensor& self, const Scalar& value) {
   dispatch_all(self.dtype(), [&]<typename T>(T*) {
     // Converted once to the storage type; the loop only stores.
     const T v = convert<T>(value.to<compute_t<T>>());
+    if (it.flat(self.dtype())) {
+      // Contiguous: the per-ISA store loop on the value's bits (Note [Per-ISA fast path]).
+      uint64_t bits = 0;
+      std::memcpy(&bits, &v, sizeof(T));
+      const auto loop = LOOM_ISA_CALL(fill_bits);
+      char* out = it.data<char>(0);
+      const bool stream = it.stream_output();
+      it.parallel_ranges([&](int64_t begin, int64_t end) {
+        loop(out + begin * int64_t{sizeof(T)}, bits, sizeof(T), end - begin, stream);
+      });
+      return;
+    }
     it.for_each<T>([v]() { return v; });
   });
   self.bump_version();

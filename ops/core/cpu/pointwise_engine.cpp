@@ -1,6 +1,8 @@
 // The non-template half of TensorIterator (cpu/tensor_iterator.h): broadcasting, type
 // promotion, output checks, dimension coalescing, and the dtype-converting copy.
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "cpu/tensor_iterator.h"
@@ -103,6 +105,122 @@ void TensorIterator::build() {
   meta::coalesce_dims(shape_, full, sizes_, strides_);
 }
 
+bool TensorIterator::flat(DType dtype) const {
+  if (sizes_.size() != 1 || numel_ <= 1 || result_buf_.dtype() != dtype) return false;
+  const auto es = static_cast<int64_t>(result_buf_.element_size());
+  if (strides_[0][0] != es) return false;
+  for (size_t k = 0; k < inputs_.size(); ++k) {
+    const int64_t st = strides_[k + 1][0];
+    if (inputs_[k].tensor.dtype() != dtype || (st != es && st != 0)) return false;
+  }
+  return true;
+}
+
+// ---- the per-ISA loops (Note [Per-ISA fast path]) ---------------------------------------------
+
+namespace {
+
+template <typename T>
+auto binary_loop() {
+  if constexpr (std::is_same_v<T, float>) {
+    return LOOM_ISA_CALL(binary_f32);
+  } else {
+    return LOOM_ISA_CALL(binary_f64);
+  }
+}
+template <typename T>
+auto unary_loop() {
+  if constexpr (std::is_same_v<T, float>) {
+    return LOOM_ISA_CALL(unary_f32);
+  } else {
+    return LOOM_ISA_CALL(unary_f64);
+  }
+}
+template <typename T>
+auto threshold_backward_loop() {
+  if constexpr (std::is_same_v<T, float>) {
+    return LOOM_ISA_CALL(threshold_backward_f32);
+  } else {
+    return LOOM_ISA_CALL(threshold_backward_f64);
+  }
+}
+
+/// Whether it is flat for T with n_inputs inputs, none of them a broadcast value except
+/// (when last_may_be_scalar) the last one.
+template <typename T>
+bool flat_with(const TensorIterator& it, size_t n_inputs, bool last_may_be_scalar = false) {
+  if (it.num_inputs() != n_inputs || !it.flat(storage_dtype<T>)) return false;
+  for (size_t k = 0; k < n_inputs; ++k) {
+    if (it.scalar_input(k) && !(last_may_be_scalar && k + 1 == n_inputs)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+template <typename T>
+bool flat_binary(TensorIterator& it, BinaryKernel k, T alpha) {
+  if (!flat_with<T>(it, 2, true)) return false;
+  const auto loop = binary_loop<T>();
+  T* out = it.data<T>(0);
+  const T* a = it.data<T>(1);
+  const T* b = it.data<T>(2);
+  const bool b_scalar = it.scalar_input(1), stream = it.stream_output();
+  it.parallel_ranges([&](int64_t begin, int64_t end) {
+    loop(k, out + begin, a + begin, b_scalar ? b : b + begin, b_scalar, alpha, end - begin,
+         stream);
+  });
+  return true;
+}
+
+template <typename T>
+bool flat_binary_scalar(TensorIterator& it, BinaryKernel k, T value) {
+  if (!flat_with<T>(it, 1)) return false;
+  const auto loop = binary_loop<T>();
+  T* out = it.data<T>(0);
+  const T* a = it.data<T>(1);
+  const bool stream = it.stream_output();
+  it.parallel_ranges([&](int64_t begin, int64_t end) {
+    loop(k, out + begin, a + begin, &value, true, T(1), end - begin, stream);
+  });
+  return true;
+}
+
+template <typename T>
+bool flat_unary(TensorIterator& it, UnaryKernel k) {
+  if (!flat_with<T>(it, 1)) return false;
+  const auto loop = unary_loop<T>();
+  T* out = it.data<T>(0);
+  const T* x = it.data<T>(1);
+  const bool stream = it.stream_output();
+  it.parallel_ranges(
+      [&](int64_t begin, int64_t end) { loop(k, out + begin, x + begin, end - begin, stream); });
+  return true;
+}
+
+template <typename T>
+bool flat_threshold_backward(TensorIterator& it, T threshold) {
+  if (!flat_with<T>(it, 2)) return false;
+  const auto loop = threshold_backward_loop<T>();
+  T* out = it.data<T>(0);
+  const T* grad = it.data<T>(1);
+  const T* x = it.data<T>(2);
+  const bool stream = it.stream_output();
+  it.parallel_ranges([&](int64_t begin, int64_t end) {
+    loop(out + begin, grad + begin, x + begin, threshold, end - begin, stream);
+  });
+  return true;
+}
+
+template bool flat_binary<float>(TensorIterator&, BinaryKernel, float);
+template bool flat_binary<double>(TensorIterator&, BinaryKernel, double);
+template bool flat_binary_scalar<float>(TensorIterator&, BinaryKernel, float);
+template bool flat_binary_scalar<double>(TensorIterator&, BinaryKernel, double);
+template bool flat_unary<float>(TensorIterator&, UnaryKernel);
+template bool flat_unary<double>(TensorIterator&, UnaryKernel);
+template bool flat_threshold_backward<float>(TensorIterator&, float);
+template bool flat_threshold_backward<double>(TensorIterator&, double);
+
 Tensor TensorIterator::finish() {
   if (!result_buf_.is_same(out_)) copy_into(op_, out_, result_buf_);
   if (kind_ != OutputKind::New) out_.bump_version();
@@ -113,6 +231,17 @@ void copy_into(std::string_view op, const Tensor& dst, const Tensor& src) {
   TensorIterator it(op);
   it.add_input("src", src, src.dtype()).set_output(dst, OutputKind::Copy);
   it.build();
+  if (src.dtype() == dst.dtype() && it.flat(dst.dtype()) && !it.scalar_input(0)) {
+    // A contiguous copy without conversion: memcpy per thread range (the C library's
+    // copy already picks its vector width and its streaming stores by size).
+    char* d = it.data<char>(0);
+    const char* s = it.data<char>(1);
+    const auto es = static_cast<int64_t>(dst.element_size());
+    it.parallel_ranges([&](int64_t begin, int64_t end) {
+      std::memcpy(d + begin * es, s + begin * es, static_cast<size_t>((end - begin) * es));
+    });
+    return;
+  }
   dispatch_all(dst.dtype(), [&]<typename D>(D*) {
     dispatch_all(src.dtype(), [&]<typename S>(S*) {
       // Through compute_t<S>: a 16-bit float goes via float, everything else directly.

@@ -25,6 +25,8 @@
 
 #include "absl/container/inlined_vector.h"
 #include "cpu/elementwise.h"
+#include "cpu/parallel.h"
+#include "cpu/vec/pointwise_kernels.h"
 #include "loom/core/str_cat.h"
 #include "loom/core/tensor_impl.h"
 #include "loom/ops/meta/pointwise.h"
@@ -122,6 +124,42 @@ class TensorIterator {
 
   /// Minimum number of elements for a parallel loop.
   static constexpr int64_t kParallelGrain = 32768;
+  /// Output size from which the per-ISA loops use non-temporal stores (Note [Streaming
+  /// stores] in cpu/vec/pointwise_kernels.cpp): half the last-level cache of the machines
+  /// Loom is tuned on, above which the result would not stay cached anyway.
+  static constexpr int64_t kStreamBytes = int64_t{16} << 20;
+
+  // ---- Note [Per-ISA fast path] ----
+  // A kernel with a per-ISA loop (cpu/vec/pointwise_kernels.h) calls it when, after build(),
+  // flat(dtype) holds: the coalesced index space is one dimension, the output and every
+  // input have storage type dtype, and each steps through memory by one element (an input
+  // may instead have stride 0: a broadcast single value, scalar_input(k)). It then runs the
+  // loop with parallel_ranges over data<T>(k) and returns finish(); every other case (strided,
+  // broadcast rows, other dtypes, conversions) runs for_each. Both paths apply the same
+  // formula, so the choice changes speed only (tests compare every ISA level and the
+  // strided path against one float64 oracle).
+
+  /// Whether the fast path applies for storage dtype (see Note [Per-ISA fast path]).
+  bool flat(DType dtype) const;
+  /// Number of tensor inputs.
+  size_t num_inputs() const { return inputs_.size(); }
+  /// Whether input k (0-based) is a single broadcast value on the fast path (stride 0).
+  bool scalar_input(size_t k) const { return strides_[k + 1][0] == 0; }
+  /// Operand k's first element (0 = the output, k = input k - 1), after build().
+  template <typename T>
+  T* data(size_t k) const {
+    return reinterpret_cast<T*>(data_[k]);
+  }
+  /// Whether the per-ISA loops should write the output with streaming stores.
+  bool stream_output() const {
+    return numel_ * static_cast<int64_t>(result_buf_.element_size()) >= kStreamBytes;
+  }
+  /// Runs body(begin, end) over [0, numel()): one range per thread when the loop is large
+  /// (Note [One range per thread] in cpu/parallel.h), else one call. body must not throw.
+  template <typename Body>
+  void parallel_ranges(Body&& body) const {
+    cpu::parallel_ranges(numel_, kParallelGrain, std::forward<Body>(body));
+  }
 
  private:
   struct Operand {
@@ -134,10 +172,6 @@ class TensorIterator {
     for_each<Out, RepeatType<I, In>...>(std::forward<F>(f));
   }
   void check_dtypes(std::initializer_list<DType> storage) const;
-  /// Splits [0, numel) into chunks and calls body(begin, end) on each, in parallel when
-  /// numel is large. body must not throw.
-  template <typename Body>
-  void parallel_chunks(Body&& body) const;
 
   std::string_view op_;
   // Inline storage: a small op allocates nothing here (the 1-element add is overhead-bound).
@@ -158,6 +192,32 @@ class TensorIterator {
   absl::InlinedVector<char*, 4> data_;
 };
 
+// ---- the per-ISA loops (Note [Per-ISA fast path]) -------------------------------------------
+// Each runs the loop over every thread's range and returns true when it.flat(T's dtype) holds
+// (T is float or double); otherwise it does nothing and returns false, and the caller runs
+// for_each with the same formula.
+
+using loom::cpu::BinaryKernel;
+using loom::cpu::UnaryKernel;
+
+/// out = a (k) b over the two tensor inputs; b may be a broadcast single value; alpha scales
+/// b for BinaryKernel::add.
+template <typename T>
+bool flat_binary(TensorIterator& it, BinaryKernel k, T alpha);
+/// out = a (k) value over the one tensor input (a Scalar other, converted by the caller).
+template <typename T>
+bool flat_binary_scalar(TensorIterator& it, BinaryKernel k, T value);
+/// out = k(x) over the one tensor input.
+template <typename T>
+bool flat_unary(TensorIterator& it, UnaryKernel k);
+/// out = x <= threshold ? 0 : grad over the inputs (grad, x).
+template <typename T>
+bool flat_threshold_backward(TensorIterator& it, T threshold);
+
+/// Whether T has per-ISA loops (float32 and float64).
+template <typename T>
+inline constexpr bool kHasFlatLoops = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
 /// Copies src into dst (same device), broadcasting src to dst's shape and converting its
 /// dtype; the engine of copy_, to and the input conversions.
 void copy_into(std::string_view op, const Tensor& dst, const Tensor& src);
@@ -165,20 +225,6 @@ void copy_into(std::string_view op, const Tensor& dst, const Tensor& src);
 Tensor cast_copy(const Tensor& t, DType dtype);
 
 // ---- implementation of the templates -------------------------------------------------------
-
-template <typename Body>
-void TensorIterator::parallel_chunks(Body&& body) const {
-#ifdef _OPENMP
-  if (numel_ >= kParallelGrain) {
-    const int64_t chunk = 8192;
-    const int64_t nchunks = (numel_ + chunk - 1) / chunk;
-#pragma omp parallel for schedule(static)
-    for (int64_t c = 0; c < nchunks; ++c) body(c * chunk, std::min(numel_, (c + 1) * chunk));
-    return;
-  }
-#endif
-  body(0, numel_);
-}
 
 template <typename Out, typename... In, typename F>
 void TensorIterator::for_each(F&& f) {
@@ -200,9 +246,12 @@ void TensorIterator::for_each(F&& f) {
 
   auto row = [&]<size_t... I>(std::index_sequence<I...>, std::array<char*, N + 1> p, int64_t n) {
     if (contiguous) {
-      // The fast path: plain pointers and unit strides, which the compiler vectorises.
+      // Plain pointers and unit strides. `omp simd` has the loop vectorised even at -O2,
+      // whose cost model otherwise leaves loops of unknown length scalar; an element's
+      // output never feeds another element's input (Note [Memory overlap]).
       Out* __restrict o = reinterpret_cast<Out*>(p[0]);
       std::tuple<const In*...> in{reinterpret_cast<const In*>(p[I + 1])...};
+#pragma omp simd
       for (int64_t i = 0; i < n; ++i)
         o[i] = convert<Out>(f(convert<compute_t<In>>(std::get<I>(in)[i])...));
     } else {
@@ -213,7 +262,7 @@ void TensorIterator::for_each(F&& f) {
     }
   };
 
-  parallel_chunks([&](int64_t begin, int64_t end) {
+  parallel_ranges([&](int64_t begin, int64_t end) {
     // Position of `begin` in the coalesced index space.
     DimVector idx(static_cast<size_t>(ndim), 0);
     int64_t rem = begin;
@@ -252,11 +301,31 @@ inline void set_variant_output(TensorIterator& it, const Tensor* out, bool inpla
   }
 }
 
+/// The per-ISA loop of a functor op (Note [Per-ISA fast path]): a unary or binary Op type
+/// may name one with `static constexpr UnaryKernel kFlat` (or BinaryKernel); run_uniform
+/// tries it before the functor loop.
+template <typename Op>
+constexpr auto flat_kernel_of() {
+  if constexpr (requires { Op::kFlat; }) {
+    return std::optional{Op::kFlat};
+  } else {
+    return std::optional<UnaryKernel>{};
+  }
+}
+
 /// Runs the iterator with the functor that make<T>() returns for the common storage type T
-/// (all inputs read as T), restricted to the dtype categories Cats.
-template <unsigned Cats, ResultRule Rule, size_t N, typename Make>
-Tensor run_uniform(TensorIterator& it, Make&& make) {
+/// (all inputs read as T), restricted to the dtype categories Cats. flat: the op's per-ISA
+/// loop for float/double (a UnaryKernel for N == 1, a BinaryKernel for N == 2).
+template <unsigned Cats, ResultRule Rule, size_t N, typename Make, typename Flat = UnaryKernel>
+Tensor run_uniform(TensorIterator& it, Make&& make, std::optional<Flat> flat = std::nullopt) {
   dispatch_dtypes<Cats>(it.op(), it.common_dtype(), [&]<typename T>(T*) {
+    if constexpr (kHasFlatLoops<T> && (Cats & kFloats) != 0 && Rule != ResultRule::Bool) {
+      if constexpr (std::is_same_v<Flat, UnaryKernel> && N == 1) {
+        if (flat && flat_unary<T>(it, *flat)) return;
+      } else if constexpr (std::is_same_v<Flat, BinaryKernel> && N == 2) {
+        if (flat && flat_binary<T>(it, *flat, T(1))) return;
+      }
+    }
     auto f = make.template operator()<T>();
     if constexpr (Rule == ResultRule::Bool) {
       it.template for_each_n<bool, T, N>(f);
@@ -279,29 +348,41 @@ Tensor unary_run(std::string_view name, const Tensor& self, const Tensor* out, b
   it.add_input("self", self).set_rule(Op::kRule);
   set_variant_output(it, out, inplace);
   it.build();
-  return run_uniform<Op::kCats, Op::kRule, 1>(it, [&]<typename T>() { return op; });
+  return run_uniform<Op::kCats, Op::kRule, 1>(it, [&]<typename T>() { return op; },
+                                              flat_kernel_of<Op>());
 }
 
 /// A binary op on (self, other) tensors; make<T>() returns the functor on compute_t<T>.
 /// inplace: out is self.
+/// flat: the op's per-ISA loop for float/double (Note [Per-ISA fast path]).
 template <unsigned Cats, ResultRule Rule, typename Make>
 Tensor binary_run(std::string_view name, const Tensor& self, const Tensor& other, const Tensor* out,
-                  bool inplace, Make&& make) {
+                  bool inplace, Make&& make, std::optional<BinaryKernel> flat = std::nullopt) {
   TensorIterator it(name);
   it.add_input("self", self).add_input("other", other).set_rule(Rule);
   set_variant_output(it, inplace ? &self : out, inplace);
   it.build();
-  return run_uniform<Cats, Rule, 2>(it, make);
+  return run_uniform<Cats, Rule, 2>(it, make, flat);
 }
 
 /// A binary op on a tensor and a Scalar (a wrapped number in promotion, captured by value).
 template <unsigned Cats, ResultRule Rule, typename Make>
 Tensor binary_scalar_run(std::string_view name, const Tensor& self, const Scalar& other,
-                         const Tensor* out, bool inplace, Make&& make) {
+                         const Tensor* out, bool inplace, Make&& make,
+                         std::optional<BinaryKernel> flat = std::nullopt) {
   TensorIterator it(name);
   it.add_input("self", self).add_scalar(other).set_rule(Rule);
   set_variant_output(it, inplace ? &self : out, inplace);
   it.build();
+  if ((Cats & kFloats) != 0 && Rule != ResultRule::Bool && flat) {
+    bool done = false;
+    if (it.common_dtype() == DType::Float32) {
+      done = flat_binary_scalar<float>(it, *flat, other.to<float>());
+    } else if (it.common_dtype() == DType::Float64) {
+      done = flat_binary_scalar<double>(it, *flat, other.to<double>());
+    }
+    if (done) return it.finish();
+  }
   return run_uniform<Cats, Rule, 1>(it, [&]<typename T>() {
     using C = compute_t<T>;
     auto f = make.template operator()<T>();
@@ -328,39 +409,50 @@ Tensor& unary_out(const Tensor& self, Tensor& out) {
   return out;
 }
 
+/// A binary functor op's per-ISA loop: its `static constexpr BinaryKernel kFlat`, if any.
+template <typename Op>
+constexpr std::optional<BinaryKernel> binary_flat_of() {
+  if constexpr (requires { Op::kFlat; }) {
+    return Op::kFlat;
+  } else {
+    return std::nullopt;
+  }
+}
+
 /// Variants of a stateless binary functor op Op (kName, kCats, kRule, operator()(C, C)).
 template <typename Op>
 Tensor binary_fn(const Tensor& self, const Tensor& other) {
   return binary_run<Op::kCats, Op::kRule>(variant_name<Op>(""), self, other, nullptr, false,
-                                          []<typename T>() { return Op{}; });
+                                          []<typename T>() { return Op{}; }, binary_flat_of<Op>());
 }
 template <typename Op>
 Tensor& binary_inplace(Tensor& self, const Tensor& other) {
   binary_run<Op::kCats, Op::kRule>(variant_name<Op>("_"), self, other, &self, true,
-                                   []<typename T>() { return Op{}; });
+                                   []<typename T>() { return Op{}; }, binary_flat_of<Op>());
   return self;
 }
 template <typename Op>
 Tensor& binary_out(const Tensor& self, const Tensor& other, Tensor& out) {
   binary_run<Op::kCats, Op::kRule>(variant_name<Op>(".out"), self, other, &out, false,
-                                   []<typename T>() { return Op{}; });
+                                   []<typename T>() { return Op{}; }, binary_flat_of<Op>());
   return out;
 }
 template <typename Op>
 Tensor binary_scalar_fn(const Tensor& self, const Scalar& other) {
   return binary_scalar_run<Op::kCats, Op::kRule>(variant_name<Op>(""), self, other, nullptr, false,
-                                                 []<typename T>() { return Op{}; });
+                                                 []<typename T>() { return Op{}; },
+                                                 binary_flat_of<Op>());
 }
 template <typename Op>
 Tensor& binary_scalar_inplace(Tensor& self, const Scalar& other) {
   binary_scalar_run<Op::kCats, Op::kRule>(variant_name<Op>("_"), self, other, &self, true,
-                                          []<typename T>() { return Op{}; });
+                                          []<typename T>() { return Op{}; }, binary_flat_of<Op>());
   return self;
 }
 template <typename Op>
 Tensor& binary_scalar_out(const Tensor& self, const Scalar& other, Tensor& out) {
   binary_scalar_run<Op::kCats, Op::kRule>(variant_name<Op>(".out"), self, other, &out, false,
-                                          []<typename T>() { return Op{}; });
+                                          []<typename T>() { return Op{}; }, binary_flat_of<Op>());
   return out;
 }
 
