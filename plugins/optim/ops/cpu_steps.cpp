@@ -1,6 +1,8 @@
 // CPU kernels of the fused update ops (float32, float64): one pass over the parameter, its
 // gradient and its state, computing PyTorch's single-tensor update element by element in the
-// parameter's dtype (Note [Fused update formulas] in loom/optim/ops.h).
+// parameter's dtype (Note [Fused update formulas] in loom/optim/ops.h). SGD and Adam run
+// per-ISA loops (vec/update_kernels.cpp, chosen by loom::cpu::isa()); RMSprop and Adagrad
+// loops are written here.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -10,9 +12,14 @@
 #include <type_traits>
 #include <vector>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
 #include "loom/optim/meta/steps.h"
+#include "vec/update_kernels.h"
 
 namespace loom::optim::cpu {
 namespace {
@@ -72,10 +79,26 @@ void for_each_range(const std::array<const Tensor*, N>& ts, const std::array<boo
     walk_strided(t, [&](int64_t offset, int64_t i) { dst[i] = src[offset]; });
     p[k] = dst;
   }
+  // One contiguous range per thread (a memory-bound loop streams best that way), and no
+  // parallel region at all for a small parameter: entering one costs microseconds even when
+  // it runs on one thread, paid per parameter per step.
   constexpr int64_t kGrain = int64_t{1} << 16;
-  const int64_t chunks = (n + kGrain - 1) / kGrain;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c) body(c * kGrain, std::min(n, (c + 1) * kGrain), p);
+  constexpr int64_t kAlign = 64;  // elements: ranges start on whole cache lines
+#ifdef _OPENMP
+  if (n >= 2 * kGrain && omp_get_max_threads() > 1) {
+#pragma omp parallel
+    {
+      const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+      const int64_t per = ((n + nt - 1) / nt + kAlign - 1) / kAlign * kAlign;
+      const int64_t begin = std::min(n, t * per), end = std::min(n, begin + per);
+      if (begin < end) body(begin, end, p);
+    }
+  } else {
+    body(0, n, p);
+  }
+#else
+  body(0, n, p);
+#endif
   for (size_t k = 0; k < N; ++k) {
     if (!staged[k].defined() || !written[k]) continue;
     T* dst = static_cast<T*>(ts[k]->data_ptr());
@@ -109,6 +132,24 @@ void dispatch_floating(DType dtype, F&& body) {
   }
 }
 
+/// The per-ISA loops of SGD and Adam for T (vec/update_kernels.h), for loom::cpu::isa().
+template <typename T>
+auto sgd_loop() {
+  if constexpr (std::is_same_v<T, float>) {
+    return LOOM_ISA_CALL(sgd_step_f32);
+  } else {
+    return LOOM_ISA_CALL(sgd_step_f64);
+  }
+}
+template <typename T>
+auto adam_loop() {
+  if constexpr (std::is_same_v<T, float>) {
+    return LOOM_ISA_CALL(adam_step_f32);
+  } else {
+    return LOOM_ISA_CALL(adam_step_f64);
+  }
+}
+
 /// PyTorch's lerp: self + weight * (end - self), computed from the nearer end.
 template <typename T>
 T lerp(T self, T end, T weight) {
@@ -123,35 +164,16 @@ void sgd_step_(Tensor& param, const Tensor& grad, const std::optional<Tensor>& m
   const Tensor buf = value_or_undefined(momentum_buffer);
   meta::check_sgd_step(op, param, grad, buf, momentum, cpu_device_rule(op));
   dispatch_floating(param.dtype(), [&]<typename T>() {
-    const T t_lr = T(lr), t_mom = T(momentum), t_damp = T(1 - dampening), t_wd = T(weight_decay);
-    const T sign = maximize ? T(-1) : T(1);
-    with_flags(
-        [&](auto has_wd, auto has_momentum, auto is_nesterov, auto first) {
-          for_each_range<T, 3>({&param, &grad, &buf}, {true, false, true},
-                               [&](int64_t begin, int64_t end, const std::array<T*, 3>& p) {
-                                 T* __restrict x = p[0];
-                                 const T* __restrict gr = p[1];
-                                 T* __restrict b = p[2];
-                                 for (int64_t i = begin; i < end; ++i) {
-                                   T g = sign * gr[i];
-                                   if constexpr (has_wd) g = g + t_wd * x[i];
-                                   if constexpr (has_momentum) {
-                                     if constexpr (first) {
-                                       b[i] = g;
-                                     } else {
-                                       b[i] = t_mom * b[i] + t_damp * g;
-                                     }
-                                     if constexpr (is_nesterov) {
-                                       g = g + t_mom * b[i];
-                                     } else {
-                                       g = b[i];
-                                     }
-                                   }
-                                   x[i] = x[i] - t_lr * g;
-                                 }
-                               });
-        },
-        weight_decay != 0, momentum != 0, nesterov, is_first_step);
+    const loom::cpu::SgdStepArgs<T> args{T(lr),          T(momentum),     T(1 - dampening),
+                                         T(weight_decay), maximize ? T(-1) : T(1),
+                                         weight_decay != 0, momentum != 0, nesterov,
+                                         is_first_step};
+    const auto loop = sgd_loop<T>();
+    for_each_range<T, 3>({&param, &grad, &buf}, {true, false, true},
+                         [&](int64_t begin, int64_t end, const std::array<T*, 3>& p) {
+                           T* b = p[2] != nullptr ? p[2] + begin : nullptr;
+                           loop(args, p[0] + begin, p[1] + begin, b, end - begin);
+                         });
   });
   bump_versions({param, momentum != 0 ? buf : Tensor()});
 }
@@ -167,49 +189,26 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_
   // Scalars as PyTorch's single-tensor Adam forms them, in double, then in the dtype.
   const meta::AdamScalars sc = meta::adam_scalars(step, lr, beta1, beta2, weight_decay);
   dispatch_floating(param.dtype(), [&]<typename T>() {
-    const T step_size = T(sc.step_size);
-    const T bc2_sqrt = T(sc.bc2_sqrt);
-    const T decay = T(sc.decay), t_wd = T(weight_decay);
-    const T w1 = T(1 - beta1), b2 = T(beta2), w2 = T(1 - beta2), t_eps = T(eps);
-    const T sign = maximize ? T(-1) : T(1);
-    with_flags(
-        [&](auto decoupled, auto has_l2, auto has_amsgrad) {
-          for_each_range<T, 5>({&param, &grad, &exp_avg, &exp_avg_sq, &vmax},
-                               {true, false, true, true, true},
-                               [=](int64_t begin, int64_t end, const std::array<T*, 5>& p) {
-                                 // Note [Vectorized update loops]: the scalars are copied into
-                                 // the closure ([=]) so that no store through x, m or v can
-                                 // alias them, and lerp's choice of end is made once: the loop
-                                 // then vectorizes (-O3 -fno-math-errno, CMakeLists.txt).
-                                 T* __restrict x = p[0];
-                                 const T* __restrict gr = p[1];
-                                 T* __restrict m = p[2];
-                                 T* __restrict v = p[3];
-                                 T* __restrict vm = p[4];
-                                 const bool from_self = std::abs(w1) < T(0.5);
-                                 const T w1c = T(1) - w1;
-                                 for (int64_t i = begin; i < end; ++i) {
-                                   T g = sign * gr[i];
-                                   if constexpr (decoupled) {
-                                     x[i] = x[i] * decay;
-                                   } else if constexpr (has_l2) {
-                                     g = g + t_wd * x[i];
-                                   }
-                                   const T mi = m[i];
-                                   m[i] = from_self ? mi + w1 * (g - mi) : g - (g - mi) * w1c;
-                                   v[i] = b2 * v[i] + w2 * (g * g);
-                                   T denom;
-                                   if constexpr (has_amsgrad) {
-                                     vm[i] = std::max(vm[i], v[i]);
-                                     denom = std::sqrt(vm[i]) / bc2_sqrt + t_eps;
-                                   } else {
-                                     denom = std::sqrt(v[i]) / bc2_sqrt + t_eps;
-                                   }
-                                   x[i] = x[i] - step_size * (m[i] / denom);
-                                 }
-                               });
-        },
-        decoupled_weight_decay, weight_decay != 0, amsgrad);
+    const loom::cpu::AdamStepArgs<T> args{T(sc.step_size),
+                                          T(sc.bc2_sqrt),
+                                          T(sc.decay),
+                                          T(weight_decay),
+                                          T(1 - beta1),
+                                          T(beta2),
+                                          T(1 - beta2),
+                                          T(eps),
+                                          maximize ? T(-1) : T(1),
+                                          decoupled_weight_decay,
+                                          weight_decay != 0,
+                                          amsgrad};
+    const auto loop = adam_loop<T>();
+    for_each_range<T, 5>({&param, &grad, &exp_avg, &exp_avg_sq, &vmax},
+                         {true, false, true, true, true},
+                         [&](int64_t begin, int64_t end, const std::array<T*, 5>& p) {
+                           T* vm = p[4] != nullptr ? p[4] + begin : nullptr;
+                           loop(args, p[0] + begin, p[1] + begin, p[2] + begin, p[3] + begin, vm,
+                                end - begin);
+                         });
   });
   bump_versions({param, exp_avg, exp_avg_sq, amsgrad ? vmax : Tensor()});
 }

@@ -1,0 +1,64 @@
+#pragma once
+// The fused update ops' per-ISA loops (vec/update_kernels.cpp, compiled once per instruction
+// set; Note [CPU kernels per instruction set] in loom/core/cpu_isa.h). cpu_steps.cpp checks
+// the arguments, forms the step's scalars in the parameter's dtype and hands each thread a
+// contiguous range.
+//
+// Read by the per-ISA file too: its ISA-independent part holds plain structs only (no inline
+// function); the declarations follow only outside the per-ISA files.
+
+#include <cstdint>
+
+namespace loom::cpu {
+
+/// Adam's (and AdamW's) per-step scalars in the parameter's dtype T, as cpu_steps.cpp forms
+/// them from PyTorch's single-tensor formulas (Note [Fused update formulas] in loom/optim/ops.h).
+template <typename T>
+struct AdamStepArgs {
+  T step_size;     ///< lr / (1 - beta1^step)
+  T bc2_sqrt;      ///< sqrt(1 - beta2^step)
+  T decay;         ///< 1 - lr * weight_decay (decoupled weight decay)
+  T weight_decay;  ///< L2 weight decay (coupled)
+  T w1;            ///< 1 - beta1
+  T beta2;
+  T w2;  ///< 1 - beta2
+  T eps;
+  T sign;  ///< -1 to maximize, else 1
+  bool decoupled;
+  bool has_l2;
+  bool amsgrad;
+};
+
+/// SGD's per-step scalars in the parameter's dtype T.
+template <typename T>
+struct SgdStepArgs {
+  T lr;
+  T momentum;
+  T one_minus_dampening;
+  T weight_decay;
+  T sign;  ///< -1 to maximize, else 1
+  bool has_wd;
+  bool has_momentum;
+  bool nesterov;
+  bool first;  ///< the momentum buffer is only written (it becomes the gradient)
+};
+
+}  // namespace loom::cpu
+
+#if !defined(LOOM_ISA_NAMESPACE)
+#include "loom/core/cpu_isa.h"
+
+namespace loom::cpu {
+// n elements from pointers already offset to the range's start; vmax (AMSGrad) and buf
+// (momentum) may be null when unused.
+LOOM_ISA_DECLARE(
+    void adam_step_f32(const AdamStepArgs<float>& a, float* x, const float* g, float* m,
+                       float* v, float* vmax, int64_t n);
+    void adam_step_f64(const AdamStepArgs<double>& a, double* x, const double* g, double* m,
+                       double* v, double* vmax, int64_t n);
+    void sgd_step_f32(const SgdStepArgs<float>& a, float* x, const float* g, float* buf,
+                      int64_t n);
+    void sgd_step_f64(const SgdStepArgs<double>& a, double* x, const double* g, double* buf,
+                      int64_t n);)
+}  // namespace loom::cpu
+#endif
