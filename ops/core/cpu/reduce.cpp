@@ -1,6 +1,9 @@
 // Reference CPU kernels: sum, mean, prod, all, any (Note [Reduction geometry] in
-// reduce_engine.h).
+// reduce_engine.h). float32 sums run the per-ISA cascade (Note [Cascade sum] in
+// cpu/vec/reduce_simd.h) over contiguous rows and over outer dims; chunk partials add in
+// double, in a fixed order.
 #include "cpu/reduce_engine.h"
+#include "cpu/vec/reduce_kernels.h"
 #include "loom/dispatcher/library.h"
 
 namespace loom::ops::cpu::reduction {
@@ -8,7 +11,7 @@ namespace {
 
 using meta::sum_dtype;
 
-/// Sum of n elements p[0], p[s], ... in double: eight independent lanes (so the loop
+/// Sum of n elements p[0], p[s], ... in double (double, the 16-bit floats, strided float): eight independent lanes (so the loop
 /// vectorises) and pairwise halves above 4096 elements, so the error grows as O(log n).
 template <typename T>
 double float_row_sum(const T* p, int64_t n, int64_t s) {
@@ -32,35 +35,13 @@ double float_row_sum(const T* p, int64_t n, int64_t s) {
   return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])) + tail;
 }
 
-/// float_row_sum for contiguous float, compiled for AVX2 (picked at run time): the same
-/// lanes and pairing, so the result is bit-identical to the baseline build's.
-[[gnu::target("avx2,fma")]] double float_row_sum_avx2(const float* p, int64_t n) {
-  if (n > 4096) {
-    const int64_t h = (n / 2) & ~int64_t{7};
-    return float_row_sum_avx2(p, h) + float_row_sum_avx2(p + h, n - h);
-  }
-  double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int k = 0; k < 8; ++k) a[k] += static_cast<double>(p[i + k]);
-  }
-  double tail = 0;
-  for (; i < n; ++i) tail += static_cast<double>(p[i]);
-  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])) + tail;
-}
-
-bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
-
 template <typename T>
 struct SumOp {
   using Acc = acc_t<T>;
   Acc init() const { return 0; }
   void row(Acc& acc, const T* p, int64_t n, int64_t s, int64_t) const {
     if constexpr (std::is_same_v<T, float>) {
-      acc += s == 1 && has_avx2() ? float_row_sum_avx2(p, n) : float_row_sum(p, n, s);
+      acc += s == 1 ? LOOM_ISA_CALL(sum_f32)(p, n) : float_row_sum(p, n, s);
     } else if constexpr (is_float_v<T>) {
       acc += float_row_sum(p, n, s);
     } else {
@@ -130,12 +111,54 @@ struct LogicalOp {
   };
 };
 
+/// A float32 sum over one outer dim (the reduced elements of an output are a column of
+/// rows that lie row_stride apart, neighbouring outputs are neighbours in memory, as in a sum
+/// over dim 0 of a row-major matrix): the per-ISA column cascade, tiles of columns in
+/// parallel. False (nothing done) for other geometries.
+bool sum_f32_over_rows(const ReducePlan& p, const float* base, double* out) {
+  if (p.red_sizes.size() != 1 || p.red_strides[0] == 1 || p.outer_sizes.empty() ||
+      p.outer_strides.back() != 1 || p.red_numel < 2) {
+    return false;
+  }
+  constexpr int64_t kTile = 256;
+  const int64_t rows = p.red_numel;
+  const int64_t row_stride = p.red_strides[0];
+  const int64_t cols = p.outer_sizes.back();
+  const DimVec oo_sizes(p.outer_sizes.begin(), p.outer_sizes.end() - 1);
+  const DimVec oo_strides(p.outer_strides.begin(), p.outer_strides.end() - 1);
+  const int64_t n_oo = p.outer_numel / cols;
+  const int64_t tiles = (cols + kTile - 1) / kTile;
+  const auto kernel = LOOM_ISA_CALL(sum_cols_f32);
+  const bool big = p.outer_numel * rows >= kGrain;
+  maybe_parallel_for(big && n_oo * tiles > 1, n_oo * tiles, [&](int64_t t) {
+    const int64_t oo = t / tiles;
+    const int64_t c0 = (t % tiles) * kTile;
+    const int64_t nc = std::min(kTile, cols - c0);
+    kernel(base + offset_of(oo, oo_sizes, oo_strides) + c0, rows, nc, row_stride,
+           out + oo * cols + c0);
+  });
+  return true;
+}
+
+/// The sums of plan's outputs into out (double for floats, int64 for integers).
+template <typename T>
+void sum_into(const ReducePlan& plan, const T* base, acc_t<T>* out) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (plan.outer_numel > 0 && sum_f32_over_rows(plan, base, out)) return;
+  }
+  run_reduce(plan, base, SumOp<T>{}, out);
+}
+
 /// Runs Op<T> (T = src's dtype) over plan and returns the output in out_dtype.
 template <template <typename> class Op>
 Tensor reduce_to(const Tensor& src, const ReducePlan& plan, DType out_dtype) {
   return dispatch_all(src.dtype(), [&]<typename T>(T*) {
     std::vector<typename Op<T>::Acc> acc(static_cast<size_t>(plan.outer_numel));
-    run_reduce(plan, data_of<T>(src), Op<T>{}, acc.data());
+    if constexpr (std::is_same_v<Op<T>, SumOp<T>>) {
+      sum_into(plan, data_of<T>(src), acc.data());
+    } else {
+      run_reduce(plan, data_of<T>(src), Op<T>{}, acc.data());
+    }
     return tensor_from_values(plan.out_sizes, out_dtype, acc.data());
   });
 }
@@ -173,7 +196,7 @@ Tensor mean_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdi
   const ReducePlan plan = make_plan(in, reduce_mask("mean", in, dim), keepdim);
   return dispatch_floats("mean", in, [&]<typename T>(T*) {
     std::vector<double> acc(static_cast<size_t>(plan.outer_numel));
-    run_reduce(plan, data_of<T>(in), SumOp<T>{}, acc.data());
+    sum_into(plan, data_of<T>(in), acc.data());
     const double n = static_cast<double>(plan.red_numel);
     for (double& a : acc) a /= n;  // 0/0 is nan for an empty reduction, as in PyTorch
     return tensor_from_values(plan.out_sizes, out, acc.data());

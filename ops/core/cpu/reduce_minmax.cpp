@@ -1,6 +1,8 @@
 // Reference CPU kernels: max, min (full and .dim with indices), amax, amin, argmax, argmin.
 // NaN wins (it propagates, and its first index is reported); ties keep the first index.
+// Contiguous float32 rows run the per-ISA kernels (cpu/vec/reduce_kernels.h).
 #include "cpu/reduce_engine.h"
+#include "cpu/vec/reduce_kernels.h"
 #include "loom/dispatcher/library.h"
 
 namespace loom::ops::cpu::reduction {
@@ -32,6 +34,13 @@ struct ExtremeOp {
     Acc init() const { return extreme_init<Acc, kMax>(); }
     void row(Acc& acc, const T* p, int64_t n, int64_t s, int64_t) const {
       if (is_nan(acc)) return;
+      if constexpr (std::is_same_v<T, float>) {
+        if (s == 1) {
+          const float x = kMax ? LOOM_ISA_CALL(max_f32)(p, n) : LOOM_ISA_CALL(min_f32)(p, n);
+          acc = is_nan(x) ? x : (kMax ? std::max(acc, x) : std::min(acc, x));
+          return;
+        }
+      }
       Acc m = acc;
       for (int64_t i = 0; i < n; ++i) {
         const Acc x = load(p + i * s);
@@ -74,6 +83,15 @@ struct ArgOp {
     }
     Acc init() const { return {V{}, -1}; }
     void row(Acc& acc, const T* p, int64_t n, int64_t s, int64_t first) const {
+      if constexpr (std::is_same_v<T, float>) {
+        if (s == 1) {
+          float v;
+          const int64_t i = kMax ? LOOM_ISA_CALL(argmax_f32)(p, n, &v)
+                                 : LOOM_ISA_CALL(argmin_f32)(p, n, &v);
+          if (acc.idx < 0 || better(v, acc.v)) acc = {v, first + i};
+          return;
+        }
+      }
       for (int64_t i = 0; i < n; ++i) {
         const V x = load(p + i * s);
         if (acc.idx < 0 || better(x, acc.v)) acc = {x, first + i};

@@ -1,10 +1,12 @@
 // Reference CPU kernels: softmax, log_softmax, their _-prefixed forms and backward ops.
-// Stable: each line subtracts its max before exp. float and the 16-bit floats compute in
-// float with the line's sum in double (contiguous float lines: float within blocks of 512,
-// double across them); double computes in double.
+// Stable: each line subtracts its max before exp. Contiguous float32 lines, forward and
+// backward, run the per-ISA kernels (cpu/vec/softmax_kernels.h: vector exp, the cascade sum
+// in float); other float and 16-bit lines compute in float with the line's sum in double;
+// double computes in double.
 #include "loom/ops/meta/softmax.h"
 
 #include "cpu/reduce_engine.h"
+#include "cpu/vec/softmax_kernels.h"
 #include "loom/dispatcher/library.h"
 
 namespace loom::ops::cpu::reduction {
@@ -12,67 +14,13 @@ namespace {
 
 namespace meta = loom::ops::meta;
 
-/// The contiguous float line: vectorised max, exp and scale. Compiled twice: for the
-/// baseline ISA and, picked at run time, for AVX2+FMA (8 lanes; the same arithmetic).
-template <bool kLog>
-[[gnu::always_inline]] inline void float_line_body(const float* x, float* y, int64_t n) {
-  float m = -std::numeric_limits<float>::infinity();
-#pragma omp simd reduction(max : m)
-  for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
-  // The sum runs in float lanes over blocks of kBlock (every term is at most 1, so a lane
-  // adds at most kBlock / lanes of them) and in double across blocks.
-  constexpr int64_t kBlock = 512;
-  double sum = 0;
-  if constexpr (kLog) {
-    for (int64_t b = 0; b < n; b += kBlock) {
-      const int64_t end = std::min(n, b + kBlock);
-      float bs = 0;
-#pragma omp simd reduction(+ : bs)
-      for (int64_t i = b; i < end; ++i) bs += vec_expf(x[i] - m);
-      sum += bs;
-    }
-    const float log_sum = static_cast<float>(std::log(sum));
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - log_sum;
-  } else {
-    for (int64_t b = 0; b < n; b += kBlock) {
-      const int64_t end = std::min(n, b + kBlock);
-      float bs = 0;
-#pragma omp simd reduction(+ : bs)
-      for (int64_t i = b; i < end; ++i) {
-        const float e = vec_expf(x[i] - m);
-        y[i] = e;
-        bs += e;
-      }
-      sum += bs;
-    }
-    const float inv = static_cast<float>(1.0 / sum);
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
-  }
-}
-
-template <bool kLog>
-[[gnu::target("avx2,fma")]] void float_line_avx2(const float* x, float* y, int64_t n) {
-  float_line_body<kLog>(x, y, n);
-}
-
-template <bool kLog>
-void float_line_baseline(const float* x, float* y, int64_t n) {
-  float_line_body<kLog>(x, y, n);
-}
-
-inline bool has_avx2_fma() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
-
+/// The contiguous float line: the per-ISA kernels (cpu/vec/softmax_kernels.h).
 template <bool kLog>
 void float_line(const float* x, float* y, int64_t n) {
-  if (has_avx2_fma()) {
-    float_line_avx2<kLog>(x, y, n);
+  if constexpr (kLog) {
+    LOOM_ISA_CALL(log_softmax_line_f32)(x, y, n);
   } else {
-    float_line_baseline<kLog>(x, y, n);
+    LOOM_ISA_CALL(softmax_line_f32)(x, y, n);
   }
 }
 
@@ -244,6 +192,16 @@ Tensor softmax_backward(const Tensor& grad, const Tensor& output, int64_t dim, D
         const T* g = g0 + off[0];
         const T* y = y0 + off[1];
         T* r = r0 + off[2];
+        if constexpr (std::is_same_v<T, float>) {
+          if (sg == 1 && sy == 1 && sr == 1) {
+            if constexpr (kLog) {
+              LOOM_ISA_CALL(log_softmax_backward_line_f32)(g, y, r, n);
+            } else {
+              LOOM_ISA_CALL(softmax_backward_line_f32)(g, y, r, n);
+            }
+            return;
+          }
+        }
         double acc = 0;
         for (int64_t i = 0; i < n; ++i) {
           const double gi = load(g + i * sg);
