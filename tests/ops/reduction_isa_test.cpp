@@ -202,6 +202,33 @@ TEST_F(ReductionIsa, MaxAndArgmaxTakeTheFirstNan) {
   }
 }
 
+TEST_F(ReductionIsa, VarStdNormAtEveryLevel) {
+  for (int64_t n : kSizes) {
+    if (n < 2) continue;
+    // An offset mean: the two-pass variance must not lose the spread to it.
+    const std::vector<double> v = uniform(n, 8, 99, 101);
+    double mean = 0, sq = 0;
+    for (double x : v) mean += static_cast<float>(x), sq += static_cast<double>(static_cast<float>(x)) * static_cast<float>(x);
+    mean /= static_cast<double>(n);
+    double m2 = 0;
+    for (double x : v) m2 += (static_cast<float>(x) - mean) * (static_cast<float>(x) - mean);
+    const Tensor x = make_tensor(v, {n});
+    for (Isa l : levels()) {
+      cpu::set_isa(l);
+      SCOPED_TRACE(std::string(isa_name(l)) + " n " + std::to_string(n));
+      expect_close(var(x), {}, {m2 / static_cast<double>(n - 1)}, 1e-5, 0);
+      expect_close(loom::std(x), {}, {std::sqrt(m2 / static_cast<double>(n - 1))}, 1e-5, 0);
+      expect_close(norm(x), {}, {std::sqrt(sq)}, 1e-6, 0);
+      std::vector<double> bad = v;
+      bad[n / 2] = kNan;
+      EXPECT_TRUE(std::isnan(to_doubles(var(make_tensor(bad, {n})))[0]));
+      bad[n / 2] = kInf;
+      EXPECT_TRUE(std::isnan(to_doubles(var(make_tensor(bad, {n})))[0]));
+      EXPECT_EQ(to_doubles(norm(make_tensor(bad, {n})))[0], kInf);
+    }
+  }
+}
+
 /// softmax / log_softmax of each line of v (rows of len) in double.
 std::vector<double> softmax_oracle(const std::vector<double>& v, int64_t len, bool log) {
   std::vector<double> out(v.size());

@@ -1,6 +1,9 @@
 // Reference CPU kernels: var, std (correction and unbiased forms), norm, frobenius_norm,
-// logsumexp. All accumulate in double (Note [Reduction geometry] in reduce_engine.h).
+// logsumexp. They accumulate in double (Note [Reduction geometry] in reduce_engine.h), except
+// contiguous float32 rows of var/std and the 2-norm, which run the per-ISA float cascade
+// (Note [Cascade sum] in cpu/vec/reduce_simd.h).
 #include "cpu/reduce_engine.h"
+#include "cpu/vec/reduce_kernels.h"
 #include "loom/dispatcher/library.h"
 
 namespace loom::ops::cpu::reduction {
@@ -17,6 +20,18 @@ struct MomentsOp {
   using Acc = Moments;
   Acc init() const { return {}; }
   void row(Acc& acc, const T* p, int64_t n, int64_t s, int64_t) const {
+    if constexpr (std::is_same_v<T, float>) {
+      if (s == 1) {
+        // Two passes of the cascade; the deviations are taken from the float nearest the
+        // mean, and sum((x - m)^2) = sum((x - mf)^2) - n (m - mf)^2 puts the rest back.
+        const double mean = LOOM_ISA_CALL(sum_f32)(p, n) / static_cast<double>(n);
+        const auto mf = static_cast<float>(mean);
+        const double d = mean - static_cast<double>(mf);
+        const double m2 = LOOM_ISA_CALL(sum_sq_dev_f32)(p, n, mf) - static_cast<double>(n) * d * d;
+        acc = merge(acc, {static_cast<double>(n), mean, m2 < 0 ? 0.0 : m2});  // NaN stays
+        return;
+      }
+    }
     double sum = 0;
     for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(load(p + i * s));
     const double mean = sum / static_cast<double>(n);
@@ -141,6 +156,12 @@ struct NormOp {
         for (int64_t i = 0; i < n; ++i) a += std::fabs(static_cast<double>(load(p + i * s)));
         break;
       case NormKind::Two:
+        if constexpr (std::is_same_v<T, float>) {
+          if (s == 1) {
+            a += LOOM_ISA_CALL(sum_squares_f32)(p, n);
+            break;
+          }
+        }
         for (int64_t i = 0; i < n; ++i) {
           const double x = load(p + i * s);
           a += x * x;
