@@ -1,6 +1,6 @@
 # Intel MKL for the cpu_mkl provider (docs/design/cpu-providers.md), found where
 # scripts/install-deps.sh puts it (.deps/mkl/{lib,include}, from the mkl wheels) or under
-# LOOM_MKL_ROOT. Defines LOOM_WITH_MKL (ON when found) and the imported target loom::mkl:
+# LOOM_MKL_ROOT. Defines LOOM_WITH_MKL (opt-in: OFF by default, see below) and loom::mkl:
 # the LP64 interface, the GNU OpenMP threading layer (libgomp, the runtime Loom's own loops
 # and oneDNN use: one thread pool) and the core. The wheels ship only versioned sonames
 # (libmkl_core.so.3), so the libraries are found by full file name.
@@ -18,7 +18,10 @@ if(EXISTS "${LOOM_MKL_ROOT}/include/mkl_cblas.h")
     list(GET _loom_mkl_lib 0 _loom_mkl_${_part})
   endforeach()
 endif()
-option(LOOM_WITH_MKL "Build the MKL CPU GEMM provider plugin (plugins/cpu_mkl)" ${_loom_mkl_found})
+# Opt-in for now: with three CPU providers of one op (reference, onednn, mkl) the middle one's
+# hand-off (Note [Next provider]) calls the runner-up, which is itself, and recurses; until
+# the dispatcher hands on along the whole chain, cpu_mkl is built only on request.
+option(LOOM_WITH_MKL "Build the MKL CPU GEMM provider plugin (plugins/cpu_mkl; needs MKL in LOOM_MKL_ROOT)" OFF)
 
 if(LOOM_WITH_MKL)
   if(NOT _loom_mkl_found)

@@ -3,6 +3,7 @@
 // outside BLAS's domain goes to the next provider (oneDNN's kernels when cpu_onednn is
 // loaded, else the reference kernels of ops/core/cpu/linalg.cpp), so shapes, dtypes and
 // error messages are theirs (docs/design/cpu-providers.md).
+#include <dlfcn.h>
 #include <mkl_cblas.h>
 
 #include <algorithm>
@@ -63,6 +64,30 @@ std::optional<BlasOperand> blas_operand(const Matrices& m) {
 /// Calls of cblas_sgemm and cblas_sgemm_batch_strided since load (tests read it).
 std::atomic<int64_t> g_gemm_calls{0};
 
+/// MKL's own cblas_sgemm and cblas_sgemm_batch_strided. A process may already have another
+/// CBLAS in its global scope (loom-bench links OpenBLAS for its raw peer), which the dynamic
+/// linker would bind this plugin's calls to; the entry points are looked up in MKL's
+/// interface library itself instead (the linked symbols are the fallback).
+struct Blas {
+  decltype(&cblas_sgemm) sgemm = &cblas_sgemm;
+  decltype(&cblas_sgemm_batch_strided) sgemm_batch_strided = &cblas_sgemm_batch_strided;
+};
+
+const Blas& blas() {
+  static const Blas b = [] {
+    Blas r;
+    if (void* h = dlopen("libmkl_intel_lp64.so.3", RTLD_LAZY | RTLD_NOLOAD)) {
+      if (void* f = dlsym(h, "cblas_sgemm")) r.sgemm = reinterpret_cast<decltype(r.sgemm)>(f);
+      if (void* f = dlsym(h, "cblas_sgemm_batch_strided")) {
+        r.sgemm_batch_strided = reinterpret_cast<decltype(r.sgemm_batch_strided)>(f);
+      }
+      dlclose(h);  // the plugin's own dependency keeps the library loaded
+    }
+    return r;
+  }();
+  return b;
+}
+
 CBLAS_TRANSPOSE trans(bool t) { return t ? CblasTrans : CblasNoTrans; }
 
 /// c[i] = alpha * a[i] @ b[i] + beta * c[i] for each of batch matrices (c never read when
@@ -89,16 +114,16 @@ bool gemm(int64_t batch, Matrices a, Matrices b, Matrices c, float alpha, float 
   const auto K = static_cast<MKL_INT>(k);
   g_gemm_calls.fetch_add(1, std::memory_order_relaxed);
   if (batch == 1) {
-    cblas_sgemm(CblasRowMajor, trans(oa->transposed), trans(ob->transposed), M, N, K, alpha,
+    blas().sgemm(CblasRowMajor, trans(oa->transposed), trans(ob->transposed), M, N, K, alpha,
                 a.data, static_cast<MKL_INT>(oa->ld), b.data, static_cast<MKL_INT>(ob->ld), beta,
                 c.data, static_cast<MKL_INT>(oc->ld));
   } else {
-    cblas_sgemm_batch_strided(CblasRowMajor, trans(oa->transposed), trans(ob->transposed), M, N,
-                              K, alpha, a.data, static_cast<MKL_INT>(oa->ld),
-                              static_cast<MKL_INT>(a.batch_stride), b.data,
-                              static_cast<MKL_INT>(ob->ld), static_cast<MKL_INT>(b.batch_stride),
-                              beta, c.data, static_cast<MKL_INT>(oc->ld),
-                              static_cast<MKL_INT>(c.batch_stride), static_cast<MKL_INT>(batch));
+    blas().sgemm_batch_strided(
+        CblasRowMajor, trans(oa->transposed), trans(ob->transposed), M, N, K, alpha, a.data,
+        static_cast<MKL_INT>(oa->ld), static_cast<MKL_INT>(a.batch_stride), b.data,
+        static_cast<MKL_INT>(ob->ld), static_cast<MKL_INT>(b.batch_stride), beta, c.data,
+        static_cast<MKL_INT>(oc->ld), static_cast<MKL_INT>(c.batch_stride),
+        static_cast<MKL_INT>(batch));
   }
   return true;
 }
