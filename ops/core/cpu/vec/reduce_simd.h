@@ -165,6 +165,10 @@ LOOM_SIMD_INLINE double cascade_sum(int64_t n, Term&& term) {
     Lanes b;
 #pragma GCC unroll 16
     for (int k = 0; k < kAcc; ++k) b.v[k] = term(i + k * kW, kW);
+    // One row of the block per iteration, so loads go through memory in order: unrolled
+    // whole, GCC groups each accumulator's loads, a 256-byte stride that streams from DRAM
+    // at two thirds of the speed on AMD Zen 4.
+#pragma GCC unroll 1
     for (int64_t r = 1; r < kBlockRows; ++r) {
 #pragma GCC unroll 16
       for (int k = 0; k < kAcc; ++k) b.v[k] += term(i + r * kLanes + k * kW, kW);
