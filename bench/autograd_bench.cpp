@@ -34,13 +34,13 @@ Tensor pattern(IntArrayRef sizes, bool requires_grad = false) {
   return t;
 }
 
-LOOM_BENCH("autograd.add.1elem", unit::ns) {
+LOOM_BENCH("autograd.add.1elem", unit::ns, .max_ratio = 0.4) {
   load_ops();
   const Tensor a = filled({1}, 1.5, /*requires_grad=*/true), b = filled({1}, 2.5);
   return ns_per_call([=] { do_not_optimize(add(a, b)); });
 }
 
-LOOM_BENCH("autograd.mlp_tiny.step", unit::us) {
+LOOM_BENCH("autograd.mlp_tiny.step", unit::us, .max_ratio = 0.4) {
   load_ops();
   const Tensor x = pattern({16, 4}), y = pattern({16, 1});
   const Tensor w1 = pattern({8, 4}, true), b1 = pattern({8}, true);

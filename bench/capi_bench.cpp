@@ -127,7 +127,7 @@ LOOM_BENCH_PEER(raw, "capi.add.1elem") {
 namespace loom::bench {
 namespace {
 
-LOOM_BENCH_PEER(libtorch, "capi.add.1elem") {
+LOOM_BENCH_LIBTORCH_PEER("capi.add.1elem") {
   static c10::InferenceMode* guard = new c10::InferenceMode();  // for the process, as add.1elem
   (void)guard;
   const at::Tensor a = at::full({1}, 1.5), b = at::full({1}, 2.5);

@@ -1,5 +1,10 @@
 #include "harness.h"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,15 +12,22 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
+#include <cstring>
+#include <cerrno>
 #include <string_view>
 
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/plugin_loader.h"
 #include "loom/tools/build_config.h"
+
+extern char** environ;
 
 namespace loom::bench {
 namespace {
@@ -33,7 +45,7 @@ struct PeerKey {
 };
 struct Configuration {
   std::string who;
-  std::string (*configure)();
+  std::function<std::string()> configure;
 };
 
 // Function-local statics: registration happens during static initialisation, in any order.
@@ -41,8 +53,8 @@ std::vector<Registered>& benchmarks() {
   static std::vector<Registered> v;
   return v;
 }
-std::map<PeerKey, Side (*)()>& peers() {
-  static std::map<PeerKey, Side (*)()> m;
+std::map<PeerKey, std::function<Side()>>& peers() {
+  static std::map<PeerKey, std::function<Side()>> m;
   return m;
 }
 std::vector<Configuration>& configurations() {
@@ -50,8 +62,147 @@ std::vector<Configuration>& configurations() {
   return v;
 }
 
-constexpr Peer kPeers[] = {Peer::libtorch, Peer::raw};
-const char* peer_name(Peer p) { return p == Peer::libtorch ? "libtorch" : "raw"; }
+constexpr Peer kPeers[] = {Peer::torch, Peer::libtorch113, Peer::raw};
+constexpr Peer kLibtorchPeers[] = {Peer::torch, Peer::libtorch113};
+const char* peer_name(Peer p) {
+  switch (p) {
+    case Peer::torch:
+      return "torch";
+    case Peer::libtorch113:
+      return "libtorch113";
+    case Peer::raw:
+      return "raw";
+  }
+  return "?";
+}
+
+/// What happened to each libtorch peer's library at start-up ("loaded", or why not).
+std::map<Peer, std::string>& peer_load_status() {
+  static std::map<Peer, std::string> m;
+  return m;
+}
+
+/// A libtorch peer's process, bench-<peer>-sides (see peer_bridge.h and peer_server.cpp),
+/// driven over two pipes: commands to its stdin, replies from its descriptor 3.
+class PeerProcess {
+ public:
+  PeerProcess(const std::string& program, std::string name) : name_(std::move(name)) {
+    int to[2], from[2];
+    if (pipe2(to, O_CLOEXEC) != 0 || pipe2(from, O_CLOEXEC) != 0) {
+      throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, to[0], 0);
+    posix_spawn_file_actions_adddup2(&actions, from[1], 3);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    char* argv[] = {const_cast<char*>(program.c_str()), nullptr};
+    const int rc = posix_spawn(&pid_, program.c_str(), &actions, nullptr, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(to[0]);
+    close(from[1]);
+    if (rc != 0) {
+      close(to[1]);
+      close(from[0]);
+      throw std::runtime_error("cannot start " + program + ": " + std::strerror(rc));
+    }
+    to_ = fdopen(to[1], "w");
+    from_ = fdopen(from[0], "r");
+  }
+  ~PeerProcess() {
+    if (to_) std::fclose(to_);  // end of its input: it exits
+    if (from_) std::fclose(from_);
+    if (pid_ > 0) waitpid(pid_, nullptr, 0);
+  }
+  PeerProcess(const PeerProcess&) = delete;
+  PeerProcess& operator=(const PeerProcess&) = delete;
+
+  /// Sends command and returns the reply's payload (after "ok "); throws the "err" message.
+  std::string request(const std::string& command) {
+    std::fflush(stdout);  // what loom-bench printed goes out before what the peer prints
+    std::fflush(stderr);
+    if (std::fputs((command + "\n").c_str(), to_) < 0 || std::fflush(to_) != 0) {
+      throw std::runtime_error(name_ + "'s process is gone (" + command + ")");
+    }
+    std::string line = read_line();
+    if (line.rfind("ok", 0) == 0) return line.size() > 3 ? line.substr(3) : "";
+    if (line.rfind("err ", 0) == 0) throw std::runtime_error(line.substr(4));
+    throw std::runtime_error(name_ + "'s process answered '" + line + "' to " + command);
+  }
+  /// One more line of a reply.
+  std::string read_line() {
+    std::string line;
+    int c;
+    while ((c = std::fgetc(from_)) != EOF && c != '\n') line += static_cast<char>(c);
+    if (c == EOF && line.empty()) throw std::runtime_error(name_ + "'s process ended");
+    return line;
+  }
+
+ private:
+  std::string name_;
+  pid_t pid_ = -1;
+  FILE* to_ = nullptr;
+  FILE* from_ = nullptr;
+};
+
+/// A side of a peer process.
+Side bridged_side(std::shared_ptr<PeerProcess> proc, int index) {
+  const std::string handle = proc->request("setup " + std::to_string(index));
+  if (handle == "none") return {};
+  return [proc, handle]() {
+    std::istringstream in(proc->request("sample " + handle));
+    Sample s;
+    double v;
+    while (in >> v) s.push_back(v);
+    return s;
+  };
+}
+
+/// Starts one peer's process and registers its sides and configuration steps; returns
+/// "loaded" or why not.
+std::string load_peer(Peer peer, const std::string& program) {
+  auto proc = std::make_shared<PeerProcess>(program, peer_name(peer));
+  proc->request("init " + std::to_string(sample_ms()));
+  const int configurations_n = std::stoi(proc->request("configurations"));
+  for (int i = 0; i < configurations_n; ++i) {
+    const std::string line = proc->read_line();
+    const size_t tab = line.find('\t');
+    const std::string text = tab == std::string::npos ? line : line.substr(tab + 1);
+    configurations().push_back({peer_name(peer), [text] { return text; }});
+  }
+  const int sides_n = std::stoi(proc->request("sides"));
+  for (int i = 0; i < sides_n; ++i) {
+    const std::string name = proc->read_line();
+    peers()[{peer, name}] = [proc, i]() { return bridged_side(proc, i); };
+  }
+  return "loaded";
+}
+
+/// Starts each libtorch peer's process, bin/bench-<peer>-sides (see peer_bridge.h for why a
+/// process).
+void load_peer_libraries() {
+  std::string dir;
+  try {
+    dir = bin_dir();
+  } catch (const std::exception& e) {
+    for (Peer p : kLibtorchPeers) peer_load_status()[p] = e.what();
+    return;
+  }
+  for (Peer p : kLibtorchPeers) {
+    const std::string program = dir + "/bench-" + peer_name(p) + "-sides";
+    if (!std::filesystem::is_regular_file(program)) {
+      peer_load_status()[p] = "not built (its column is null; scripts/run-bench.sh builds it)";
+      continue;
+    }
+    try {
+      peer_load_status()[p] = load_peer(p, program);
+    } catch (const std::exception& e) {
+      peer_load_status()[p] = std::string("cannot use ") + program + " (its column is null): " +
+                              e.what();
+    }
+  }
+}
 
 std::vector<Metric> metrics_of(const BenchmarkSpec& s) {
   std::vector<Metric> m{{s.name, s.unit, s.target}};
@@ -78,8 +229,9 @@ constexpr const char* kUsage =
     "  --rounds N      A/B rounds per benchmark (default: each benchmark's own)\n"
     "  --sample-ms MS  length of one timing-loop sample (default 20)\n"
     "  --list          list the benchmarks and exit\n"
-    "Each measurement runs Loom and libtorch alternately in this process; the table shows\n"
-    "medians and ratio = loom/libtorch for times and memory, libtorch/loom for rates\n"
+    "Each measurement runs Loom and its peers (torch: libtorch 2.x, libtorch113: Debian's\n"
+    "libtorch 1.13, raw) alternately in this process; the table shows medians and ratio =\n"
+    "loom/peer for times and memory, peer/loom for rates, against the faster libtorch peer\n"
     "(below 1 is better for Loom).\n";
 
 Options parse(int argc, char** argv) {
@@ -157,39 +309,62 @@ struct Row {
   std::optional<double> loom;
   std::map<Peer, std::optional<double>> peer;
   std::string error;
+  std::optional<double> max_ratio, max_ratio_raw;  // the first metric's ratio targets
 };
+
+/// The faster of the two libtorch peers' values (null when neither has one).
+std::optional<double> best_libtorch(const Row& r) {
+  std::optional<double> best;
+  for (Peer p : kLibtorchPeers) {
+    const auto v = r.peer.at(p);
+    if (!v || *v <= 0) continue;
+    if (!best || (r.metric.unit.higher_is_better ? *v > *best : *v < *best)) best = v;
+  }
+  return best;
+}
 
 struct Columns {
   bool raw = false;  // some selected benchmark has a raw peer
 };
 
 void print_header_row(const Columns& c) {
-  std::printf("%-30s %-5s %10s %10s %8s", "benchmark", "unit", "loom", "libtorch", "ratio");
-  if (c.raw) std::printf(" %10s %9s", "raw", "ratio_raw");
+  std::printf("%-26s %-5s %9s %9s %11s %7s", "benchmark", "unit", "loom", "torch", "libtorch113",
+              "ratio");
+  if (c.raw) std::printf(" %9s %9s", "raw", "ratio_raw");
   std::printf("  %s\n", "target");
 }
 
 void print_row(const Columns& c, const Row& r) {
   if (!r.error.empty()) {
-    std::printf("%-30s error: %s\n", r.metric.name.c_str(), r.error.c_str());
+    std::printf("%-26s error: %s\n", r.metric.name.c_str(), r.error.c_str());
     std::fflush(stdout);
     return;
   }
-  const auto lt = r.peer.at(Peer::libtorch);
-  std::printf("%-30s %-5s %10s %10s %8s", r.metric.name.c_str(), r.metric.unit.symbol,
-              fmt(r.loom).c_str(), fmt(lt).c_str(), fmt(ratio(r.metric, r.loom, lt)).c_str());
-  if (c.raw) {
-    const auto raw = r.peer.at(Peer::raw);
-    std::printf(" %10s %9s", fmt(raw).c_str(), fmt(ratio(r.metric, r.loom, raw)).c_str());
-  }
-  std::string target = "-";
+  const auto best = best_libtorch(r);
+  const auto raw = r.peer.at(Peer::raw);
+  std::printf("%-26s %-5s %9s %9s %11s %7s", r.metric.name.c_str(), r.metric.unit.symbol,
+              fmt(r.loom).c_str(), fmt(r.peer.at(Peer::torch)).c_str(),
+              fmt(r.peer.at(Peer::libtorch113)).c_str(),
+              fmt(ratio(r.metric, r.loom, best)).c_str());
+  if (c.raw) std::printf(" %9s %9s", fmt(raw).c_str(), fmt(ratio(r.metric, r.loom, raw)).c_str());
+  std::string target;
+  auto add = [&](const std::string& what, bool met) {
+    target += (target.empty() ? "" : ", ") + what + (met ? " ok" : " MISSED");
+  };
   if (r.metric.target && r.loom) {
     const bool met =
         r.metric.unit.higher_is_better ? *r.loom >= *r.metric.target : *r.loom <= *r.metric.target;
-    target = std::string(r.metric.unit.higher_is_better ? ">= " : "<= ") + fmt(r.metric.target) +
-             (met ? " ok" : " MISSED");
+    add(std::string(r.metric.unit.higher_is_better ? ">= " : "<= ") + fmt(r.metric.target), met);
   }
-  std::printf("  %s\n", target.c_str());
+  if (r.max_ratio) {
+    const auto v = ratio(r.metric, r.loom, best);
+    if (v) add("ratio <= " + fmt(r.max_ratio), *v <= *r.max_ratio);
+  }
+  if (r.max_ratio_raw) {
+    const auto v = ratio(r.metric, r.loom, raw);
+    if (v) add("raw <= " + fmt(r.max_ratio_raw), *v <= *r.max_ratio_raw);
+  }
+  std::printf("  %s\n", target.empty() ? "-" : target.c_str());
   std::fflush(stdout);
 }
 
@@ -197,12 +372,12 @@ nlohmann::ordered_json to_json(const Row& r, bool has_raw, const std::string& ra
   auto num = [](std::optional<double> v) {
     return v ? nlohmann::ordered_json(round_sig(*v)) : nlohmann::ordered_json(nullptr);
   };
-  const auto lt = r.peer.at(Peer::libtorch);
   nlohmann::ordered_json j = {{"name", r.metric.name},
                               {"unit", r.metric.unit.symbol},
                               {"loom", num(r.loom)},
-                              {"libtorch", num(lt)},
-                              {"ratio", num(ratio(r.metric, r.loom, lt))}};
+                              {"torch", num(r.peer.at(Peer::torch))},
+                              {"libtorch113", num(r.peer.at(Peer::libtorch113))},
+                              {"ratio", num(ratio(r.metric, r.loom, best_libtorch(r)))}};
   if (has_raw) {
     const auto raw = r.peer.at(Peer::raw);
     j[raw_label] = num(raw);
@@ -235,7 +410,7 @@ struct Runner {
   }
 };
 
-Side set_up(Side (*setup)(), std::string* error) {
+Side set_up(const std::function<Side()>& setup, std::string* error) {
   try {
     return setup();
   } catch (const std::exception& e) {
@@ -268,7 +443,11 @@ std::vector<Row> run_benchmark(const Registered& b, int rounds) {
 
   std::vector<Row> rows;
   for (size_t m = 0; m < metrics.size(); ++m) {
-    Row row{metrics[m], std::nullopt, {}, {}};
+    Row row{metrics[m], std::nullopt, {}, {}, std::nullopt, std::nullopt};
+    if (m == 0) {
+      row.max_ratio = b.spec.max_ratio;
+      row.max_ratio_raw = b.spec.max_ratio_raw;
+    }
     auto med = [&](const Runner& s) -> std::optional<double> {
       if (!s.ok() || s.samples.empty()) return std::nullopt;
       std::vector<double> v;
@@ -346,10 +525,15 @@ int run(const Options& o) {
     }
     std::printf("  %s: %s\n", c.who.c_str(), line.c_str());
   }
-  const bool with_libtorch =
-      std::any_of(configurations().begin(), configurations().end(),
-                  [](const Configuration& c) { return c.who == "libtorch"; });
-  if (!with_libtorch) std::printf("  libtorch: not built (its columns are null)\n");
+  for (Peer p : kLibtorchPeers) {
+    const bool configured =
+        std::any_of(configurations().begin(), configurations().end(),
+                    [&](const Configuration& c) { return c.who == peer_name(p); });
+    const auto it = peer_load_status().find(p);
+    if (!configured && it != peer_load_status().end()) {
+      std::printf("  %s: %s\n", peer_name(p), it->second.c_str());
+    }
+  }
   std::printf("\n");
 
   Columns columns;
@@ -369,8 +553,9 @@ int run(const Options& o) {
     }
   }
   std::printf(
-      "\nmedians of A/B-alternated rounds; ratio = loom/libtorch for times and memory, "
-      "libtorch/loom for rates: below 1 is better for Loom\n");
+      "\nmedians of A/B-alternated rounds; ratio = loom/peer for times and memory, peer/loom "
+      "for rates, against the faster of torch and libtorch113 (ratio_raw: against raw): below 1 "
+      "is better for Loom\n");
   if (json) {
     json.flush();
     if (!json) throw std::runtime_error("writing '" + *o.json_path + "' failed");
@@ -386,7 +571,7 @@ bool register_benchmark(BenchmarkSpec spec, Side (*setup)()) {
 }
 
 bool register_peer(Peer peer, std::string name, Side (*setup)()) {
-  peers()[{peer, std::move(name)}] = setup;
+  peers()[{peer, std::move(name)}] = [setup] { return setup(); };
   return true;
 }
 
@@ -431,7 +616,9 @@ std::string bin_dir() {
 
 int run_main(int argc, char** argv) {
   try {
-    return run(parse(argc, argv));
+    const Options options = parse(argc, argv);
+    load_peer_libraries();
+    return run(options);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "loom-bench: error: %s\n%s", e.what(), kUsage);
     return 2;

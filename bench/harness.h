@@ -1,7 +1,9 @@
 #pragma once
 /// @file
 /// loom-bench's harness: a registry of benchmarks, each a Loom side plus optional peers
-/// (libtorch, a raw library) measured in the same process, alternating A B A B.
+/// (libtorch 2.x "torch", Debian's libtorch 1.13 "libtorch113", a raw library) measured in the
+/// same run, alternating A B A B (the libtorch peers' sides run in a process of their own per
+/// peer, see peer_bridge.h).
 ///
 /// A benchmark is a setup function that returns a Side: a callable taking one sample.
 /// @code
@@ -9,11 +11,13 @@
 ///     auto noop = ...;                                     // setup: runs once
 ///     return ns_per_call([=] { do_not_optimize(noop(x)); });  // one sample = ns per call
 ///   }
-///   // in a libtorch translation unit, joined to the benchmark by its name:
-///   LOOM_BENCH_PEER(libtorch, "dispatch.noop.typed") { ...; return ns_per_call(...); }
+///   // in a libtorch translation unit (bench/libtorch/, built once per libtorch into the peer
+///   // program bench-<peer>-sides), joined to the benchmark by its name:
+///   LOOM_BENCH_LIBTORCH_PEER("dispatch.noop.typed") { ...; return ns_per_call(...); }
 /// @endcode
-/// A peer that is not registered (libtorch not built) or whose setup returns an empty Side
-/// reports null. See bench/README.md for the output format and the meaning of "ratio".
+/// A peer that is not registered (its program not built or not started) or whose setup
+/// returns an empty Side reports null. See bench/README.md for the output format and the
+/// meaning of "ratio".
 
 #include <chrono>
 #include <cstdint>
@@ -81,7 +85,11 @@ class Side {
 };
 
 /// What a benchmark is compared against.
-enum class Peer { libtorch, raw };
+enum class Peer {
+  torch,        ///< libtorch of a PyTorch 2.x wheel (loom-bench-torch.so), or its Python side
+  libtorch113,  ///< Debian's libtorch 1.13 (loom-bench-libtorch113.so)
+  raw,          ///< the library a Loom backend wraps, or the machine's limit (memcpy)
+};
 
 /// How a benchmark is declared (designated initialisers: `.target = 25, .rounds = 7`).
 struct BenchmarkSpec {
@@ -93,6 +101,12 @@ struct BenchmarkSpec {
   /// The JSON name of the raw peer's figure and ratio ("raw", "ratio_raw"); e.g. "cpp" when
   /// the raw peer is Loom's own C++ API (capi.add.1elem: "cpp", "ratio_cpp").
   std::string raw_label = "raw";
+  /// A target on the first metric's ratio against the faster libtorch peer: ratio <= this
+  /// (1.0 is "at least as fast as PyTorch").
+  std::optional<double> max_ratio;
+  /// A target on the first metric's ratio against the raw peer: ratio_raw <= this (1.25 is
+  /// "at least 0.8 x memcpy bandwidth" on the memory-bound rows).
+  std::optional<double> max_ratio_raw;
 };
 
 /// Registers a benchmark's Loom side. Returns true (for static registration).
@@ -100,7 +114,8 @@ bool register_benchmark(BenchmarkSpec spec, Side (*setup)());
 /// Registers a peer's side of the benchmark called name. Returns true.
 bool register_peer(Peer peer, std::string name, Side (*setup)());
 /// Registers a step that runs once before any benchmark (e.g. libtorch's thread settings) and
-/// returns a line describing the configuration it chose. Returns true.
+/// returns a line describing the configuration it chose. Returns true. A peer library names
+/// its step after the peer ("torch", "libtorch113").
 bool register_configuration(std::string who, std::string (*configure)());
 
 /// Keeps the compiler from optimising value (and the work that made it) away.
@@ -178,7 +193,7 @@ int run_main(int argc, char** argv);
   static ::loom::bench::Side LOOM_BENCH_CONCAT(uid, _setup)()
 // clang-format on
 
-/// Defines a peer's side of a benchmark: `LOOM_BENCH_PEER(libtorch, "name") { ...; return side; }`.
+/// Defines a peer's side of a benchmark: `LOOM_BENCH_PEER(raw, "name") { ...; return side; }`.
 #define LOOM_BENCH_PEER(PEER, NAME) \
   LOOM_BENCH_PEER_(LOOM_BENCH_CONCAT(loom_bench_peer_, __COUNTER__), PEER, NAME)
 #define LOOM_BENCH_PEER_(uid, PEER, NAME)                                  \
@@ -188,7 +203,16 @@ int run_main(int argc, char** argv);
                                    &LOOM_BENCH_CONCAT(uid, _setup));       \
   static ::loom::bench::Side LOOM_BENCH_CONCAT(uid, _setup)()
 
-/// Defines a configuration step: `LOOM_BENCH_CONFIGURE("libtorch") { ...; return "what"; }`.
+/// Defines the side of the libtorch peer this translation unit is built for (the compile
+/// definition LOOM_BENCH_LIBTORCH is torch or libtorch113): `LOOM_BENCH_LIBTORCH_PEER("name")
+/// { ...; return side; }`.
+#define LOOM_BENCH_LIBTORCH_PEER(NAME) LOOM_BENCH_PEER(LOOM_BENCH_LIBTORCH, NAME)
+#define LOOM_BENCH_STRING_INNER(x) #x
+#define LOOM_BENCH_STRING(x) LOOM_BENCH_STRING_INNER(x)
+/// The name of the libtorch peer this translation unit is built for: "torch" or "libtorch113".
+#define LOOM_BENCH_LIBTORCH_NAME LOOM_BENCH_STRING(LOOM_BENCH_LIBTORCH)
+
+/// Defines a configuration step: `LOOM_BENCH_CONFIGURE("startup") { ...; return "what"; }`.
 #define LOOM_BENCH_CONFIGURE(WHO) \
   LOOM_BENCH_CONFIGURE_(LOOM_BENCH_CONCAT(loom_bench_cfg_, __COUNTER__), WHO)
 #define LOOM_BENCH_CONFIGURE_(uid, WHO)                                         \

@@ -28,13 +28,13 @@ at::Tensor pattern(at::IntArrayRef sizes, bool requires_grad = false) {
   return t;
 }
 
-LOOM_BENCH_PEER(libtorch, "autograd.add.1elem") {
+LOOM_BENCH_LIBTORCH_PEER("autograd.add.1elem") {
   c10::InferenceMode off(false);
   const at::Tensor a = at::full({1}, 1.5).set_requires_grad(true), b = at::full({1}, 2.5);
   return normal_mode(ns_per_call([=] { do_not_optimize(at::add(a, b)); }));
 }
 
-LOOM_BENCH_PEER(libtorch, "autograd.mlp_tiny.step") {
+LOOM_BENCH_LIBTORCH_PEER("autograd.mlp_tiny.step") {
   const at::Tensor x = pattern({16, 4}), y = pattern({16, 1});
   const at::Tensor w1 = pattern({8, 4}, true), b1 = pattern({8}, true);
   const at::Tensor w2 = pattern({1, 8}, true), b2 = pattern({1}, true);

@@ -31,7 +31,7 @@ struct CudaCnnImpl : torch::nn::Module {
 };
 TORCH_MODULE(CudaCnn);
 
-LOOM_BENCH_PEER(libtorch, "cuda.cnn.step") {
+LOOM_BENCH_LIBTORCH_PEER("cuda.cnn.step") {
   if (!torch::cuda::is_available()) {
     std::printf(
         "  cuda.cnn.step: libtorch has no CUDA here (a CPU-only build or no device); "

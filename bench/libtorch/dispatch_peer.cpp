@@ -1,6 +1,7 @@
 // The libtorch side of dispatch.*: a custom no-op op registered with TORCH_LIBRARY and
 // called through c10's dispatcher, typed and boxed, in libtorch's best configuration for
 // dispatch (see the configuration step below).
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
@@ -8,6 +9,8 @@
 #include <c10/core/InferenceMode.h>
 #include <torch/library.h>
 #include <torch/version.h>
+
+#include <string>
 
 #include "../harness.h"
 
@@ -34,21 +37,24 @@ at::Tensor inference_tensor() {
   return at::empty({1});
 }
 
-LOOM_BENCH_CONFIGURE("libtorch") {
+LOOM_BENCH_CONFIGURE(LOOM_BENCH_LIBTORCH_NAME) {
   at::set_num_threads(2);
-  return "libtorch " TORCH_VERSION
-         ", at::set_num_threads(2) (Loom's OpenMP loops use 2 too), c10::InferenceMode on "
-         "(inference tensors: no autograd keys), no profiler callbacks; child processes get "
-         "OMP_WAIT_POLICY=passive";
+  std::string line = "libtorch " TORCH_VERSION " (";
+  line += at::hasMKL() ? "MKL" : "no MKL";
+  line += at::hasMKLDNN() ? ", oneDNN" : ", no oneDNN";
+  line += "), at::set_num_threads(2) (Loom's OpenMP loops use 2 too), c10::InferenceMode on "
+          "(inference tensors: no autograd keys), no profiler callbacks; its child programs "
+          "bench-" LOOM_BENCH_LIBTORCH_NAME "-* get OMP_WAIT_POLICY=passive";
+  return line;
 }
 
-LOOM_BENCH_PEER(libtorch, "dispatch.noop.typed") {
+LOOM_BENCH_LIBTORCH_PEER("dispatch.noop.typed") {
   const auto op = noop_op().typed<at::Tensor(const at::Tensor&)>();
   const at::Tensor x = inference_tensor();
   return ns_per_call([=] { do_not_optimize(op.call(x)); });
 }
 
-LOOM_BENCH_PEER(libtorch, "dispatch.noop.boxed") {
+LOOM_BENCH_LIBTORCH_PEER("dispatch.noop.boxed") {
   const c10::OperatorHandle op = noop_op();
   const at::Tensor x = inference_tensor();
   torch::jit::Stack stack;

@@ -27,7 +27,7 @@ struct CnnImpl : torch::nn::Module {
 };
 TORCH_MODULE(Cnn);
 
-LOOM_BENCH_PEER(libtorch, "cnn.step") {
+LOOM_BENCH_LIBTORCH_PEER("cnn.step") {
   c10::InferenceMode off(false);
   torch::manual_seed(0);
   struct State {

@@ -30,20 +30,20 @@ Side ms_per_call(F body) {
   return [side]() { return side()[0] / 1e6; };
 }
 
-LOOM_BENCH_PEER(libtorch, "conv3x3.fwd") {
+LOOM_BENCH_LIBTORCH_PEER("conv3x3.fwd") {
   inference_mode();
   const at::Tensor x = pattern({kN, kC, kHW, kHW}), w = pattern({kC, kC, 3, 3});
   return ms_per_call([=] { do_not_optimize(at::conv2d(x, w, {}, 1, 1)); });
 }
 
-LOOM_BENCH_PEER(libtorch, "conv3x3.fwd.channels_last") {
+LOOM_BENCH_LIBTORCH_PEER("conv3x3.fwd.channels_last") {
   inference_mode();
   const at::Tensor x = pattern({kN, kC, kHW, kHW}).contiguous(at::MemoryFormat::ChannelsLast);
   const at::Tensor w = pattern({kC, kC, 3, 3});
   return ms_per_call([=] { do_not_optimize(at::conv2d(x, w, {}, 1, 1)); });
 }
 
-LOOM_BENCH_PEER(libtorch, "conv3x3.fwdbwd") {
+LOOM_BENCH_LIBTORCH_PEER("conv3x3.fwdbwd") {
   inference_mode();
   const at::Tensor x = pattern({kN, kC, kHW, kHW}), w = pattern({kC, kC, 3, 3});
   const at::Tensor go = pattern({kN, kC, kHW, kHW});

@@ -35,9 +35,9 @@ Side torch_side(int64_t n) {
   return [side, n]() { return 2.0 * static_cast<double>(n * n * n) / side()[0]; };
 }
 
-LOOM_BENCH_PEER(libtorch, "sgemm.256") { return torch_side(256); }
-LOOM_BENCH_PEER(libtorch, "sgemm.1024") { return torch_side(1024); }
-LOOM_BENCH_PEER(libtorch, "sgemm.2048") { return torch_side(2048); }
+LOOM_BENCH_LIBTORCH_PEER("sgemm.256") { return torch_side(256); }
+LOOM_BENCH_LIBTORCH_PEER("sgemm.1024") { return torch_side(1024); }
+LOOM_BENCH_LIBTORCH_PEER("sgemm.2048") { return torch_side(2048); }
 
 }  // namespace
 }  // namespace loom::bench
