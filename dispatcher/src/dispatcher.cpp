@@ -27,10 +27,50 @@ struct KernelRecord {
 
 using RecordList = std::vector<std::unique_ptr<KernelRecord>>;
 
+// Note [Next provider], the chain: the runner-up slot cannot name "the provider after the
+// caller" (it does not know who calls), so it holds a hand-off kernel that walks the op's
+// chain of runners-up. A thread-local records how far along the chain
+// the calls on this thread are: the first hand-off runs links[0]; if that kernel hands on in
+// turn, the same hand-off kernel is entered again and runs links[1], and so on. (One slot
+// holding links[0] made links[0] hand calls to itself until the stack overflowed.) A kernel
+// that calls the same op again, normally, from inside a hand-off and is handed on there
+// resumes after its own level: the result is the same, a provider may be skipped. The cost:
+// a hand-off is a boxed call (~0.1-0.2 us), paid only by calls a provider does not take.
+struct HandOffChain {
+  int key = 0;
+  std::vector<const KernelRecord*> links;  // runner-up first; records are never freed
+  KernelFunction kernel;                   // boxed: typed callers box to reach it
+};
+
+struct HandOffState {
+  const HandOffChain* chain = nullptr;
+  size_t level = 0;
+};
+thread_local HandOffState t_hand_off;
+
+KernelFunction hand_off_kernel(const HandOffChain* chain) {
+  return KernelFunction::from_boxed([chain](const OperatorHandle& op, Stack& stack) {
+    const HandOffState saved = t_hand_off;
+    const size_t level = saved.chain == chain ? saved.level + 1 : 0;
+    if (level >= chain->links.size()) {
+      LOOM_THROW(NotImplementedError, op.name(), ": provider '", chain->links.back()->provider,
+                 "' handed a call on at ", dispatch_key_name(static_cast<DispatchKey>(chain->key)),
+                 " but no provider after it is registered there (load the op's reference pack)");
+    }
+    struct Restore {
+      HandOffState saved;
+      ~Restore() { t_hand_off = saved; }
+    } restore{saved};
+    t_hand_off = HandOffState{chain, level};
+    chain->links[level]->fn.call_boxed(op, stack);
+  });
+}
+
 struct OpState {
   std::unique_ptr<OperatorEntry> entry;
   std::array<RecordList, kNumDispatchKeys> kernels;
   absl::flat_hash_map<int, std::string> overrides;  // key -> provider
+  std::vector<std::unique_ptr<HandOffChain>> chains;  // distinct hand-off chains, kept
 };
 
 std::string normalize_name(std::string_view name) {
@@ -82,9 +122,12 @@ class Dispatcher::Impl {
   // The kernel the policy selects from list; `without` names a provider to leave out (the
   // runner-up of Note [Next provider]).
   const KernelRecord* pick(const OpState& op, const RecordList& list, int key,
-                           const std::string* without = nullptr) const {
+                           const std::vector<std::string>* without = nullptr) const {
+    auto left_out = [&](const std::string& p) {
+      return without && std::find(without->begin(), without->end(), p) != without->end();
+    };
     auto by_provider = [&](const std::string& p) -> const KernelRecord* {
-      if (without && p == *without) return nullptr;
+      if (left_out(p)) return nullptr;
       for (auto it = list.rbegin(); it != list.rend(); ++it) {
         if ((*it)->provider == p) return it->get();
       }
@@ -98,19 +141,45 @@ class Dispatcher::Impl {
     }
     const KernelRecord* best = nullptr;
     for (const auto& r : list) {  // later registrations win ties
-      if (without && r->provider == *without) continue;
+      if (left_out(r->provider)) continue;
       if (!best || r->priority >= best->priority) best = r.get();
     }
     return best;
   }
 
-  // The runner-up at a backend key: what the policy would select among the op's own kernels
-  // there if the active kernel's provider were absent.
-  const KernelRecord* runner_up(const OpState& op, int key, const KernelRecord* active) const {
+  // The providers a call at a backend key is handed on to, in order: what the policy would
+  // select among the op's own kernels there if the active kernel's provider were absent, then
+  // if that one were absent too, and so on (Note [Next provider]).
+  std::vector<const KernelRecord*> runners_up(const OpState& op, int key,
+                                              const KernelRecord* active) const {
+    std::vector<const KernelRecord*> chain;
     if (!active || active->key != static_cast<DispatchKey>(key) || op.kernels[key].size() < 2) {
-      return nullptr;
+      return chain;
     }
-    return pick(op, op.kernels[key], key, &active->provider);
+    std::vector<std::string> without{active->provider};
+    while (const KernelRecord* r = pick(op, op.kernels[key], key, &without)) {
+      chain.push_back(r);
+      without.push_back(r->provider);
+    }
+    return chain;
+  }
+
+  // The kernel published as key's runner-up: the op's hand-off chain for its runners-up (made
+  // once per distinct chain and kept: a kernel may be running it while the policy changes).
+  // Even one runner-up goes through the chain, so that a runner-up that hands on in turn gets
+  // an error rather than itself.
+  const KernelFunction* runner_up_kernel(OpState& op, int key, const KernelRecord* active) {
+    std::vector<const KernelRecord*> links = runners_up(op, key, active);
+    if (links.empty()) return nullptr;
+    for (const auto& c : op.chains) {
+      if (c->key == key && c->links == links) return &c->kernel;
+    }
+    auto chain = std::make_unique<HandOffChain>();
+    chain->key = key;
+    chain->links = std::move(links);
+    chain->kernel = hand_off_kernel(chain.get());
+    op.chains.push_back(std::move(chain));
+    return &op.chains.back()->kernel;
   }
 
   // The kernel for (op, key): its own, else its CompositeImplicitAutograd kernel (for backend
@@ -140,7 +209,7 @@ class Dispatcher::Impl {
         if (const KernelRecord* r = select(op, k)) {
           next[k] = &r->fn;
           mask |= uint64_t{1} << k;
-          if (const KernelRecord* s = runner_up(op, k, r)) second[k] = &s->fn;
+          second[k] = runner_up_kernel(op, k, r);
         }
       }
     }

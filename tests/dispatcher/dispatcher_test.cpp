@@ -163,6 +163,58 @@ TEST(DispatcherProviders, AKernelHandsACallToTheNextProvider) {
   EXPECT_EQ(scale.handle().entry()->next_provider(DispatchKey::CPU), nullptr);
 }
 
+// With three providers, each hands on to the one after it, not to itself (the single
+// runner-up slot made the middle provider hand calls to itself until the stack overflowed).
+TEST(DispatcherProviders, HandingOnWalksEveryProviderInTurn) {
+  Dispatcher& d = Dispatcher::instance();
+  auto scale = d.find_op_or_throw("dprov::scale")
+                   .typed<Tensor(const Tensor&, double, IntArrayRef, bool)>();
+  auto ref = std::make_unique<Library>(Library::Kind::Impl, "dprov", DispatchKey::CPU);
+  ref->set_provider("ref").impl("scale", [](const Tensor&, double f, IntArrayRef, bool) {
+    return tag_tensor(static_cast<float>(f));
+  });
+  auto middle = std::make_unique<Library>(Library::Kind::Impl, "dprov", DispatchKey::CPU);
+  middle->set_provider("middle", 10)
+      .impl("scale", [scale](const Tensor& x, double f, IntArrayRef p, bool flag) {
+        if (f > 1000) return scale.call_next_provider(DispatchKey::CPU, x, f, p, flag);
+        return tag_tensor(-2);
+      });
+  auto top = std::make_unique<Library>(Library::Kind::Impl, "dprov", DispatchKey::CPU);
+  top->set_provider("top", 20)
+      .impl("scale", [scale](const Tensor& x, double f, IntArrayRef p, bool flag) {
+        if (f > 100) return scale.call_next_provider(DispatchKey::CPU, x, f, p, flag);
+        return tag_tensor(-1);
+      });
+  Tensor x = Tensor::empty({1});
+  EXPECT_EQ(scale(x, 2, {1, 1}, false).item<float>(), -1.f) << "the top provider is active";
+  EXPECT_EQ(scale(x, 500, {1, 1}, false).item<float>(), -2.f) << "handed to the middle one";
+  EXPECT_EQ(scale(x, 5000, {1, 1}, false).item<float>(), 5000.f)
+      << "handed on twice, to the reference";
+  // Boxed callers take the same path.
+  Stack stack{IValue(x), IValue(5000.0), IValue(std::vector<int64_t>{1, 1}), IValue(false)};
+  scale.handle().call_boxed(stack);
+  EXPECT_EQ(stack.back().to_tensor().item<float>(), 5000.f);
+  // After a hand-off (even one that threw) the next call starts at the top again.
+  EXPECT_EQ(scale(x, 2, {1, 1}, false).item<float>(), -1.f);
+
+  // Preferring the middle provider makes top its runner-up, then the reference.
+  d.set_preferred_provider(DispatchKey::CPU, "middle");
+  EXPECT_EQ(scale(x, 500, {1, 1}, false).item<float>(), -2.f) << "middle is active";
+  EXPECT_EQ(scale(x, 5000, {1, 1}, false).item<float>(), 5000.f)
+      << "middle hands on to top, which hands on to the reference";
+  d.set_preferred_provider(DispatchKey::CPU, "");
+
+  // With the reference gone the last provider's hand-off is a clear error, not a crash.
+  ref.reset();
+  const std::string last = message_of([&] { scale(x, 5000, {1, 1}, false); });
+  EXPECT_TRUE(contains(last, "provider 'middle' handed a call on")) << last;
+  // And with one runner-up that hands on, too.
+  top.reset();
+  const std::string alone = message_of([&] { scale(x, 5000, {1, 1}, false); });
+  EXPECT_TRUE(contains(alone, "handed a call on")) << alone;
+  EXPECT_EQ(scale(x, 500, {1, 1}, false).item<float>(), -2.f);
+}
+
 TEST(DispatcherProviders, SameProviderTwiceIsAConflict) {
   Library a(Library::Kind::Impl, "dprov", DispatchKey::Meta);
   a.set_provider("p").impl("which", [](const Tensor& t) { return t; });
