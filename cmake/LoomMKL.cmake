@@ -18,10 +18,8 @@ if(EXISTS "${LOOM_MKL_ROOT}/include/mkl_cblas.h")
     list(GET _loom_mkl_lib 0 _loom_mkl_${_part})
   endforeach()
 endif()
-# Opt-in for now: with three CPU providers of one op (reference, onednn, mkl) the middle one's
-# hand-off (Note [Next provider]) calls the runner-up, which is itself, and recurses; until
-# the dispatcher hands on along the whole chain, cpu_mkl is built only on request.
-option(LOOM_WITH_MKL "Build the MKL CPU GEMM provider plugin (plugins/cpu_mkl; needs MKL in LOOM_MKL_ROOT)" OFF)
+# Built whenever MKL is there (scripts/install-deps.sh puts it there unless LOOM_WITH_MKL=0).
+option(LOOM_WITH_MKL "Build the MKL CPU GEMM provider plugin (plugins/cpu_mkl; needs MKL in LOOM_MKL_ROOT)" ${_loom_mkl_found})
 
 if(LOOM_WITH_MKL)
   if(NOT _loom_mkl_found)

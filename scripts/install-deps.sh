@@ -7,8 +7,8 @@
 # Then Intel MKL's BLAS for the cpu_mkl provider (docs/design/cpu-providers.md), from the
 # `mkl` and `mkl-include` wheels, into the git-ignored .deps/mkl/{lib,include} (once per
 # version; only the GNU-OpenMP runtime libraries and the CBLAS headers are kept, ~530 MB).
-# Opt-in (LOOM_WITH_MKL=1, with cmake -DLOOM_WITH_MKL=ON): a ~222 MB download, and the
-# provider waits for a dispatcher fix (cmake/LoomMKL.cmake); without it nothing changes.
+# A ~222 MB download (seconds), skipped with LOOM_WITH_MKL=0; CMake builds the plugin when
+# it finds MKL there.
 set -euo pipefail
 
 packages=(
@@ -41,7 +41,7 @@ fi
 mkl_version=2026.2.0
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mkl_dir="$root/.deps/mkl"
-if [ "${LOOM_WITH_MKL:-0}" = 1 ] && [ "$(cat "$mkl_dir/VERSION" 2>/dev/null)" != "$mkl_version" ]; then
+if [ "${LOOM_WITH_MKL:-1}" = 1 ] && [ "$(cat "$mkl_dir/VERSION" 2>/dev/null)" != "$mkl_version" ]; then
   echo "loom: installing MKL $mkl_version into .deps/mkl (a ~222 MB download)"
   tmp="$(mktemp -d)"
   trap 'rm -rf "$tmp"' EXIT

@@ -349,10 +349,9 @@ TEST_F(MklMatmul, GradientsAgreeBetweenProviders) {
 #if LOOM_TEST_WITH_ONEDNN
 // Beside cpu_onednn: mkl sits above it on Intel CPUs and below it elsewhere; either way each
 // hands what it does not take to the next provider, down to the reference, and unloading
-// cpu_mkl leaves oneDNN serving the calls. Disabled: the dispatcher keeps one runner-up per
-// key (Note [Next provider]), so the middle of three providers hands a float64 call to
-// itself and recurses without end; enable once hand-off follows the whole chain.
-TEST_F(MklMatmul, DISABLED_BesideOnednnTheChainEndsAtTheReference) {
+// cpu_mkl leaves oneDNN serving the calls (Note [Next provider]: the hand-off walks the chain;
+// the middle of three providers once handed a float64 call to itself without end).
+TEST_F(MklMatmul, BesideOnednnTheChainEndsAtTheReference) {
   PluginLoader::instance().load("cpu_onednn");
   int mkl_priority = -1, onednn_priority = -1;
   for (const KernelInfo& k :
