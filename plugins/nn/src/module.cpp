@@ -462,6 +462,14 @@ Module& Module::to(DType dtype) {
   return *this;
 }
 
+Module& Module::to(MemoryFormat memory_format) {
+  apply_to_tensors([&](const Tensor& t) {
+    if (memory_format == MemoryFormat::Preserve || (t.dim() != 4 && t.dim() != 5)) return t;
+    return to_memory_format(t, memory_format);
+  });
+  return *this;
+}
+
 void Module::zero_grad(bool set_to_none) {
   for (const Tensor& p : parameters()) {
     const Tensor g = p.grad();

@@ -211,6 +211,51 @@ TEST_F(ModuleTest, ToDtypeKeepsLeavesThatRequireGradAndIntegerBuffers) {
                        "only accepts floating point dtypes"));
 }
 
+TEST_F(ModuleTest, ToChannelsLastConvertsFourDimensionalTensorsOnly) {
+  auto seq = std::make_shared<Sequential>();
+  seq->push_back(std::make_shared<Conv2d>(3, 4, 3));
+  seq->push_back(std::make_shared<BatchNorm2d>(4));
+  seq->push_back(std::make_shared<ReLU>());
+  seq->push_back(std::make_shared<Flatten>());
+  seq->push_back(std::make_shared<Linear>(4 * 4 * 4, 2));
+  auto conv = std::dynamic_pointer_cast<Conv2d>((*seq)[0]);
+  const std::vector<double> w = to_doubles(conv->weight);
+  const Tensor x = loom::randn({2, 3, 6, 6});
+  const std::vector<double> before = to_doubles((*seq)(x));
+  seq->to(MemoryFormat::ChannelsLast);
+  for (const auto& [name, p] : seq->named_parameters()) {
+    EXPECT_TRUE(p.requires_grad()) << name;
+    EXPECT_TRUE(p.is_leaf()) << name;
+    EXPECT_EQ(suggests_channels_last(p), p.dim() == 4) << name;
+    if (p.dim() != 4) {
+      EXPECT_TRUE(p.is_contiguous()) << name;
+    }
+  }
+  EXPECT_EQ(conv->weight.strides().vec(), (std::vector<int64_t>{27, 1, 9, 3}));
+  EXPECT_EQ(to_doubles(conv->weight), w);
+  // The model computes the same, channels-last from its first layer, and trains.
+  const Tensor conv_out = (*conv)(x);
+  EXPECT_TRUE(suggests_channels_last(conv_out));
+  const Tensor y = (*seq)(x);
+  const std::vector<double> after = to_doubles(y);
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i) EXPECT_NEAR(after[i], before[i], 1e-4) << i;
+  y.sum().backward();
+  EXPECT_TRUE(conv->weight.grad().defined());
+  // Back to contiguous.
+  seq->to(MemoryFormat::Contiguous);
+  EXPECT_TRUE(conv->weight.is_contiguous());
+  EXPECT_FALSE(suggests_channels_last(conv->weight));
+  EXPECT_EQ(to_doubles(conv->weight), w);
+  // channels_last on a 5-d parameter is PyTorch's error.
+  struct Kernel5d : Module {
+    Kernel5d() { register_parameter("kernel", loom::zeros({1, 1, 1, 1, 1})); }
+  };
+  auto conv3d = std::make_shared<Kernel5d>();
+  EXPECT_TRUE(contains(message_of([&] { conv3d->to(MemoryFormat::ChannelsLast); }),
+                       "required rank 4 tensor to use channels_last format"));
+}
+
 TEST_F(ModuleTest, ApplyVisitsChildrenFirstThenSelf) {
   auto net = std::make_shared<Net>();
   std::vector<std::string> seen;

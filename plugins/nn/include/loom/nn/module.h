@@ -35,6 +35,7 @@
 #include "loom/core/dtype.h"
 #include "loom/core/error.h"
 #include "loom/core/tensor.h"
+#include "loom/ops/nn/memory_format.h"
 
 namespace loom::nn {
 
@@ -270,6 +271,16 @@ class Module : public std::enable_shared_from_this<Module> {
   /// Converts the floating-point parameters and buffers (and gradients) to dtype, a
   /// floating dtype; integer buffers (num_batches_tracked) keep theirs. Returns *this.
   Module& to(DType dtype);
+  /// Lays out every 4-d parameter and buffer (and its gradient) channels-last for
+  /// MemoryFormat::ChannelsLast (5-d ones for ChannelsLast3d), or contiguous for Contiguous,
+  /// as PyTorch's `module.to(memory_format=...)`: tensors of other ranks are left as they
+  /// are, except that ChannelsLast given a 5-d tensor (ChannelsLast3d a 4-d one) throws
+  /// PyTorch's "required rank 4 tensor to use channels_last format". Parameters stay leaves
+  /// with their requires_grad. A convolution whose weight is channels-last gives
+  /// channels-last results (Note [Memory format] in loom/ops/nn/memory_format.h), so
+  /// `model->to(MemoryFormat::ChannelsLast)` runs a CNN channels-last from its first layer.
+  /// Returns *this.
+  Module& to(MemoryFormat memory_format);
   /// Clears the gradients of every parameter: to undefined (set_to_none, the default), or
   /// to zeros.
   void zero_grad(bool set_to_none = true);
