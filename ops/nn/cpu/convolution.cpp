@@ -21,6 +21,7 @@
 #include "cpu/gemm.h"
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/nn/memory_format.h"
 #include "loom/ops/nn/meta/convolution.h"
 
 namespace loom::ops::cpu::conv {
@@ -488,6 +489,12 @@ Tensor new_tensor(IntArrayRef sizes, DType d) {
   return Tensor::empty(sizes, TensorOptions{}.with(d));
 }
 
+/// True when a 2-d convolution's results are channels-last: its input or its weight suggests
+/// channels-last (Note [Memory format] in loom/ops/nn/memory_format.h), as in PyTorch.
+bool follows_channels_last(const Tensor& input, const Tensor& weight) {
+  return suggests_channels_last(input) || suggests_channels_last(weight);
+}
+
 /// The compute type of a floating dtype: float for the 16-bit floats.
 DType compute_dtype(DType d) {
   return d == DType::Float16 || d == DType::BFloat16 ? DType::Float32 : d;
@@ -546,7 +553,11 @@ Tensor conv_forward(std::string_view op, const Tensor& input, const Tensor& weig
         }
       });
   if (ct != dt) out = contiguous_as(out, dt);
-  return pl.one_d ? squeeze_view(out, 2) : out;
+  if (pl.one_d) return squeeze_view(out, 2);
+  // Note [Memory format]: channels-last in (input or weight), channels-last out. The loops
+  // write NCHW; the copy costs little beside them.
+  return follows_channels_last(input, weight) ? to_memory_format(out, MemoryFormat::ChannelsLast)
+                                              : out;
 }
 
 /// PyTorch's batchify: a (spatial+1)-d input gets a batch of one.
@@ -731,6 +742,13 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
   if (pl.one_d) {
     if (gi.defined()) gi = squeeze_view(gi, 2);
     if (gw.defined()) gw = squeeze_view(gw, 2);
+  } else {
+    // Note [Memory format]: the input's gradient in the layout of the forward's result, the
+    // weight's in the weight's.
+    if (gi.defined() && follows_channels_last(input, weight))
+      gi = to_memory_format(gi, MemoryFormat::ChannelsLast);
+    if (gw.defined() && suggests_channels_last(weight))
+      gw = to_memory_format(gw, MemoryFormat::ChannelsLast);
   }
   return {gi, gw, gb};
 }

@@ -2,7 +2,11 @@
 // avg_pool2d (ceil_mode, count_include_pad, divisor_override), adaptive average and max
 // pooling, their backward ops, and the 1-d forms, which run as 2-d with a unit height.
 // Inputs are [N, C, H, W] or unbatched [C, H, W], any strides; work is parallel over the
-// N*C planes. Window geometry, the ceil_mode rule (the last window must start inside the
+// N*C planes. A 4-d input that suggests channels-last (Note [Memory format] in
+// loom/ops/nn/memory_format.h) runs the channels-last loops of pooling_nhwc.h instead and gets
+// channels-last results and gradients, as in PyTorch. max_pool2d_backward (the gradient of
+// max_pool2d, which saves no indices) finds each window's maximum again while it adds the
+// gradient: one pass, no index tensor. Window geometry, the ceil_mode rule (the last window must start inside the
 // input or its left padding), NaN propagation, index encoding (h * W + w within a plane),
 // checks and messages follow PyTorch's (aten/src/ATen/native/Pool.h, DilatedMaxPool2d.cpp,
 // AveragePool2d.cpp, AdaptiveAveragePooling.cpp, AdaptiveMaxPooling2d.cpp). 16-bit floats
@@ -20,7 +24,9 @@
 #include "cpu/elementwise.h"
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
+#include "loom/ops/nn/memory_format.h"
 #include "loom/ops/nn/meta/pooling.h"
+#include "pooling_nhwc.h"
 
 namespace loom::ops::cpu::pool {
 namespace {
@@ -52,6 +58,18 @@ Planes planes_of(const Tensor& t) {
 
 Tensor new_tensor(IntArrayRef sizes, DType d) {
   return Tensor::empty(sizes, TensorOptions{}.with(d));
+}
+
+/// True when a pooling of t runs channels-last (t is 4-d and suggests it).
+bool runs_nhwc(const Tensor& t) { return t.dim() == 4 && suggests_channels_last(t); }
+
+/// t (4-d) as dense channels-last memory: itself, or a channels-last copy.
+Tensor dense_nhwc(const Tensor& t) {
+  return is_channels_last_dense(t) ? t : to_memory_format(t, MemoryFormat::ChannelsLast);
+}
+
+nhwc::Geometry geometry_of(const Tensor& t) {
+  return {t.size(0), t.size(1), t.size(2), t.size(3)};
 }
 
 // ---- dtype dispatch ----
@@ -91,6 +109,29 @@ bool worth_parallel(int64_t planes, int64_t work) { return planes > 1 && work >=
 // ---- max pooling ----
 
 /// out (contiguous [.., oH, oW]) and, if idx, the flat index h*W + w of each maximum.
+/// The maximum of the window at (oh, ow) of a plane and its flat index h * W + w (the first
+/// maximum in row-major order; a NaN wins and propagates).
+template <typename S, typename A = compute_t<S>>
+inline int64_t plane_argmax(const S* plane, const Planes& ip, const Pool2d& p, int64_t oh,
+                            int64_t ow, A& maxval) {
+  int64_t ih0, ih1, iw0, iw1;
+  nhwc::window_rows(oh, p.sH, p.pH, p.kH, p.dH, ip.H, ih0, ih1);
+  nhwc::window_rows(ow, p.sW, p.pW, p.kW, p.dW, ip.W, iw0, iw1);
+  int64_t best = ih0 * ip.W + iw0;
+  maxval = lowest<A>();
+  for (int64_t ih = ih0; ih < ih1; ih += p.dH) {
+    const S* row = plane + ih * ip.sh;
+    for (int64_t iw = iw0; iw < iw1; iw += p.dW) {
+      const A v = convert<A>(row[iw * ip.sw]);
+      if (v > maxval || is_nan(v)) {
+        maxval = v;
+        best = ih * ip.W + iw;
+      }
+    }
+  }
+  return best;
+}
+
 template <typename S>
 void max_pool_forward(const S* in, const Planes& ip, const Pool2d& p, int64_t oH, int64_t oW,
                       S* out, int64_t* idx) {
@@ -102,28 +143,39 @@ void max_pool_forward(const S* in, const Planes& ip, const Pool2d& p, int64_t oH
     S* o = out + pl * L;
     int64_t* ix = idx ? idx + pl * L : nullptr;
     for (int64_t oh = 0; oh < oH; ++oh) {
-      int64_t ih0 = oh * p.sH - p.pH;
-      const int64_t ih1 = std::min(ih0 + (p.kH - 1) * p.dH + 1, ip.H);
-      if (ih0 < 0) ih0 += (-ih0 + p.dH - 1) / p.dH * p.dH;
       for (int64_t ow = 0; ow < oW; ++ow) {
-        int64_t iw0 = ow * p.sW - p.pW;
-        const int64_t iw1 = std::min(iw0 + (p.kW - 1) * p.dW + 1, ip.W);
-        if (iw0 < 0) iw0 += (-iw0 + p.dW - 1) / p.dW * p.dW;
-        int64_t best = ih0 * ip.W + iw0;
-        A maxval = lowest<A>();
-        for (int64_t ih = ih0; ih < ih1; ih += p.dH) {
-          const S* row = plane + ih * ip.sh;
-          for (int64_t iw = iw0; iw < iw1; iw += p.dW) {
-            const A v = convert<A>(row[iw * ip.sw]);
-            if (v > maxval || is_nan(v)) {
-              maxval = v;
-              best = ih * ip.W + iw;
-            }
-          }
-        }
+        A maxval;
+        const int64_t best = plane_argmax<S>(plane, ip, p, oh, ow, maxval);
         o[oh * oW + ow] = convert<S>(maxval);
         if (ix) ix[oh * oW + ow] = best;
       }
+    }
+  }
+}
+
+/// grad_input (contiguous, written) of a max pooling without saved indices: each window's
+/// maximum is found again and its grad_output element added there.
+template <typename S>
+void max_pool_backward_recompute(const S* go, const Planes& gp, const S* in, const Planes& ip,
+                                 const Pool2d& p, S* gi) {
+  using A = compute_t<S>;
+  const int64_t P = ip.count(), HW = ip.H * ip.W;
+#pragma omp parallel if (worth_parallel(P, P * gp.H * gp.W * p.kH * p.kW))
+  {
+    std::vector<A> acc(static_cast<size_t>(HW));
+#pragma omp for schedule(static)
+    for (int64_t pl = 0; pl < P; ++pl) {
+      std::fill(acc.begin(), acc.end(), A(0));
+      const S* plane = in + ip.offset(pl);
+      const S* g = go + gp.offset(pl);
+      for (int64_t oh = 0; oh < gp.H; ++oh)
+        for (int64_t ow = 0; ow < gp.W; ++ow) {
+          A maxval;
+          const int64_t i = plane_argmax<S>(plane, ip, p, oh, ow, maxval);
+          acc[static_cast<size_t>(i)] += convert<A>(g[oh * gp.sh + ow * gp.sw]);
+        }
+      S* o = gi + pl * HW;
+      for (int64_t i = 0; i < HW; ++i) o[i] = convert<S>(acc[static_cast<size_t>(i)]);
     }
   }
 }
@@ -165,10 +217,19 @@ bool max_pool_backward(const S* go, const Planes& gp, const int64_t* idx, const 
 /// index names (shared by max_pool2d and adaptive_max_pool2d backward).
 Tensor scatter_max_grad(std::string_view op, std::string_view kernel, const Tensor& grad_output,
                         const Tensor& indices, const Tensor& self) {
-  Tensor gi = new_tensor(self.sizes(), self.dtype());
+  const bool cl = runs_nhwc(self);
+  Tensor gi = empty_in_format(self.sizes(), TensorOptions{}.with(self.dtype()), cl);
   if (gi.numel() == 0) return gi;
   bool ok = true;
   dispatch_pool(kernel, self.dtype(), false, false, [&]<typename S>(S*) {
+    if (cl) {
+      const Tensor g = dense_nhwc(grad_output), x = dense_nhwc(indices);
+      ok = nhwc::max_backward_indices<S>(static_cast<const S*>(g.data_ptr()),
+                                         static_cast<const int64_t*>(x.data_ptr()),
+                                         geometry_of(self), g.size(2), g.size(3),
+                                         static_cast<S*>(gi.data_ptr()));
+      return;
+    }
     ok = max_pool_backward<S>(static_cast<const S*>(grad_output.data_ptr()), planes_of(grad_output),
                               static_cast<const int64_t*>(indices.data_ptr()), planes_of(indices),
                               planes_of(self), static_cast<S*>(gi.data_ptr()));
@@ -183,10 +244,19 @@ std::tuple<Tensor, Tensor> max_pool2d_impl(std::string_view op, const Tensor& se
   check_defined(op, {{"self", self}});
   const auto [oH, oW] = meta::check_max_pool2d(op, self, p);
   const std::vector<int64_t> sizes = pooled_sizes(self, oH, oW);
-  Tensor out = new_tensor(sizes, self.dtype());
-  Tensor idx = with_indices ? new_tensor(sizes, DType::Int64) : Tensor();
+  const bool cl = runs_nhwc(self);
+  Tensor out = empty_in_format(sizes, TensorOptions{}.with(self.dtype()), cl);
+  Tensor idx =
+      with_indices ? empty_in_format(sizes, TensorOptions{}.with(DType::Int64), cl) : Tensor();
   if (out.numel() == 0) return {out, idx};
   dispatch_pool("max_pool2d", self.dtype(), /*ints=*/true, false, [&]<typename S>(S*) {
+    if (cl) {
+      const Tensor x = dense_nhwc(self);
+      nhwc::max_forward<S>(static_cast<const S*>(x.data_ptr()), geometry_of(x), p, oH, oW,
+                           static_cast<S*>(out.data_ptr()),
+                           with_indices ? static_cast<int64_t*>(idx.data_ptr()) : nullptr);
+      return;
+    }
     max_pool_forward<S>(static_cast<const S*>(self.data_ptr()), planes_of(self), p, oH, oW,
                         static_cast<S*>(out.data_ptr()),
                         with_indices ? static_cast<int64_t*>(idx.data_ptr()) : nullptr);
@@ -234,8 +304,29 @@ Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArr
                            bool ceil_mode) {
   constexpr std::string_view op = "max_pool2d_backward";
   const Pool2d p = meta::parse_pool2d(op, kernel_size, stride, padding, &dilation, ceil_mode);
-  const Tensor indices = std::get<1>(max_pool2d_impl(op, self, p, true));
-  return max_pool2d_backward_impl(op, grad_output, self, p, indices);
+  // The checks in the order of the former path (the forward's, then the backward's).
+  check_defined(op, {{"self", self}});
+  const auto [oH, oW] = meta::check_max_pool2d(op, self, p);
+  check_defined(op, {{"grad_output", grad_output}, {"self", self}});
+  check_same_device(op, {{"grad_output", grad_output}, {"self", self}});
+  meta::check_grad_dtype(op, self, grad_output, "gradOutput");
+  meta::check_pool2d_grad_shapes(op, grad_output, Tensor(), self, oH, oW);
+  const bool cl = runs_nhwc(self);
+  Tensor gi = empty_in_format(self.sizes(), TensorOptions{}.with(self.dtype()), cl);
+  if (gi.numel() == 0) return gi;
+  dispatch_pool("max_pool2d_backward", self.dtype(), false, false, [&]<typename S>(S*) {
+    if (cl) {
+      const Tensor x = dense_nhwc(self), g = dense_nhwc(grad_output);
+      nhwc::max_backward_recompute<S>(static_cast<const S*>(g.data_ptr()),
+                                      static_cast<const S*>(x.data_ptr()), geometry_of(x), p, oH,
+                                      oW, static_cast<S*>(gi.data_ptr()));
+      return;
+    }
+    max_pool_backward_recompute<S>(static_cast<const S*>(grad_output.data_ptr()),
+                                   planes_of(grad_output), static_cast<const S*>(self.data_ptr()),
+                                   planes_of(self), p, static_cast<S*>(gi.data_ptr()));
+  });
+  return gi;
 }
 
 std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& self, IntArrayRef kernel_size,
@@ -368,9 +459,16 @@ Tensor avg_pool2d_impl(std::string_view op, const Tensor& self, const Pool2d& p,
                        bool count_include_pad, std::optional<int64_t> divisor_override) {
   check_defined(op, {{"self", self}});
   const auto [oH, oW] = meta::check_avg_pool2d(op, self, p, divisor_override);
-  Tensor out = new_tensor(pooled_sizes(self, oH, oW), self.dtype());
+  const bool cl = runs_nhwc(self);
+  Tensor out = empty_in_format(pooled_sizes(self, oH, oW), TensorOptions{}.with(self.dtype()), cl);
   if (out.numel() == 0) return out;
   dispatch_pool("avg_pool2d", self.dtype(), true, /*long_only=*/true, [&]<typename S>(S*) {
+    if (cl) {
+      const Tensor x = dense_nhwc(self);
+      nhwc::avg_forward<S>(static_cast<const S*>(x.data_ptr()), geometry_of(x), p, oH, oW,
+                           count_include_pad, divisor_override, static_cast<S*>(out.data_ptr()));
+      return;
+    }
     avg_pool_forward<S>(static_cast<const S*>(self.data_ptr()), planes_of(self), p, oH, oW,
                         count_include_pad, divisor_override, static_cast<S*>(out.data_ptr()));
   });
@@ -395,9 +493,16 @@ Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArr
   const auto [oH, oW] = meta::check_avg_pool2d(op, self, p, divisor_override);
   meta::check_grad_dtype(op, self, grad_output, "gradOutput");
   meta::check_pool2d_grad_shapes(op, grad_output, Tensor(), self, oH, oW);
-  Tensor gi = new_tensor(self.sizes(), self.dtype());
+  const bool cl = runs_nhwc(self);
+  Tensor gi = empty_in_format(self.sizes(), TensorOptions{}.with(self.dtype()), cl);
   if (gi.numel() == 0) return gi;
   dispatch_pool("avg_pool2d_backward", self.dtype(), true, true, [&]<typename S>(S*) {
+    if (cl) {
+      const Tensor g = dense_nhwc(grad_output);
+      nhwc::avg_backward<S>(static_cast<const S*>(g.data_ptr()), geometry_of(self), p, oH, oW,
+                            count_include_pad, divisor_override, static_cast<S*>(gi.data_ptr()));
+      return;
+    }
     avg_pool_backward<S>(static_cast<const S*>(grad_output.data_ptr()), planes_of(grad_output),
                          planes_of(self), p, count_include_pad, divisor_override,
                          static_cast<S*>(gi.data_ptr()));
