@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "loom/dispatcher/library.h"
+#include "loom/ops/nn/memory_format.h"
 #include "loom/ops/nn/meta/convolution.h"
 #include "onednn.h"
 
@@ -233,10 +234,12 @@ Buffer in_layout(const Tensor& t4, const memory::desc& want) {
   return copy;
 }
 
-/// Whether a result that follows input's memory format is channels-last: for a 4-d input
-/// laid out so (and not also contiguous, which wins a tie, as in PyTorch).
-bool keeps_channels_last(const Conv& c, const Tensor& input) {
-  return !c.one_d && is_channels_last(input) && !input.is_contiguous();
+/// Whether c's results (output, grad_input) are channels-last: when the input or the weight
+/// suggests channels-last (Note [Memory format] in loom/ops/nn/memory_format.h), as in
+/// PyTorch, so a model converted with Module::to(MemoryFormat::ChannelsLast) runs channels-last
+/// from a 1-channel image on.
+bool keeps_channels_last(const Conv& c, const Tensor& input, const Tensor& weight) {
+  return !c.one_d && (suggests_channels_last(input) || suggests_channels_last(weight));
 }
 
 /// A new result tensor of sizes (at the op's rank), channels-last or contiguous.
@@ -385,7 +388,7 @@ void run_forward(const Conv& c, const CachedPrimitive& p, const memory& src, con
 
 Tensor forward(const Conv& c, const Tensor& input, const Tensor& weight, const Tensor& bias) {
   const auto p = forward_primitive(c);
-  const Tensor out = new_result(c.out_sizes, keeps_channels_last(c, input));
+  const Tensor out = new_result(c.out_sizes, keeps_channels_last(c, input, weight));
   const Buffer src = in_layout(four_d(c, input), p->pd.src_desc());
   Output dst(four_d(c, out), p->pd.dst_desc());
   run_forward(c, *p, src.mem, dst.buffer.mem, weight, bias);
@@ -410,7 +413,7 @@ std::tuple<Tensor, Tensor, Tensor> backward(const Conv& conv, const Tensor& grad
   if (mask[0]) {
     const auto p = backward_data_primitive(c);
     const dnnl::primitive_desc_base& pd = p->pd;
-    grad_input = new_result(input.sizes(), keeps_channels_last(c, input));
+    grad_input = new_result(input.sizes(), keeps_channels_last(c, input, weight));
     Output gi(four_d(c, grad_input), pd.diff_src_desc());
     execute(p->primitive,
             {{DNNL_ARG_DIFF_DST, grad_output_as(pd.diff_dst_desc())},
@@ -424,7 +427,9 @@ std::tuple<Tensor, Tensor, Tensor> backward(const Conv& conv, const Tensor& grad
     // computed and dropped: the bias alone is rarely wanted).
     const auto p = backward_weights_primitive(c, mask[2]);
     const dnnl::primitive_desc_base& pd = p->pd;
-    const Tensor gw = Tensor::empty(weight.sizes(), TensorOptions{}.with(DType::Float32));
+    // The weight's gradient in the weight's layout (PyTorch's), so that an optimizer step
+    // sees the parameter and its gradient laid out alike.
+    const Tensor gw = new_result(weight.sizes(), !c.one_d && suggests_channels_last(weight));
     const Tensor gw_view = onednn_weight_view(c, gw);
     Output gw_out(gw_view, pd.diff_weights_desc());
     const Buffer src = in_layout(in4, pd.src_desc());

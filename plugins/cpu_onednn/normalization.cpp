@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "loom/dispatcher/library.h"
+#include "loom/ops/nn/memory_format.h"
 #include "loom/ops/nn/meta/normalization.h"
 #include "loom/ops/tensor_methods.h"
 #include "onednn.h"
@@ -82,9 +83,10 @@ memory vector_memory(const std::optional<Tensor>& t, int64_t n, float value,
   return memory(vector_desc(n), engine(), fill.data());
 }
 
-/// A new float32 tensor of x's sizes: channels-last when x is, else contiguous.
+/// A new float32 tensor of x's sizes: channels-last when x suggests it (Note [Memory format]
+/// in loom/ops/nn/memory_format.h), else contiguous.
 Tensor new_like(const Tensor& x) {
-  if (x.dim() >= 3 && !x.is_contiguous() && is_channels_last(x)) {
+  if (suggests_channels_last(x)) {
     return empty_channels_last(x.sizes(), DType::Float32);
   }
   return Tensor::empty(x.sizes(), TensorOptions{}.with(DType::Float32));
@@ -134,7 +136,9 @@ std::shared_ptr<const BatchNorm> batch_norm_prims(const memory::desc& md, float 
   return std::static_pointer_cast<const BatchNorm>(entry->extra);
 }
 
-bool is_nhwc(const Tensor& x) { return !x.is_contiguous() && is_channels_last(x); }
+/// True when x is dense channels-last and suggests it (a [N, 1, H, W] tensor is both NCHW and
+/// NHWC; it follows its strides).
+bool is_nhwc(const Tensor& x) { return is_channels_last(x) && suggests_channels_last(x); }
 
 /// True when oneDNN's batch norm of input (4-D or 5-D) beats the reference. oneDNN has no
 /// fast kernel for 2-D and 3-D inputs (its reference loop runs, or ncsp_bnorm, slower than

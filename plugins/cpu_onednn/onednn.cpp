@@ -1,6 +1,7 @@
 // The shared parts of the oneDNN plugin (onednn.h): engine, streams, descriptors, caches.
 #include "onednn.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <list>
 #include <mutex>
@@ -8,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "loom/core/error.h"
+#include "loom/ops/nn/memory_format.h"
 
 namespace loom::onednn {
 namespace {
@@ -145,35 +147,36 @@ memory memory_of(const Tensor& t, const memory::desc& desc) {
 }
 
 std::vector<int64_t> channels_last_strides(IntArrayRef sizes) {
-  const size_t n = sizes.size();
-  std::vector<int64_t> st(n, 1);
-  if (n < 3) return {};
-  // order, innermost first: C (1), then the spatial dims from last to first, then N (0).
-  int64_t run = 1;
-  st[1] = run;
-  run *= std::max<int64_t>(sizes[1], 1);
-  for (size_t d = n - 1; d >= 2; --d) {
-    st[d] = run;
-    run *= std::max<int64_t>(sizes[d], 1);
-  }
-  st[0] = run;
-  return st;
+  return loom::channels_last_strides(sizes);
 }
 
 bool is_channels_last(const Tensor& t) {
   if (t.dim() < 3) return false;
-  const std::vector<int64_t> want = channels_last_strides(t.sizes());
+  const std::vector<int64_t> want = loom::channels_last_strides(t.sizes());
   for (int64_t d = 0; d < t.dim(); ++d) {
     if (t.size(d) != 1 && t.stride(d) != want[static_cast<size_t>(d)]) return false;
   }
   return true;
 }
 
+bool is_dense(const Tensor& t) {
+  if (t.is_contiguous()) return true;
+  // Strides of the dims that are not 1, sorted innermost first, must be the running products.
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size)
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) != 1) dims.emplace_back(t.stride(d), t.size(d));
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t run = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != run) return false;
+    run *= size;
+  }
+  return true;
+}
+
 Tensor empty_channels_last(IntArrayRef sizes, DType dtype) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  Tensor flat = Tensor::empty({n}, TensorOptions{}.with(dtype));
-  return flat.as_strided_view(sizes, channels_last_strides(sizes), 0);
+  return loom::empty_channels_last(sizes, TensorOptions{}.with(dtype));
 }
 
 void reorder(const memory& src, const memory& dst) {

@@ -73,6 +73,11 @@ bool is_channels_last(const Tensor& t);
 /// and pooling run fastest in here); its strides say so, so it is an ordinary Loom tensor.
 Tensor empty_channels_last(IntArrayRef sizes, DType dtype);
 
+/// True when t's elements fill its memory exactly, in some order of its dims (contiguous,
+/// channels-last, any permutation of a contiguous tensor): its numel() floats from data_ptr()
+/// are its elements, so an elementwise kernel can run over them as one flat line.
+bool is_dense(const Tensor& t);
+
 /// Data in desc's layout, from t: t's own memory when it is already laid out so, else a
 /// reordered copy (the memory object owns it). Counts the reorder (stats()).
 dnnl::memory as_layout(const Tensor& t, const dnnl::memory::desc& desc);

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "loom/dispatcher/library.h"
+#include "loom/ops/nn/memory_format.h"
 #include "loom/ops/nn/meta/convolution.h"
 #include "loom/ops/nn/meta/pooling.h"
 #include "loom/ops/tensor_methods.h"
@@ -68,10 +69,10 @@ Tensor as_input_dims(const Tensor& t, int64_t dim) { return dim == 4 ? t : squee
 
 // ---- layouts ----
 
-/// The plain layout a pooling of x (4-D) runs in: channels-last when x is, else NCHW.
+/// The plain layout a pooling of x (4-D) runs in, and its result's: channels-last when x
+/// suggests it (Note [Memory format] in loom/ops/nn/memory_format.h), else NCHW.
 memory::format_tag layout_of(const Tensor& x) {
-  return !x.is_contiguous() && is_channels_last(x) ? memory::format_tag::nhwc
-                                                   : memory::format_tag::nchw;
+  return suggests_channels_last(x) ? memory::format_tag::nhwc : memory::format_tag::nchw;
 }
 
 Tensor new_tensor(IntArrayRef sizes, memory::format_tag tag, DType dtype = DType::Float32) {
