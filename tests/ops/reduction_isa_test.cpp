@@ -284,6 +284,53 @@ TEST_F(ReductionIsa, SoftmaxForwardAndBackwardAtEveryLevel) {
   }
 }
 
+TEST_F(ReductionIsa, SoftmaxOverAMiddleDimAndLogsumexp) {
+  for (int64_t len : {1, 17, 40}) {
+    for (int64_t inner : {3, 64, 70}) {
+      const int64_t outer = 2, n = outer * len * inner;
+      std::vector<double> v = uniform(n, 9, -10, 10);
+      v[inner + 1] = -kInf;
+      // The oracle: lines along dim 1, gathered, softmaxed and put back.
+      std::vector<double> want(v.size()), lwant(v.size()), lse(static_cast<size_t>(outer * inner));
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t c = 0; c < inner; ++c) {
+          std::vector<double> line(static_cast<size_t>(len));
+          for (int64_t j = 0; j < len; ++j) line[j] = v[(o * len + j) * inner + c];
+          const std::vector<double> sm = softmax_oracle(line, len, false);
+          const std::vector<double> lsm = softmax_oracle(line, len, true);
+          double m = -kInf, s = 0;
+          for (double x : line) m = std::max(m, static_cast<double>(static_cast<float>(x)));
+          for (double x : line) s += std::exp(static_cast<float>(x) - m);
+          lse[o * inner + c] = m == -kInf ? -kInf : m + std::log(s);  // PyTorch: -inf
+          for (int64_t j = 0; j < len; ++j) {
+            want[(o * len + j) * inner + c] = sm[j];
+            lwant[(o * len + j) * inner + c] = lsm[j];
+          }
+        }
+      }
+      const Tensor x = make_tensor(v, {outer, len, inner});
+      for (Isa l : levels()) {
+        cpu::set_isa(l);
+        SCOPED_TRACE(std::string(isa_name(l)) + " len " + std::to_string(len) + " inner " +
+                     std::to_string(inner));
+        expect_close(softmax(x, 1), {outer, len, inner}, want, 1e-5, 1e-7);
+        expect_close(log_softmax(x, 1), {outer, len, inner}, lwant, 1e-5, 1e-5);
+        expect_close(logsumexp(x, {1}), {outer, inner}, lse, 1e-6, 1e-6);
+        // logsumexp over contiguous rows: the last dim of the transposed oracle, rows of len.
+        const Tensor rows = make_tensor(v, {outer * inner, len});
+        std::vector<double> rl(static_cast<size_t>(outer * inner));
+        for (int64_t r = 0; r < outer * inner; ++r) {
+          double m = -kInf, s = 0;
+          for (int64_t j = 0; j < len; ++j) m = std::max(m, static_cast<double>(static_cast<float>(v[r * len + j])));
+          for (int64_t j = 0; j < len; ++j) s += std::exp(static_cast<float>(v[r * len + j]) - m);
+          rl[r] = m == -kInf ? -kInf : m + std::log(s);
+        }
+        expect_close(logsumexp(rows, {1}), {outer * inner}, rl, 1e-6, 1e-6);
+      }
+    }
+  }
+}
+
 TEST_F(ReductionIsa, SoftmaxNanAndInfinities) {
   for (int64_t len : {3, 20, 100}) {
     for (Isa l : levels()) {

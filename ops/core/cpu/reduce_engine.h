@@ -87,36 +87,6 @@ inline T* data_of(const Tensor& t) {
   return static_cast<T*>(t.data_ptr());
 }
 
-/// c ? a : b by bit masks: a float ternary is a branch under -ftrapping-math, which stops
-/// the vectoriser.
-[[gnu::always_inline]] inline float select_f(bool c, float a, float b) {
-  const int32_t m = -static_cast<int32_t>(c);
-  return std::bit_cast<float>((std::bit_cast<int32_t>(a) & m) | (std::bit_cast<int32_t>(b) & ~m));
-}
-
-/// exp for float in branch-free, call-free code that `omp simd` vectorises (Cephes' expf
-/// polynomial, about 1 ulp): round x/ln2 to n, exp(r) for the remainder, times 2^n.
-/// Underflow gives 0, overflow inf, NaN stays NaN.
-[[gnu::always_inline]] inline float vec_expf(float x) {
-  const bool nan = std::isnan(x);
-  const bool lo = x < -87.3f;
-  const bool hi = x > 88.37f;
-  const float xc = select_f(lo, -87.3f, select_f(hi, 88.37f, select_f(nan, 0.0f, x)));
-  const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
-  const float r = (xc - n * 0.693359375f) - n * -2.12194440e-4f;
-  float y = 1.9875691500e-4f;  // Horner steps of Cephes' polynomial
-  y = y * r + 1.3981999507e-3f;
-  y = y * r + 8.3334519073e-3f;
-  y = y * r + 4.1665795894e-2f;
-  y = y * r + 1.6666665459e-1f;
-  y = y * r + 5.0000001201e-1f;
-  y = (y * (r * r) + r) + 1.0f;
-  const float scale = std::bit_cast<float>((static_cast<int32_t>(n) + 126) << 23);  // 2^(n-1)
-  const float e = (y * scale) * 2.0f;
-  return select_f(lo, 0.0f,
-                  select_f(hi, std::numeric_limits<float>::infinity(), select_f(nan, x, e)));
-}
-
 using DimVec = absl::InlinedVector<int64_t, 6>;
 
 /// Offset in elements of the row-major flat index i over (sizes, strides).

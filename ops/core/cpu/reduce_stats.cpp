@@ -1,9 +1,10 @@
 // Reference CPU kernels: var, std (correction and unbiased forms), norm, frobenius_norm,
 // logsumexp. They accumulate in double (Note [Reduction geometry] in reduce_engine.h), except
 // contiguous float32 rows of var/std and the 2-norm, which run the per-ISA float cascade
-// (Note [Cascade sum] in cpu/vec/reduce_simd.h).
+// (Note [Cascade sum] in cpu/vec/reduce_simd.h), as do logsumexp's.
 #include "cpu/reduce_engine.h"
 #include "cpu/vec/reduce_kernels.h"
+#include "cpu/vec/softmax_kernels.h"
 #include "loom/dispatcher/library.h"
 
 namespace loom::ops::cpu::reduction {
@@ -256,21 +257,13 @@ LseAcc lse_merge(const LseAcc& a, const LseAcc& b) {
   return {m, a.s * std::exp(a.m - m) + b.s * std::exp(b.m - m)};
 }
 
-/// A contiguous float row: vectorised max and exp (vec_expf), the sum in double.
+/// A contiguous float row on the per-ISA kernels: vector max, then exp(x - max) summed by
+/// the cascade.
 LseAcc contiguous_float_row(const float* p, int64_t n) {
-  float m = -std::numeric_limits<float>::infinity();
-  int nan = 0;
-#pragma omp simd reduction(max : m) reduction(| : nan)
-  for (int64_t i = 0; i < n; ++i) {
-    m = p[i] > m ? p[i] : m;
-    nan |= p[i] != p[i];
-  }
-  if (nan) return {std::nan(""), 0};
+  const float m = LOOM_ISA_CALL(max_f32)(p, n);  // NaN when any element is
+  if (std::isnan(m)) return {std::nan(""), 0};
   if (!std::isfinite(m)) return {m, 1};
-  double s = 0;
-#pragma omp simd reduction(+ : s)
-  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(vec_expf(p[i] - m));
-  return {m, s};
+  return {m, LOOM_ISA_CALL(sum_exp_f32)(p, n, m)};
 }
 
 template <typename T>

@@ -24,7 +24,7 @@ void float_line(const float* x, float* y, int64_t n) {
   }
 }
 
-/// Softmax over a middle dim of a contiguous [outer, len, inner] float or double tensor
+/// Softmax over a middle dim of a contiguous [outer, len, inner] double tensor
 /// (as dim 1 of NCHW): lines are `inner` apart, so a tile of kTile neighbouring lines is
 /// done together and every load is contiguous.
 template <bool kLog, typename T>
@@ -52,12 +52,7 @@ void tiled_lines(const T* x, T* y, int64_t outer, int64_t len, int64_t inner) {
       const T* r = xb + j * inner;
       T* w = yb + j * inner;
       for (int64_t b = 0; b < nb; ++b) {
-        T e;
-        if constexpr (std::is_same_v<T, float>) {
-          e = vec_expf(r[b] - m[b]);
-        } else {
-          e = std::exp(r[b] - m[b]);
-        }
+        const T e = std::exp(r[b] - m[b]);
         if constexpr (!kLog) w[b] = e;
         sum[b] += static_cast<double>(e);
       }
@@ -80,6 +75,22 @@ void tiled_lines(const T* x, T* y, int64_t outer, int64_t len, int64_t inner) {
   });
 }
 
+/// Softmax over a middle dim of a contiguous [outer, len, inner] float32 tensor on the per-ISA
+/// column kernels: tiles of 64 neighbouring lines, every load contiguous.
+template <bool kLog>
+void float_cols(const float* x, float* y, int64_t outer, int64_t len, int64_t inner) {
+  constexpr int64_t kTile = 64;
+  const int64_t tiles = (inner + kTile - 1) / kTile;
+  const bool big = outer * len * inner >= kGrain;
+  const auto kernel = kLog ? LOOM_ISA_CALL(log_softmax_cols_f32) : LOOM_ISA_CALL(softmax_cols_f32);
+  maybe_parallel_for(big && outer * tiles > 1, outer * tiles, [&](int64_t t) {
+    const int64_t o = t / tiles;
+    const int64_t c0 = (t % tiles) * kTile;
+    const int64_t off = o * len * inner + c0;
+    kernel(x + off, y + off, len, inner, std::min(kTile, inner - c0));
+  });
+}
+
 /// op names the op called: _softmax, or softmax.int's "softmax" (so that its messages name it).
 template <bool kLog>
 Tensor softmax_forward(const char* op, const Tensor& self, int64_t dim, DType out_dtype) {
@@ -95,7 +106,7 @@ Tensor softmax_forward(const char* op, const Tensor& self, int64_t dim, DType ou
     const int64_t len = self.size(w);
     const int64_t outer = self.numel() / (len * inner);
     if (out_dtype == DType::Float32) {
-      tiled_lines<kLog>(data_of<float>(src), data_of<float>(out), outer, len, inner);
+      float_cols<kLog>(data_of<float>(src), data_of<float>(out), outer, len, inner);
     } else {
       tiled_lines<kLog>(data_of<double>(src), data_of<double>(out), outer, len, inner);
     }

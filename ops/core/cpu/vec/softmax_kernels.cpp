@@ -116,4 +116,92 @@ void log_softmax_backward_line_f32(const float* g, const float* y, float* r, int
   }
 }
 
+namespace {
+
+/// w (<= kLanes) floats from p as a logical vector; lanes past w hold 0 (never stored).
+LOOM_SIMD_INLINE Lanes load_cols(const float* p, int64_t w) {
+  Lanes a;
+#pragma GCC unroll 16
+  for (int k = 0; k < kAcc; ++k) {
+    const int64_t left = w - k * kW;
+    a.v[k] = left >= kW ? loadu(p + k * kW)
+             : left > 0 ? load_partial(p + k * kW, static_cast<int>(left))
+                        : VF{};
+  }
+  return a;
+}
+
+LOOM_SIMD_INLINE void store_cols(float* p, const Lanes& a, int64_t w) {
+#pragma GCC unroll 16
+  for (int k = 0; k < kAcc; ++k) {
+    const int64_t left = w - k * kW;
+    if (left >= kW) {
+      storeu(p + k * kW, a.v[k]);
+    } else if (left > 0) {
+      store_partial(p + k * kW, a.v[k], static_cast<int>(left));
+    }
+  }
+}
+
+template <bool kLog>
+void softmax_cols(const float* x, float* y, int64_t len, int64_t stride, int64_t w) {
+  Lanes m;
+  for (int k = 0; k < kAcc; ++k) m.v[k] = splat(-__builtin_inff());
+  for (int64_t j = 0; j < len; ++j) {
+    const Lanes v = load_cols(x + j * stride, w);
+    for (int k = 0; k < kAcc; ++k) m.v[k] = v.v[k] > m.v[k] ? v.v[k] : m.v[k];
+  }
+  // exp(x - m) down the rows by the cascade (Note [Cascade sum]), one column per lane.
+  auto row = [&](int64_t j) {
+    Lanes e = load_cols(x + j * stride, w);
+    for (int k = 0; k < kAcc; ++k) e.v[k] = simd::exp(e.v[k] - m.v[k]);
+    if constexpr (!kLog) store_cols(y + j * stride, e, w);
+    return e;
+  };
+  PairwiseStack stack;
+  int64_t j = 0;
+  for (; j + kBlockRows <= len; j += kBlockRows) {
+    Lanes b = row(j);
+    for (int64_t r = 1; r < kBlockRows; ++r) add_into(b, row(j + r));
+    stack.push(b);
+  }
+  Lanes t;
+  for (int k = 0; k < kAcc; ++k) t.v[k] = VF{};
+  for (; j < len; ++j) add_into(t, row(j));
+  double sum[kLanes];
+  PairwiseStack::widen(t, sum);
+  stack.total_lanes(sum);
+  float f[kLanes];
+  for (int c = 0; c < kLanes; ++c) {
+    f[c] = kLog ? static_cast<float>(__builtin_log(sum[c])) : static_cast<float>(1.0 / sum[c]);
+  }
+  Lanes fl;
+  for (int k = 0; k < kAcc; ++k) fl.v[k] = loadu(f + k * kW);
+  for (j = 0; j < len; ++j) {
+    Lanes v = load_cols(kLog ? x + j * stride : y + j * stride, w);
+    for (int k = 0; k < kAcc; ++k) {
+      v.v[k] = kLog ? (v.v[k] - m.v[k]) - fl.v[k] : v.v[k] * fl.v[k];
+    }
+    store_cols(y + j * stride, v, w);
+  }
+}
+
+}  // namespace
+
+void softmax_cols_f32(const float* x, float* y, int64_t len, int64_t stride, int64_t w) {
+  softmax_cols<false>(x, y, len, stride, w);
+}
+
+void log_softmax_cols_f32(const float* x, float* y, int64_t len, int64_t stride, int64_t w) {
+  softmax_cols<true>(x, y, len, stride, w);
+}
+
+double sum_exp_f32(const float* x, int64_t n, float shift) {
+  const VF m = splat(shift);
+  return cascade_sum(n, [&](int64_t i, int k) {
+    if (k == kW) return simd::exp(loadu(x + i) - m);
+    return select(first_lanes(k), simd::exp(load_partial(x + i, k) - m), VF{});
+  });
+}
+
 }  // namespace loom::cpu::LOOM_ISA_NAMESPACE
