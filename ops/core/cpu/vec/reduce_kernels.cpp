@@ -165,17 +165,26 @@ int64_t arg_extreme_row(const float* p, int64_t n, float* value) {
   return best_i;
 }
 
+/// Rows shorter than the 64 lanes add in double, one by one: cheaper than the lanes' widening
+/// and fold (sum(dim=-1) of [N, 4] calls this N times), as exact, and the same at every level.
+template <int kKind>
+double row_sum(const float* p, int64_t n, float c) {
+  if (n < kLanes) {
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double x = static_cast<double>(p[i]) - static_cast<double>(c);
+      s += kKind == 0 ? static_cast<double>(p[i]) : x * x;
+    }
+    return s;
+  }
+  return cascade_sum(n, RowTerms<kKind>{p, c});
+}
+
 }  // namespace
 
-double sum_f32(const float* p, int64_t n) { return cascade_sum(n, RowTerms<0>{p, 0.0f}); }
-
-double sum_squares_f32(const float* p, int64_t n) {
-  return cascade_sum(n, RowTerms<1>{p, 0.0f});
-}
-
-double sum_sq_dev_f32(const float* p, int64_t n, float mean) {
-  return cascade_sum(n, RowTerms<2>{p, mean});
-}
+double sum_f32(const float* p, int64_t n) { return row_sum<0>(p, n, 0.0f); }
+double sum_squares_f32(const float* p, int64_t n) { return row_sum<1>(p, n, 0.0f); }
+double sum_sq_dev_f32(const float* p, int64_t n, float mean) { return row_sum<2>(p, n, mean); }
 
 void sum_cols_f32(const float* p, int64_t rows, int64_t cols, int64_t row_stride, double* out) {
   int64_t c = 0;

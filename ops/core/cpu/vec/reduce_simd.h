@@ -12,7 +12,8 @@
 // binary counter of partial sums, so a block's sum meets one of equal weight) and the 64
 // lanes fold in halves at the end. The error is that of 16 float roundings per element,
 // whatever n; the order of additions depends on n only, so the result is the same bit for
-// bit at every ISA level and thread count (threads take fixed chunks).
+// bit at every ISA level and thread count (threads take fixed chunks). Rows shorter than
+// the 64 lanes (reduce_kernels.cpp) simply add in double.
 
 #include <immintrin.h>
 
