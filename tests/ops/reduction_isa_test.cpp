@@ -89,6 +89,22 @@ TEST_F(ReductionIsa, SumAtEveryLevelMatchesOracleAndIsTheSameBits) {
   }
 }
 
+TEST_F(ReductionIsa, HalfAndBFloat16SumsGoThroughFloat) {
+  for (DType t : {DType::Float16, DType::BFloat16}) {
+    for (int64_t n : {1, 17, 4095, 4096, 4097, 70001}) {
+      const Tensor x = make_tensor(uniform(n, 10, 0, 1), {n}, t);
+      double want = 0;
+      for (double v : to_doubles(x)) want += v;  // the stored (rounded) values
+      for (Isa l : levels()) {
+        cpu::set_isa(l);
+        // The result itself is rounded to the 16-bit type (8 or 11 significant bits).
+        expect_close(sum(x), {}, {want}, t == DType::BFloat16 ? 8e-3 : 1e-3, 0);
+        expect_close(sum(x, {0}, false, DType::Float32), {}, {want}, 1e-6, 0);
+      }
+    }
+  }
+}
+
 TEST_F(ReductionIsa, SumOverInnerOuterAndMiddleDims) {
   const std::vector<std::vector<int64_t>> shapes = {
       {1, 1}, {3, 17}, {17, 3}, {16, 64}, {65, 63}, {33, 257}, {2050, 5}, {4, 31, 70}, {3, 1, 129}};

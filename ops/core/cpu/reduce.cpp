@@ -1,7 +1,7 @@
 // Reference CPU kernels: sum, mean, prod, all, any (Note [Reduction geometry] in
 // reduce_engine.h). float32 sums run the per-ISA cascade (Note [Cascade sum] in
-// cpu/vec/reduce_simd.h) over contiguous rows and over outer dims; chunk partials add in
-// double, in a fixed order.
+// cpu/vec/reduce_simd.h) over contiguous rows and over outer dims, float16/bfloat16 rows
+// through a float buffer; chunk partials add in double, in a fixed order.
 #include "cpu/reduce_engine.h"
 #include "cpu/vec/reduce_kernels.h"
 #include "loom/dispatcher/library.h"
@@ -35,6 +35,21 @@ double float_row_sum(const T* p, int64_t n, int64_t s) {
   return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])) + tail;
 }
 
+/// A contiguous float16/bfloat16 row: converted to float 4096 elements at a time (on the
+/// stack) and summed by the cascade; the pieces add in double, in order.
+template <typename T>
+double half_row_sum(const T* p, int64_t n) {
+  constexpr int64_t kPiece = 4096;
+  float buf[kPiece];
+  double total = 0;
+  for (int64_t b = 0; b < n; b += kPiece) {
+    const int64_t len = std::min(kPiece, n - b);
+    for (int64_t i = 0; i < len; ++i) buf[i] = load(p + b + i);
+    total += LOOM_ISA_CALL(sum_f32)(buf, len);
+  }
+  return total;
+}
+
 template <typename T>
 struct SumOp {
   using Acc = acc_t<T>;
@@ -42,6 +57,8 @@ struct SumOp {
   void row(Acc& acc, const T* p, int64_t n, int64_t s, int64_t) const {
     if constexpr (std::is_same_v<T, float>) {
       acc += s == 1 ? LOOM_ISA_CALL(sum_f32)(p, n) : float_row_sum(p, n, s);
+    } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+      acc += s == 1 ? half_row_sum(p, n) : float_row_sum(p, n, s);
     } else if constexpr (is_float_v<T>) {
       acc += float_row_sum(p, n, s);
     } else {
