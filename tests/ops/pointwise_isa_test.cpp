@@ -2,7 +2,7 @@
 // cpu/pointwise_engine.cpp; Note [Per-ISA fast path] in cpu/tensor_iterator.h) at every
 // instruction-set level this CPU runs, against float64 oracles: float32 and float64 add, sub,
 // mul, div (tensor, Scalar and 0-d tensor forms; functional, in-place and out=), relu,
-// threshold_backward, fill_ and copy_, on sizes around the vector widths, the parallel grain
+// threshold_backward, sigmoid, silu, fill_ and copy_, on sizes around the vector widths, the parallel grain
 // and the streaming-store threshold, with misaligned outputs; NaN and signed zeros; and the
 // strided, broadcast and mixed-dtype cases that take the generic loop.
 #include <gtest/gtest.h>
@@ -181,6 +181,38 @@ TEST_P(PointwiseIsa, ReluAndThresholdBackwardSpecialValues) {
       relu_(c);
       expect_within(c, want_relu, exact, what + " relu_");
       expect_within(threshold_backward(g, x, 0.5), want_tb, exact, what + " threshold_backward");
+    }
+  }
+}
+
+// sigmoid and silu (float32: a vector exp of about 1 ulp; float64: the generic loop).
+TEST_P(PointwiseIsa, SigmoidAndSiluMatchTheOracle) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    for (int64_t n : kSizes) {
+      const std::string what = std::string(dtype_name(dtype)) + " n=" + std::to_string(n);
+      std::vector<double> xv = random_values(n, 13 + n, -12, 12);
+      const double special[] = {nan, inf, -inf, 100, -100, -88.5, -89, 0, -0.0, 20, 1e-30};
+      for (size_t i = 0; i < xv.size(); i += 5) xv[i] = special[(i / 5) % 11];
+      if (n > 0) xv.back() = -inf;  // in the tail
+      const Tensor x = tensor_of(xv, dtype);
+      const std::vector<double> xd = to_doubles(x);
+      std::vector<double> want_sig(xd.size()), want_silu(xd.size()), tol_sig(xd.size()),
+          tol_silu(xd.size());
+      const double rtol = dtype == DType::Float32 ? 6e-7 : 1e-15;
+      for (size_t i = 0; i < xd.size(); ++i) {
+        const double e = std::exp(-xd[i]);
+        want_sig[i] = 1 / (1 + e);
+        want_silu[i] = xd[i] / (1 + e);  // NaN at -inf (-inf / inf), as in PyTorch
+        tol_sig[i] = 1e-36 + rtol * std::fabs(want_sig[i]);
+        tol_silu[i] = 1e-36 + rtol * std::fabs(want_silu[i]);
+      }
+      expect_within(sigmoid(x), want_sig, tol_sig, what + " sigmoid");
+      expect_within(silu(x), want_silu, tol_silu, what + " silu");
+      Tensor c = x.clone();
+      silu_(c);
+      expect_within(c, want_silu, tol_silu, what + " silu_");
     }
   }
 }

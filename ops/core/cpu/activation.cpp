@@ -23,7 +23,6 @@ using meta::check_hardtanh_limits;
       return expr;                                          \
     }                                                       \
   }
-LOOM_ACTIVATION(Silu, "silu", x / (C(1) + std::exp(-x)));
 LOOM_ACTIVATION(Mish, "mish", x* std::tanh(std::log1p(std::exp(x))));
 LOOM_ACTIVATION(Hardsigmoid, "hardsigmoid", std::fmin(std::fmax(x + C(3), C(0)), C(6)) / C(6));
 LOOM_ACTIVATION(Hardswish, "hardswish", x* std::fmin(std::fmax(x + C(3), C(0)), C(6)) / C(6));
@@ -32,6 +31,17 @@ LOOM_ACTIVATION(Selu, "selu",
                       : C(1.0507009873554804934193349852946 * 1.6732632423543772848170429916717) *
                             std::expm1(x));
 #undef LOOM_ACTIVATION
+
+struct Silu {
+  static constexpr std::string_view kName = "silu";
+  static constexpr unsigned kCats = kFloats;
+  static constexpr ResultRule kRule = ResultRule::Common;
+  static constexpr UnaryKernel kFlat = UnaryKernel::silu;  // Note [Per-ISA fast path]
+  template <typename C>
+  C operator()(C x) const {
+    return x / (C(1) + std::exp(-x));
+  }
+};
 
 struct Relu {
   static constexpr std::string_view kName = "relu";

@@ -188,6 +188,8 @@ bool flat_binary_scalar(TensorIterator& it, BinaryKernel k, T value) {
 
 template <typename T>
 bool flat_unary(TensorIterator& it, UnaryKernel k) {
+  // sigmoid and silu have a float32 loop only (their vector exp is float).
+  if (!std::is_same_v<T, float> && k != UnaryKernel::relu) return false;
   if (!flat_with<T>(it, 1)) return false;
   const auto loop = unary_loop<T>();
   T* out = it.data<T>(0);

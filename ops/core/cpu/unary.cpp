@@ -40,9 +40,19 @@ LOOM_FLOAT_UNARY(Sin, "sin", std::sin(x));
 LOOM_FLOAT_UNARY(Cos, "cos", std::cos(x));
 LOOM_FLOAT_UNARY(Tan, "tan", std::tan(x));
 LOOM_FLOAT_UNARY(Tanh, "tanh", std::tanh(x));
-LOOM_FLOAT_UNARY(Sigmoid, "sigmoid", C(1) / (C(1) + std::exp(-x)));
 LOOM_FLOAT_UNARY(Erf, "erf", std::erf(x));
 #undef LOOM_FLOAT_UNARY
+
+struct Sigmoid {
+  static constexpr std::string_view kName = "sigmoid";
+  static constexpr unsigned kCats = kFloats;
+  static constexpr ResultRule kRule = ResultRule::IntToFloat;
+  static constexpr UnaryKernel kFlat = UnaryKernel::sigmoid;  // Note [Per-ISA fast path]
+  template <typename C>
+  C operator()(C x) const {
+    return C(1) / (C(1) + std::exp(-x));
+  }
+};
 
 // Rounding keeps the dtype; on integers it is the identity, as in PyTorch.
 #define LOOM_ROUNDING(Name, name, fn)                       \

@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "cpu/vec/pointwise_kernels.h"
+#include "cpu/vec/reduce_simd.h"  // simd::exp, the softmax kernels' vector exp (float)
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -155,6 +156,17 @@ void binary(BinaryKernel k, T* out, const T* a, const T* b, bool b_scalar, T alp
   }
 }
 
+/// exp(-v) for a float vector (X = Vec<float>) or one float (computed in lane 0 of a vector, so
+/// a tail element gets the same value it would get in the vector body).
+template <typename X>
+X exp_neg(X v) {
+  if constexpr (sizeof(X) == sizeof(float)) {
+    return simd::exp(simd::splat(-v))[0];
+  } else {
+    return reinterpret_cast<X>(simd::exp(reinterpret_cast<simd::VF>(-v)));
+  }
+}
+
 template <typename T>
 void unary(UnaryKernel k, T* out, const T* x, int64_t n, bool stream) {
   switch (k) {
@@ -165,6 +177,24 @@ void unary(UnaryKernel k, T* out, const T* x, int64_t n, bool stream) {
         const X v = at<X>(x, i);
         return (v > z) | (v != v) ? v : z;
       });
+    case UnaryKernel::sigmoid:
+    case UnaryKernel::silu:
+      // The functors' formulas with a vector exp (about 1 ulp; exp(-x) overflows to inf for
+      // x < -88.8, giving 0 and -0 as 1 / inf does). float64 never gets here (flat_unary).
+      if constexpr (sizeof(T) == sizeof(float)) {
+        if (k == UnaryKernel::sigmoid) {
+          return run(out, n, stream, [=](int64_t i, auto z) {
+            using X = decltype(z);
+            return (z + T(1)) / (z + T(1) + exp_neg(at<X>(x, i)));
+          });
+        }
+        return run(out, n, stream, [=](int64_t i, auto z) {
+          using X = decltype(z);
+          const X v = at<X>(x, i);
+          return v / (z + T(1) + exp_neg(v));
+        });
+      }
+      return;
   }
 }
 

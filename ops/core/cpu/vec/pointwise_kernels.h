@@ -21,7 +21,9 @@ enum class BinaryKernel : int {
 
 /// The unary formulas of unary_f32/unary_f64.
 enum class UnaryKernel : int {
-  relu,  ///< out = x > 0 or x is NaN ? x : +0
+  relu,     ///< out = x > 0 or x is NaN ? x : +0
+  sigmoid,  ///< out = 1 / (1 + exp(-x)) (float32 only: the vector exp is float)
+  silu,     ///< out = x / (1 + exp(-x)) (float32 only)
 };
 
 }  // namespace loom::cpu
