@@ -68,6 +68,48 @@ void sum_cols_tile(const float* p, int64_t rows, int64_t w, int64_t row_stride, 
   for (int64_t j = 0; j < w; ++j) out[j] = lanes[j];
 }
 
+/// Column sums of kT * kLanes full columns at once: each row contributes kT * 256 contiguous
+/// bytes, not 256 bytes at a 4 KiB stride (a third of the speed on a [4096, 1024] matrix).
+/// Every column is summed in the same order as by sum_cols_tile.
+#if defined(__AVX512F__)
+inline constexpr int kWideTiles = 4;  // 16 of the 32 vector registers
+#elif defined(__AVX2__)
+inline constexpr int kWideTiles = 2;  // all 16
+#else
+inline constexpr int kWideTiles = 1;
+#endif
+
+void sum_cols_wide(const float* p, int64_t rows, int64_t row_stride, double* out) {
+  PairwiseStack stack[kWideTiles];
+  Lanes b[kWideTiles];
+  auto add_row = [&](const float* q, bool first) {
+#pragma GCC unroll 4
+    for (int t = 0; t < kWideTiles; ++t) {
+#pragma GCC unroll 16
+      for (int k = 0; k < kAcc; ++k) {
+        const VF v = loadu(q + t * kLanes + k * kW);
+        b[t].v[k] = first ? v : b[t].v[k] + v;
+      }
+    }
+  };
+  int64_t r = 0;
+  for (; r + kBlockRows <= rows; r += kBlockRows) {
+    add_row(p + r * row_stride, true);
+    for (int64_t j = 1; j < kBlockRows; ++j) add_row(p + (r + j) * row_stride, false);
+    for (int t = 0; t < kWideTiles; ++t) stack[t].push(b[t]);
+  }
+  for (int t = 0; t < kWideTiles; ++t) {
+    for (int k = 0; k < kAcc; ++k) b[t].v[k] = VF{};
+  }
+  for (; r < rows; ++r) add_row(p + r * row_stride, false);
+  for (int t = 0; t < kWideTiles; ++t) {
+    double lanes[kLanes];
+    PairwiseStack::widen(b[t], lanes);
+    stack[t].total_lanes(lanes);
+    for (int j = 0; j < kLanes; ++j) out[t * kLanes + j] = lanes[j];
+  }
+}
+
 /// NaN-propagating max (kMax) or min of a contiguous row; n >= 1.
 template <bool kMax>
 float extreme_row(const float* p, int64_t n) {
@@ -188,6 +230,9 @@ double sum_sq_dev_f32(const float* p, int64_t n, float mean) { return row_sum<2>
 
 void sum_cols_f32(const float* p, int64_t rows, int64_t cols, int64_t row_stride, double* out) {
   int64_t c = 0;
+  for (; c + kWideTiles * kLanes <= cols; c += kWideTiles * kLanes) {
+    sum_cols_wide(p + c, rows, row_stride, out + c);
+  }
   for (; c + kLanes <= cols; c += kLanes) sum_cols_tile<true>(p + c, rows, kLanes, row_stride, out + c);
   if (c < cols) sum_cols_tile<false>(p + c, rows, cols - c, row_stride, out + c);
 }
