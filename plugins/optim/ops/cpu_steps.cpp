@@ -1,11 +1,10 @@
 // CPU kernels of the fused update ops (float32, float64): one pass over the parameter, its
 // gradient and its state, computing PyTorch's single-tensor update element by element in the
-// parameter's dtype (Note [Fused update formulas] in loom/optim/ops.h). SGD and Adam run
-// per-ISA loops (vec/update_kernels.cpp, chosen by loom::cpu::isa()); RMSprop and Adagrad
-// loops are written here.
+// parameter's dtype (Note [Fused update formulas] in loom/optim/ops.h). The loops themselves
+// are per-ISA (vec/update_kernels.cpp, chosen by loom::cpu::isa()); this file checks the
+// arguments, forms each step's scalars and splits the work between threads.
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -107,21 +106,6 @@ void for_each_range(const std::array<const Tensor*, N>& ts, const std::array<boo
   }
 }
 
-/// Calls f(std::bool_constant<b>{}...) so that a kernel's loop is compiled once per choice of
-/// its options, without tests in the loop.
-template <typename F>
-void with_flags(F&& f) {
-  f();
-}
-template <typename F, typename... Bools>
-void with_flags(F&& f, bool b, Bools... rest) {
-  if (b) {
-    with_flags([&](auto... flags) { f(std::true_type{}, flags...); }, rest...);
-  } else {
-    with_flags([&](auto... flags) { f(std::false_type{}, flags...); }, rest...);
-  }
-}
-
 /// Runs body.template operator()<T>() for param's dtype (float or double).
 template <typename F>
 void dispatch_floating(DType dtype, F&& body) {
@@ -132,7 +116,7 @@ void dispatch_floating(DType dtype, F&& body) {
   }
 }
 
-/// The per-ISA loops of SGD and Adam for T (vec/update_kernels.h), for loom::cpu::isa().
+/// The per-ISA loops of each update for T (vec/update_kernels.h), for loom::cpu::isa().
 template <typename T>
 auto sgd_loop() {
   if constexpr (std::is_same_v<T, float>) {
@@ -150,11 +134,21 @@ auto adam_loop() {
   }
 }
 
-/// PyTorch's lerp: self + weight * (end - self), computed from the nearer end.
 template <typename T>
-T lerp(T self, T end, T weight) {
-  return std::abs(weight) < T(0.5) ? self + weight * (end - self)
-                                   : end - (end - self) * (T(1) - weight);
+auto rmsprop_loop() {
+  if constexpr (std::is_same_v<T, float>) {
+    return LOOM_ISA_CALL(rmsprop_step_f32);
+  } else {
+    return LOOM_ISA_CALL(rmsprop_step_f64);
+  }
+}
+template <typename T>
+auto adagrad_loop() {
+  if constexpr (std::is_same_v<T, float>) {
+    return LOOM_ISA_CALL(adagrad_step_f32);
+  } else {
+    return LOOM_ISA_CALL(adagrad_step_f64);
+  }
 }
 
 void sgd_step_(Tensor& param, const Tensor& grad, const std::optional<Tensor>& momentum_buffer,
@@ -222,40 +216,25 @@ void rmsprop_step_(Tensor& param, const Tensor& grad, Tensor& square_avg,
   meta::check_rmsprop_step(op, param, grad, square_avg, gavg, buf, centered, momentum,
                            cpu_device_rule(op));
   dispatch_floating(param.dtype(), [&]<typename T>() {
-    const T t_lr = T(lr), t_alpha = T(alpha), w = T(1 - alpha), t_eps = T(eps);
-    const T t_wd = T(weight_decay), t_mom = T(momentum);
-    const T sign = maximize ? T(-1) : T(1);
-    with_flags(
-        [&](auto has_wd, auto is_centered, auto has_momentum) {
-          for_each_range<T, 5>({&param, &grad, &square_avg, &gavg, &buf},
-                               {true, false, true, true, true},
-                               [&](int64_t begin, int64_t end, const std::array<T*, 5>& p) {
-                                 T* __restrict x = p[0];
-                                 const T* __restrict gr = p[1];
-                                 T* __restrict sq = p[2];
-                                 T* __restrict ga = p[3];
-                                 T* __restrict b = p[4];
-                                 for (int64_t i = begin; i < end; ++i) {
-                                   T g = sign * gr[i];
-                                   if constexpr (has_wd) g = g + t_wd * x[i];
-                                   sq[i] = t_alpha * sq[i] + w * (g * g);
-                                   T avg;
-                                   if constexpr (is_centered) {
-                                     ga[i] = lerp(ga[i], g, w);
-                                     avg = std::sqrt(sq[i] - ga[i] * ga[i]) + t_eps;
-                                   } else {
-                                     avg = std::sqrt(sq[i]) + t_eps;
-                                   }
-                                   if constexpr (has_momentum) {
-                                     b[i] = t_mom * b[i] + g / avg;
-                                     x[i] = x[i] - t_lr * b[i];
-                                   } else {
-                                     x[i] = x[i] - t_lr * (g / avg);
-                                   }
-                                 }
-                               });
-        },
-        weight_decay != 0, centered, momentum > 0);
+    const loom::cpu::RmspropStepArgs<T> args{T(lr),
+                                             T(alpha),
+                                             T(1 - alpha),
+                                             T(eps),
+                                             T(weight_decay),
+                                             T(momentum),
+                                             maximize ? T(-1) : T(1),
+                                             weight_decay != 0,
+                                             centered,
+                                             momentum > 0};
+    const auto loop = rmsprop_loop<T>();
+    for_each_range<T, 5>({&param, &grad, &square_avg, &gavg, &buf},
+                         {true, false, true, true, true},
+                         [&](int64_t begin, int64_t end, const std::array<T*, 5>& p) {
+                           T* ga = p[3] != nullptr ? p[3] + begin : nullptr;
+                           T* b = p[4] != nullptr ? p[4] + begin : nullptr;
+                           loop(args, p[0] + begin, p[1] + begin, p[2] + begin, ga, b,
+                                end - begin);
+                         });
   });
   bump_versions({param, square_avg, centered ? gavg : Tensor(), momentum > 0 ? buf : Tensor()});
 }
@@ -266,25 +245,13 @@ void adagrad_step_(Tensor& param, const Tensor& grad, Tensor& state_sum, int64_t
   meta::check_adagrad_step(op, param, grad, state_sum, step, cpu_device_rule(op));
   const double clr = meta::adagrad_clr(step, lr, lr_decay);
   dispatch_floating(param.dtype(), [&]<typename T>() {
-    const T t_clr = T(clr), t_wd = T(weight_decay), t_eps = T(eps);
-    const T sign = maximize ? T(-1) : T(1);
-    with_flags(
-        [&](auto has_wd) {
-          for_each_range<T, 3>({&param, &grad, &state_sum}, {true, false, true},
-                               [&](int64_t begin, int64_t end, const std::array<T*, 3>& p) {
-                                 T* __restrict x = p[0];
-                                 const T* __restrict gr = p[1];
-                                 T* __restrict sum = p[2];
-                                 for (int64_t i = begin; i < end; ++i) {
-                                   T g = sign * gr[i];
-                                   if constexpr (has_wd) g = g + t_wd * x[i];
-                                   sum[i] = sum[i] + g * g;
-                                   const T std_dev = std::sqrt(sum[i]) + t_eps;
-                                   x[i] = x[i] - t_clr * (g / std_dev);
-                                 }
-                               });
-        },
-        weight_decay != 0);
+    const loom::cpu::AdagradStepArgs<T> args{T(clr), T(weight_decay), T(eps),
+                                             maximize ? T(-1) : T(1), weight_decay != 0};
+    const auto loop = adagrad_loop<T>();
+    for_each_range<T, 3>({&param, &grad, &state_sum}, {true, false, true},
+                         [&](int64_t begin, int64_t end, const std::array<T*, 3>& p) {
+                           loop(args, p[0] + begin, p[1] + begin, p[2] + begin, end - begin);
+                         });
   });
   bump_versions({param, state_sum});
 }

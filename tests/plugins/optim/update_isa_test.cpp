@@ -1,7 +1,8 @@
 // The fused update ops' per-ISA loops (plugins/optim/ops/vec/update_kernels.cpp) at every
 // instruction-set level this CPU runs: Adam (L2 weight decay, AdamW's decoupled decay,
-// AMSGrad, maximize, a beta1 below 0.5) and SGD (momentum, dampening, Nesterov, weight decay,
-// maximize, none) in float32 and float64, on sizes around the vector widths and above the
+// AMSGrad, maximize, a beta1 below 0.5), SGD (momentum, dampening, Nesterov, weight decay,
+// maximize, none), RMSprop (centered, momentum, both lerp ends) and Adagrad, in float32 and
+// float64, on sizes around the vector widths and above the
 // parallel threshold, against the float64 rules of reference_rules.h over several steps.
 #include <gtest/gtest.h>
 
@@ -137,6 +138,59 @@ TEST_P(UpdateIsa, SgdMatchesTheReference) {
                         c.momentum, c.dampening, c.weight_decay, c.nesterov, c.maximize, t == 1);
             },
             states);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+TEST_P(UpdateIsa, RmspropMatchesTheReference) {
+  struct Case {
+    const char* name;
+    double alpha, weight_decay, momentum;
+    bool centered, maximize;
+  };
+  const Case cases[] = {{"rmsprop", 0.99, 0, 0, false, false},
+                        {"rmsprop centered momentum wd", 0.9, 0.1, 0.5, true, false},
+                        {"rmsprop centered alpha 0.3 maximize", 0.3, 0, 0, true, true}};
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    for (int64_t n : kSizes) {
+      for (const Case& c : cases) {
+        const Tensor sq = tensor_of(Vec(n, 0.0), dtype), ga = tensor_of(Vec(n, 0.0), dtype);
+        const Tensor buf = tensor_of(Vec(n, 0.0), dtype);
+        testing::RmspropRule rule{1e-2, c.alpha, 1e-8, c.weight_decay, c.momentum, c.centered,
+                                  c.maximize};
+        std::vector<std::pair<Tensor, const Vec testing::RmspropRule::*>> states = {
+            {sq, &testing::RmspropRule::v}};
+        if (c.centered) states.push_back({ga, &testing::RmspropRule::g_ave});
+        if (c.momentum > 0) states.push_back({buf, &testing::RmspropRule::b});
+        run_case(
+            dtype, n, rule, c.name,
+            [&](const Tensor& p, const Tensor& g, int64_t) {
+              rmsprop_step_(p, g, sq, c.centered ? std::optional<Tensor>(ga) : std::nullopt,
+                            c.momentum > 0 ? std::optional<Tensor>(buf) : std::nullopt, 1e-2,
+                            c.alpha, 1e-8, c.weight_decay, c.momentum, c.centered, c.maximize);
+            },
+            states);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+TEST_P(UpdateIsa, AdagradMatchesTheReference) {
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    for (int64_t n : kSizes) {
+      for (const bool wd_maximize : {false, true}) {
+        const Tensor sum = tensor_of(Vec(n, 0.0), dtype);
+        const double wd = wd_maximize ? 0.1 : 0;
+        testing::AdagradRule rule{1e-1, 0.01, wd, 0, 1e-10, wd_maximize};
+        run_case(
+            dtype, n, rule, wd_maximize ? "adagrad wd maximize" : "adagrad",
+            [&](const Tensor& p, const Tensor& g, int64_t t) {
+              adagrad_step_(p, g, sum, t, 1e-1, 0.01, wd, 1e-10, wd_maximize);
+            },
+            {{sum, &testing::AdagradRule::sum}});
         if (HasFatalFailure()) return;
       }
     }

@@ -1,8 +1,8 @@
-// The fused update ops' per-ISA loops (declared in vec/update_kernels.h). Compiled three times
-// by loom_add_isa_sources (baseline, AVX2, AVX-512, at -O3, with -fno-math-errno so that sqrt
-// is one instruction): raw pointer loops only, nothing with an inline function of its own
-// (Note [CPU kernels per instruction set] in loom/core/cpu_isa.h), hence __builtin_sqrt and
-// no <cmath> or <algorithm>.
+// The fused update ops' per-ISA loops (SGD, Adam/AdamW, RMSprop, Adagrad; declared in
+// vec/update_kernels.h). Compiled three times by loom_add_isa_sources (baseline, AVX2, AVX-512,
+// at -O3, with -fno-math-errno so that sqrt is one instruction): raw pointer loops only,
+// nothing with an inline function of its own (Note [CPU kernels per instruction set] in
+// loom/core/cpu_isa.h), hence __builtin_sqrt and no <cmath> or <algorithm>.
 //
 // Note [Vectorized update loops]: each option is a template flag, so the loop holds no test;
 // the scalars are copied into locals that no store through x, m or v can alias; and every
@@ -119,7 +119,98 @@ void sgd(const SgdStepArgs<T>& a, T* x, const T* g, T* b, int64_t n) {
   return sgd_nesterov_first<false, true>(a, x, g, b, n);
 }
 
+template <bool kWd, bool kCentered, bool kMomentum, bool kFromSelf, typename T>
+void rmsprop_loop(const RmspropStepArgs<T>& a, T* __restrict x, const T* __restrict gr,
+                  T* __restrict sq, T* __restrict ga, T* __restrict b, int64_t n) {
+  const T lr = a.lr, alpha = a.alpha, w = a.one_minus_alpha, eps = a.eps, wd = a.weight_decay;
+  const T mom = a.momentum, sign = a.sign, wc = T(1) - w;
+  for (int64_t i = 0; i < n; ++i) {
+    T g = sign * gr[i];
+    if constexpr (kWd) g = g + wd * x[i];
+    const T s = alpha * sq[i] + w * (g * g);
+    sq[i] = s;
+    T avg;
+    if constexpr (kCentered) {
+      const T gi = ga[i];
+      const T gn = kFromSelf ? gi + w * (g - gi) : g - (g - gi) * wc;  // lerp(ga, g, w)
+      ga[i] = gn;
+      avg = root(s - gn * gn) + eps;
+    } else {
+      avg = root(s) + eps;
+    }
+    if constexpr (kMomentum) {
+      const T bn = mom * b[i] + g / avg;
+      b[i] = bn;
+      x[i] = x[i] - lr * bn;
+    } else {
+      x[i] = x[i] - lr * (g / avg);
+    }
+  }
+}
+
+template <bool kWd, bool kCentered, bool kMomentum, typename T>
+void rmsprop_lerp(const RmspropStepArgs<T>& a, T* x, const T* g, T* sq, T* ga, T* b, int64_t n) {
+  if ((a.one_minus_alpha < T(0) ? -a.one_minus_alpha : a.one_minus_alpha) < T(0.5)) {
+    rmsprop_loop<kWd, kCentered, kMomentum, true>(a, x, g, sq, ga, b, n);
+  } else {
+    rmsprop_loop<kWd, kCentered, kMomentum, false>(a, x, g, sq, ga, b, n);
+  }
+}
+
+template <bool kWd, typename T>
+void rmsprop_options(const RmspropStepArgs<T>& a, T* x, const T* g, T* sq, T* ga, T* b,
+                     int64_t n) {
+  if (a.centered) {
+    if (a.has_momentum) return rmsprop_lerp<kWd, true, true>(a, x, g, sq, ga, b, n);
+    return rmsprop_lerp<kWd, true, false>(a, x, g, sq, ga, b, n);
+  }
+  if (a.has_momentum) return rmsprop_lerp<kWd, false, true>(a, x, g, sq, ga, b, n);
+  return rmsprop_lerp<kWd, false, false>(a, x, g, sq, ga, b, n);
+}
+
+template <typename T>
+void rmsprop(const RmspropStepArgs<T>& a, T* x, const T* g, T* sq, T* ga, T* b, int64_t n) {
+  if (a.has_wd) return rmsprop_options<true>(a, x, g, sq, ga, b, n);
+  rmsprop_options<false>(a, x, g, sq, ga, b, n);
+}
+
+template <bool kWd, typename T>
+void adagrad_loop(const AdagradStepArgs<T>& a, T* __restrict x, const T* __restrict gr,
+                  T* __restrict sum, int64_t n) {
+  const T clr = a.clr, wd = a.weight_decay, eps = a.eps, sign = a.sign;
+  for (int64_t i = 0; i < n; ++i) {
+    T g = sign * gr[i];
+    if constexpr (kWd) g = g + wd * x[i];
+    const T s = sum[i] + g * g;
+    sum[i] = s;
+    x[i] = x[i] - clr * (g / (root(s) + eps));
+  }
+}
+
+template <typename T>
+void adagrad(const AdagradStepArgs<T>& a, T* x, const T* g, T* sum, int64_t n) {
+  if (a.has_wd) return adagrad_loop<true>(a, x, g, sum, n);
+  adagrad_loop<false>(a, x, g, sum, n);
+}
+
 }  // namespace
+
+void rmsprop_step_f32(const RmspropStepArgs<float>& a, float* x, const float* g, float* sq,
+                      float* gavg, float* buf, int64_t n) {
+  rmsprop(a, x, g, sq, gavg, buf, n);
+}
+void rmsprop_step_f64(const RmspropStepArgs<double>& a, double* x, const double* g, double* sq,
+                      double* gavg, double* buf, int64_t n) {
+  rmsprop(a, x, g, sq, gavg, buf, n);
+}
+void adagrad_step_f32(const AdagradStepArgs<float>& a, float* x, const float* g, float* sum,
+                      int64_t n) {
+  adagrad(a, x, g, sum, n);
+}
+void adagrad_step_f64(const AdagradStepArgs<double>& a, double* x, const double* g, double* sum,
+                      int64_t n) {
+  adagrad(a, x, g, sum, n);
+}
 
 void adam_step_f32(const AdamStepArgs<float>& a, float* x, const float* g, float* m, float* v,
                    float* vmax, int64_t n) {

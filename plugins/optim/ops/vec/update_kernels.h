@@ -43,6 +43,31 @@ struct SgdStepArgs {
   bool first;  ///< the momentum buffer is only written (it becomes the gradient)
 };
 
+/// RMSprop's per-step scalars in the parameter's dtype T.
+template <typename T>
+struct RmspropStepArgs {
+  T lr;
+  T alpha;
+  T one_minus_alpha;
+  T eps;
+  T weight_decay;
+  T momentum;
+  T sign;  ///< -1 to maximize, else 1
+  bool has_wd;
+  bool centered;
+  bool has_momentum;
+};
+
+/// Adagrad's per-step scalars in the parameter's dtype T.
+template <typename T>
+struct AdagradStepArgs {
+  T clr;  ///< lr / (1 + (step - 1) * lr_decay)
+  T weight_decay;
+  T eps;
+  T sign;  ///< -1 to maximize, else 1
+  bool has_wd;
+};
+
 }  // namespace loom::cpu
 
 #if !defined(LOOM_ISA_NAMESPACE)
@@ -50,7 +75,7 @@ struct SgdStepArgs {
 
 namespace loom::cpu {
 // n elements from pointers already offset to the range's start; vmax (AMSGrad) and buf
-// (momentum) may be null when unused.
+// (momentum), gavg (centered RMSprop) may be null when unused.
 LOOM_ISA_DECLARE(
     void adam_step_f32(const AdamStepArgs<float>& a, float* x, const float* g, float* m,
                        float* v, float* vmax, int64_t n);
@@ -59,6 +84,14 @@ LOOM_ISA_DECLARE(
     void sgd_step_f32(const SgdStepArgs<float>& a, float* x, const float* g, float* buf,
                       int64_t n);
     void sgd_step_f64(const SgdStepArgs<double>& a, double* x, const double* g, double* buf,
-                      int64_t n);)
+                      int64_t n);
+    void rmsprop_step_f32(const RmspropStepArgs<float>& a, float* x, const float* g, float* sq,
+                          float* gavg, float* buf, int64_t n);
+    void rmsprop_step_f64(const RmspropStepArgs<double>& a, double* x, const double* g,
+                          double* sq, double* gavg, double* buf, int64_t n);
+    void adagrad_step_f32(const AdagradStepArgs<float>& a, float* x, const float* g, float* sum,
+                          int64_t n);
+    void adagrad_step_f64(const AdagradStepArgs<double>& a, double* x, const double* g,
+                          double* sum, int64_t n);)
 }  // namespace loom::cpu
 #endif
