@@ -516,6 +516,22 @@ int run(const Options& o) {
 
   std::printf("loom-bench: Loom %s (%s, %s)\n", LOOM_VERSION_STRING, loom::build_config::kBuildType,
               loom::build_config::kCompiler);
+  {
+    // Timings are only as good as the machine is quiet: say how busy it was at the start.
+    double load = -1;
+    if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+      if (std::fscanf(f, "%lf", &load) != 1) load = -1;
+      std::fclose(f);
+    }
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (load >= 0) {
+      std::printf("  machine: %ld CPUs, load average %.2f at the start%s\n", cpus, load,
+                  load > 0.5 * static_cast<double>(cpus)
+                      ? " (busy: OpenMP's spinning threads make timings unreliable; "
+                        "OMP_WAIT_POLICY=passive for every side is steadier)"
+                      : "");
+    }
+  }
   for (const Configuration& c : configurations()) {
     std::string line;
     try {
