@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -181,7 +182,10 @@ std::string load_peer(Peer peer, const std::string& program) {
 
 /// Starts each libtorch peer's process, bin/bench-<peer>-sides (see peer_bridge.h for why a
 /// process).
-void load_peer_libraries() {
+void start_peers() {
+  // A peer process that dies (a crashing side) must not take loom-bench with it when it is
+  // written to next: its side reports an error instead.
+  std::signal(SIGPIPE, SIG_IGN);
   std::string dir;
   try {
     dir = bin_dir();
@@ -633,7 +637,7 @@ std::string bin_dir() {
 int run_main(int argc, char** argv) {
   try {
     const Options options = parse(argc, argv);
-    load_peer_libraries();
+    start_peers();
     return run(options);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "loom-bench: error: %s\n%s", e.what(), kUsage);
