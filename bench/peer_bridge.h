@@ -10,12 +10,13 @@
 /// - Two libtorch versions cannot share one link, nor one link-map namespace even when each
 ///   is dlopen()ed with RTLD_LOCAL | RTLD_DEEPBIND: C++'s unique symbols (function-local
 ///   statics of inline functions, template statics: STB_GNU_UNIQUE) bind process-wide to the
-///   first definition loaded, and libtorch 1.13's dispatcher then locks 2.x's mutex
-///   (std::system_error "Invalid argument" in its static initialisers).
+///   first definition loaded; with 2.x loaded first, libtorch 1.13's static initialisers
+///   fail in c10::Dispatcher::registerFallback (std::system_error "Invalid argument" from a
+///   mutex: most likely one bound to 2.x's objects that way), and the process aborts.
 /// - dlmopen(LM_ID_NEWLM) gives each its own namespace and loads both, but every namespace
-///   then has its own OpenMP runtime (libgomp) and BLAS: measured here, MKL's sgemm.256
-///   dropped from ~200 to 2 GFLOP/s, Loom's oneDNN side beside them from ~150 to 4, and
-///   libgomp in a second namespace aborted ("Out of memory allocating 4e11 bytes").
+///   then has its own OpenMP runtime (libgomp) and BLAS, and libgomp in libtorch 1.13's
+///   namespace aborted in sgemm.256 ("Out of memory allocating 4e11 bytes"). (Timings taken
+///   in that try came from a busy machine and say nothing either way.)
 /// A process per peer keeps each libtorch with its own runtime, as PyTorch users have it.
 ///
 /// The functions below are the peer's side of that interface, in C (what crosses it is
