@@ -210,4 +210,12 @@ printf '{"model": "cnn", "epochs": 3, "batch_size": 128, "limit_train": 512, "li
 tail -1 "$work/c.txt" | grep -q '^RESULT model=cnn epochs=1 ' || fail "config: $(tail -1 "$work/c.txt")"
 grep -q '"batch_size": 128' "$work/c/config.json" || fail "config.json: $(cat "$work/c/config.json")"
 expect_exit2 "unknown option 'epoch'" --config <(echo '{"epoch": 1}')
+# Memory format: a channels-last CNN saves and resumes as a contiguous one (the checkpoint is
+# the same either way); a bad value is refused.
+"$loom" train --model cnn --epochs 1 --limit-train 512 --limit-test 128 --memory-format channels-last \
+  --stop-after-steps 2 --out "$work/m" --progress none > "$work/m1.txt"
+grep -q "channels-last" "$work/m/train.log" || fail "no channels-last in the log: $(head -2 "$work/m/train.log")"
+"$loom" train --resume "$work/m/checkpoint.safetensors" --memory-format contiguous --progress none > "$work/m2.txt"
+tail -1 "$work/m2.txt" | grep -q '^RESULT model=cnn epochs=1 ' || fail "channels-last resume: $(tail -3 "$work/m2.txt")"
+expect_exit2 "memory-format" --memory-format sideways
 echo "loom train: all checks passed"

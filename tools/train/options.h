@@ -31,6 +31,10 @@ struct Options {
   std::string scheduler = "none";  ///< none | step | cosine | onecycle | plateau
   uint64_t seed = 0;               ///< weights, shuffling, augmentation
   std::string provider;            ///< reference | onednn | "" (the default: oneDNN if installed)
+  /// auto | channels-last | contiguous: the layout of the model's 4-d weights and so of its
+  /// activations (Note [Memory format]); auto is channels-last for the CNN on the CPU under the
+  /// onednn provider (faster there, docs/design/training.md), contiguous otherwise.
+  std::string memory_format = "auto";
   std::string device = "cpu";      ///< cpu | cuda | cuda:N (model and batches on it)
   int64_t workers = 0;             ///< DataLoader worker threads (at most kMaxWorkers)
   std::string data = "/usr/share/datasets/fashion-mnist";  ///< the IDX files' folder
