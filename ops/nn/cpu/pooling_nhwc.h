@@ -41,7 +41,7 @@ constexpr A lowest_value() {
 template <typename A>
 inline bool takes_max(A v, A m) {
   if constexpr (std::is_floating_point_v<A>) {
-    return v > m || v != v;
+    return (v > m) | (v != v);  // bitwise: no branch, so the channel loops vectorise
   } else {
     return v > m;
   }
@@ -55,8 +55,8 @@ inline void window_rows(int64_t o, int64_t s, int64_t pad, int64_t k, int64_t d,
   if (first < 0) first += (-first + d - 1) / d * d;
 }
 
-/// For channels [c0, c0 + n) of the window at (oh, ow) of image `img`: the maxima into m and
-/// their flat indices into ix.
+/// For channels [c0, c0 + n) of the window at (oh, ow) of image `img`: the maxima into m and,
+/// unless ix is null, their flat indices (the first maximum in row-major order) into ix.
 template <typename S, typename A = compute_t<S>>
 inline void window_max(const S* img, const Geometry& g, const meta::Pool2d& p, int64_t oh,
                        int64_t ow, int64_t c0, int64_t n, A* m, int64_t* ix) {
@@ -65,12 +65,23 @@ inline void window_max(const S* img, const Geometry& g, const meta::Pool2d& p, i
   window_rows(ow, p.sW, p.pW, p.kW, p.dW, g.W, w0, w1);
   for (int64_t c = 0; c < n; ++c) {
     m[c] = lowest_value<A>();
-    ix[c] = h0 * g.W + w0;
+    if (ix) ix[c] = h0 * g.W + w0;
   }
   for (int64_t ih = h0; ih < h1; ih += p.dH) {
     for (int64_t iw = w0; iw < w1; iw += p.dW) {
       const S* x = img + (ih * g.W + iw) * g.C + c0;
+      if (ix == nullptr) {
+        // Values only: the maximum (NaN winning) does not depend on the order, so the loop
+        // is a plain vector max.
+#pragma omp simd
+        for (int64_t c = 0; c < n; ++c) {
+          const A v = convert<A>(x[c]);
+          m[c] = takes_max(v, m[c]) ? v : m[c];
+        }
+        continue;
+      }
       const int64_t flat = ih * g.W + iw;
+#pragma omp simd
       for (int64_t c = 0; c < n; ++c) {
         const A v = convert<A>(x[c]);
         const bool take = takes_max(v, m[c]);
@@ -98,7 +109,7 @@ void max_forward(const S* in, const Geometry& g, const meta::Pool2d& p, int64_t 
       const int64_t o = (r * oW + ow) * g.C;
       for (int64_t c0 = 0; c0 < g.C; c0 += kRun) {
         const int64_t len = std::min(kRun, g.C - c0);
-        window_max<S>(img, g, p, oh, ow, c0, len, m, ix);
+        window_max<S>(img, g, p, oh, ow, c0, len, m, idx ? ix : nullptr);
         for (int64_t c = 0; c < len; ++c) out[o + c0 + c] = convert<S>(m[c]);
         if (idx) std::memcpy(idx + o + c0, ix, static_cast<size_t>(len) * sizeof(int64_t));
       }
@@ -106,8 +117,10 @@ void max_forward(const S* in, const Geometry& g, const meta::Pool2d& p, int64_t 
   }
 }
 
-/// Max pooling backward without saved indices: each window's maximum is found again and
-/// grad_output (dense [N, oH, oW, C]) added there, into gi (dense [N, H, W, C], written whole).
+/// Max pooling backward without saved indices: each window's maximum is found again (values
+/// only, a vector max) and grad_output (dense [N, oH, oW, C]) added at the first window position
+/// holding it in row-major order (the forward's index), into gi (dense [N, H, W, C], written
+/// whole). The position test is a vector compare too, so the channel loops vectorise.
 template <typename S>
 void max_backward_recompute(const S* go, const S* in, const Geometry& g, const meta::Pool2d& p,
                             int64_t oH, int64_t oW, S* gi) {
@@ -120,16 +133,38 @@ void max_backward_recompute(const S* go, const S* in, const Geometry& g, const m
     std::fill(gimg, gimg + image, convert<S>(A(0)));
     const S* img = in + n * image;
     A m[kRun];
-    int64_t ix[kRun];
+    int32_t done[kRun];
     for (int64_t oh = 0; oh < oH; ++oh) {
+      int64_t h0, h1;
+      window_rows(oh, p.sH, p.pH, p.kH, p.dH, g.H, h0, h1);
       for (int64_t ow = 0; ow < oW; ++ow) {
+        int64_t w0, w1;
+        window_rows(ow, p.sW, p.pW, p.kW, p.dW, g.W, w0, w1);
         const S* gout = go + ((n * oH + oh) * oW + ow) * g.C;
         for (int64_t c0 = 0; c0 < g.C; c0 += kRun) {
           const int64_t len = std::min(kRun, g.C - c0);
-          window_max<S>(img, g, p, oh, ow, c0, len, m, ix);
-          for (int64_t c = 0; c < len; ++c) {
-            S& dst = gimg[ix[c] * g.C + c0 + c];
-            dst = convert<S>(static_cast<A>(convert<A>(dst) + convert<A>(gout[c0 + c])));
+          window_max<S>(img, g, p, oh, ow, c0, len, m, nullptr);
+          for (int64_t c = 0; c < len; ++c) done[c] = 0;
+          for (int64_t ih = h0; ih < h1; ih += p.dH) {
+            for (int64_t iw = w0; iw < w1; iw += p.dW) {
+              const int64_t at = (ih * g.W + iw) * g.C + c0;
+              const S* x = img + at;
+              S* dst = gimg + at;
+#pragma omp simd
+              for (int64_t c = 0; c < len; ++c) {
+                const A v = convert<A>(x[c]);
+                // The maximum, or a NaN where the maximum is NaN (the first NaN wins); bitwise
+                // logic, no branch.
+                const int32_t hit =
+                    (static_cast<int32_t>(v == m[c]) | (static_cast<int32_t>(v != v) &
+                                                        static_cast<int32_t>(m[c] != m[c]))) &
+                    ~done[c];
+                const A gv = convert<A>(gout[c0 + c]);  // loaded always: no branch
+                const A add = hit ? gv : A(0);
+                dst[c] = convert<S>(static_cast<A>(convert<A>(dst[c]) + add));
+                done[c] |= hit;
+              }
+            }
           }
         }
       }
@@ -210,6 +245,7 @@ void avg_forward(const S* in, const Geometry& g, const meta::Pool2d& p, int64_t 
         for (int64_t ih = b.h0; ih < b.h1; ++ih)
           for (int64_t iw = b.w0; iw < b.w1; ++iw) {
             const S* x = img + (ih * g.W + iw) * g.C + c0;
+#pragma omp simd
             for (int64_t c = 0; c < len; ++c) sum[c] += convert<A>(x[c]);
           }
         for (int64_t c = 0; c < len; ++c) {
@@ -245,6 +281,7 @@ void avg_backward(const S* go, const Geometry& g, const meta::Pool2d& p, int64_t
           for (int64_t ih = b.h0; ih < b.h1; ++ih)
             for (int64_t iw = b.w0; iw < b.w1; ++iw) {
               S* dst = gimg + (ih * g.W + iw) * g.C + c0;
+#pragma omp simd
               for (int64_t c = 0; c < len; ++c)
                 dst[c] = convert<S>(static_cast<A>(convert<A>(dst[c]) + delta[c]));
             }
