@@ -75,8 +75,12 @@ while IFS= read -r -d '' f; do
       *) fail "$f: RUNPATH entry '$p' is not \$ORIGIN-relative (RUNPATH: $rpath)" ;;
     esac
   done
-  # libcuda.so.1 comes with the GPU driver, which a machine without a GPU lacks.
-  missing="$(env -u LD_LIBRARY_PATH ldd "$f" 2>/dev/null | grep 'not found' | grep -v 'libcuda\.so' || true)"
+  # libcuda.so.1 comes with the GPU driver, which a machine without a GPU lacks. MKL's
+  # per-CPU kernel libraries (lib/loom/mkl) name libmkl_core without a run path: MKL opens
+  # them itself once libmkl_core is loaded, so their folder is where they look.
+  search=""
+  case "$f" in "$prefix"/lib/loom/mkl/*) search="$(dirname "$f")" ;; esac
+  missing="$(env -u LD_LIBRARY_PATH ${search:+LD_LIBRARY_PATH="$search"} ldd "$f" 2>/dev/null | grep 'not found' | grep -v 'libcuda\.so' || true)"
   [ -z "$missing" ] || fail "$f: unresolved dependencies from the moved prefix: $missing"
 done < <(find "$prefix/bin" "$prefix/lib" -type f -print0)
 unset LOOM_PLUGIN_PATH
