@@ -414,7 +414,12 @@ Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const S
   float* o = static_cast<float*>(out.data_ptr());
   const int64_t n = self.numel();
 #pragma omp parallel for simd schedule(static) if (n >= kParallelScan)
-  for (int64_t i = 0; i < n; ++i) o[i] = x[i] <= t ? 0.0f : g[i];
+  for (int64_t i = 0; i < n; ++i) {
+    // Both loads unconditional: a select, not a branch (a branch on relu's sign pattern
+    // mispredicts half the time and stops the loop from vectorising).
+    const float gi = g[i], xi = x[i];
+    o[i] = xi <= t ? 0.0f : gi;
+  }
   return out;
 }
 
