@@ -10,7 +10,9 @@
 // backward in the blocked layout (37.5 ms against 44.5 ms, the weight gradient being slower in
 // nhwc). So the forward runs nhwc and the backward of an input that is not channels-last runs
 // in the layout oneDNN prefers (format any); a channels-last input runs nhwc throughout, with
-// no reorder, and its results stay channels-last, as in PyTorch. The reorders of a 25 MB
+// no reorder, and its results stay channels-last, as in PyTorch; so do the results of a
+// channels-last weight (Note [Memory format] in loom/ops/nn/memory_format.h: a model converted
+// with Module::to(MemoryFormat::ChannelsLast) runs nhwc from a one-channel image on). The reorders of a 25 MB
 // activation cost 1-2 ms each (a transposition; near a memcpy). Weights are kept in the layout
 // each primitive asks for (format any), reordered once per weight version (Note [Weight
 // cache]).
