@@ -132,11 +132,56 @@ inline int64_t plane_argmax(const S* plane, const Planes& ip, const Pool2d& p, i
   return best;
 }
 
+/// Max pooling values (no indices) of planes whose rows are contiguous, without dilation along
+/// W: for each output row, the element-wise maximum of its window's input rows (a vector loop
+/// over W), then each output the maximum of its kW columns of that. The maximum does not depend
+/// on the order (a NaN wins wherever it is), so this gives the window loop's values.
+template <typename S>
+void max_pool_forward_rows(const S* in, const Planes& ip, const Pool2d& p, int64_t oH, int64_t oW,
+                           S* out) {
+  using A = compute_t<S>;
+  const int64_t P = ip.count(), L = oH * oW;
+#pragma omp parallel if (worth_parallel(P, P * L * p.kH * p.kW))
+  {
+    std::vector<A> rowmax(static_cast<size_t>(ip.W));
+    A* t = rowmax.data();
+#pragma omp for schedule(static)
+    for (int64_t pl = 0; pl < P; ++pl) {
+      const S* plane = in + ip.offset(pl);
+      S* o = out + pl * L;
+      for (int64_t oh = 0; oh < oH; ++oh) {
+        int64_t h0, h1;
+        nhwc::window_rows(oh, p.sH, p.pH, p.kH, p.dH, ip.H, h0, h1);
+        for (int64_t iw = 0; iw < ip.W; ++iw) t[iw] = lowest<A>();
+        for (int64_t ih = h0; ih < h1; ih += p.dH) {
+          const S* row = plane + ih * ip.sh;
+#pragma omp simd
+          for (int64_t iw = 0; iw < ip.W; ++iw) {
+            const A v = convert<A>(row[iw]);
+            t[iw] = nhwc::takes_max(v, t[iw]) ? v : t[iw];
+          }
+        }
+        for (int64_t ow = 0; ow < oW; ++ow) {
+          int64_t w0, w1;
+          nhwc::window_rows(ow, p.sW, p.pW, p.kW, 1, ip.W, w0, w1);
+          A m = lowest<A>();
+          for (int64_t iw = w0; iw < w1; ++iw) m = nhwc::takes_max(t[iw], m) ? t[iw] : m;
+          o[oh * oW + ow] = convert<S>(m);
+        }
+      }
+    }
+  }
+}
+
 template <typename S>
 void max_pool_forward(const S* in, const Planes& ip, const Pool2d& p, int64_t oH, int64_t oW,
                       S* out, int64_t* idx) {
   using A = compute_t<S>;
   const int64_t P = ip.count(), L = oH * oW;
+  if (idx == nullptr && ip.sw == 1 && p.dW == 1) {
+    max_pool_forward_rows<S>(in, ip, p, oH, oW, out);
+    return;
+  }
 #pragma omp parallel for if (worth_parallel(P, P * L * p.kH * p.kW)) schedule(static)
   for (int64_t pl = 0; pl < P; ++pl) {
     const S* plane = in + ip.offset(pl);
