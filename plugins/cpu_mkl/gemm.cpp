@@ -17,6 +17,7 @@
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/linalg.h"
+#include "loom/ops/provider/gemm_operands.h"
 
 namespace loom::mkl {
 namespace {
@@ -152,60 +153,18 @@ bool takes(std::initializer_list<std::reference_wrapper<const Tensor>> tensors) 
   return true;
 }
 
-int64_t multiply_adds(IntArrayRef out_sizes, int64_t k) {
-  int64_t n = k;
-  for (int64_t s : out_sizes) n *= s;
-  return n;
-}
+using provider::broadcasts_to;
+using provider::copy_broadcast;
+using provider::multiply_adds;
+using provider::new_float_empty;
+using provider::overlaps;
 
 bool mm_shapes(const Tensor& self, const Tensor& mat2) {
-  return self.dim() == 2 && mat2.dim() == 2 && self.size(1) == mat2.size(0) &&
-         multiply_adds({self.size(0), mat2.size(1)}, self.size(1)) > kMaxHandedOnMultiplyAdds;
+  return provider::mm_shapes(self, mat2, kMaxHandedOnMultiplyAdds);
 }
 
 bool bmm_shapes(const Tensor& self, const Tensor& mat2) {
-  return self.dim() == 3 && mat2.dim() == 3 && self.size(0) == mat2.size(0) &&
-         self.size(2) == mat2.size(1) &&
-         multiply_adds({self.size(0), self.size(1), mat2.size(2)}, self.size(2)) >
-             kMaxHandedOnMultiplyAdds;
-}
-
-/// True when out shares memory with a non-empty t (the reference computes into a temporary
-/// then; such calls are handed on).
-bool overlaps(const Tensor& out, const Tensor& t) {
-  return t.defined() && t.numel() > 0 && out.is_alias_of(t);
-}
-
-/// True when self broadcasts to sizes (right-aligned, each dim equal or 1).
-bool broadcasts_to(const Tensor& self, IntArrayRef sizes) {
-  const auto n = static_cast<int64_t>(sizes.size());
-  if (self.dim() > n) return false;
-  for (int64_t e = self.dim() - 1, d = n - 1; e >= 0; --e, --d) {
-    if (self.size(e) != sizes[d] && self.size(e) != 1) return false;
-  }
-  return true;
-}
-
-/// out = self broadcast to out's sizes (out is 2-D or 3-D, float32, any strides).
-void copy_broadcast(const Tensor& self, const Tensor& out) {
-  const int64_t r = out.dim();
-  int64_t size[3] = {1, 1, 1}, os[3] = {0, 0, 0}, ss[3] = {0, 0, 0};
-  for (int64_t d = 0; d < r; ++d) {
-    const int64_t i = 3 - r + d, e = self.dim() - r + d;
-    size[i] = out.size(d);
-    os[i] = out.stride(d);
-    ss[i] = e >= 0 && self.size(e) != 1 ? self.stride(e) : 0;
-  }
-  const float* s = self.data_ptr<float>();
-  float* o = out.data_ptr<float>();
-#pragma omp parallel for collapse(2) if (out.numel() >= 65536)
-  for (int64_t i = 0; i < size[0]; ++i) {
-    for (int64_t j = 0; j < size[1]; ++j) {
-      const float* srow = s + i * ss[0] + j * ss[1];
-      float* orow = o + i * os[0] + j * os[1];
-      for (int64_t k = 0; k < size[2]; ++k) orow[k * os[2]] = srow[k * ss[2]];
-    }
-  }
+  return provider::bmm_shapes(self, mat2, kMaxHandedOnMultiplyAdds);
 }
 
 /// out = beta * self + alpha * (a @ b) over batch matrices, self broadcast to out (checked
@@ -215,10 +174,6 @@ bool add_product_into(const Tensor& self, int64_t batch, const Matrices& a, cons
   if (beta != 0) copy_broadcast(self, out);
   return gemm(batch, a, b, matrices_of(out), static_cast<float>(alpha),
               static_cast<float>(beta));
-}
-
-Tensor new_empty(IntArrayRef sizes) {
-  return Tensor::empty(sizes, TensorOptions{}.with(DType::Float32));
 }
 
 template <typename Sig>
@@ -235,7 +190,7 @@ Tensor mm(const Tensor& self, const Tensor& mat2) {
   if (!takes({self, mat2}) || !mm_shapes(self, mat2)) {
     return op.call_next_provider(kCPU, self, mat2);
   }
-  Tensor out = new_empty({self.size(0), mat2.size(1)});
+  Tensor out = new_float_empty({self.size(0), mat2.size(1)});
   if (!gemm(1, matrices_of(self), matrices_of(mat2), matrices_of(out), 1, 0)) {
     return op.call_next_provider(kCPU, self, mat2);
   }
@@ -247,7 +202,7 @@ Tensor bmm(const Tensor& self, const Tensor& mat2) {
   if (!takes({self, mat2}) || !bmm_shapes(self, mat2)) {
     return op.call_next_provider(kCPU, self, mat2);
   }
-  Tensor out = new_empty({self.size(0), self.size(1), mat2.size(2)});
+  Tensor out = new_float_empty({self.size(0), self.size(1), mat2.size(2)});
   if (!gemm(self.size(0), matrices_of(self), matrices_of(mat2), matrices_of(out), 1, 0)) {
     return op.call_next_provider(kCPU, self, mat2);
   }
@@ -260,8 +215,7 @@ Tensor product_out(
     const OperatorHandle::Typed<Tensor(const Tensor&, const Tensor&, const Tensor&)>& op,
     std::string_view name, const Tensor& self, const Tensor& mat2, const Tensor& out,
     bool shapes_ok, const std::vector<int64_t>& sizes) {
-  if (!shapes_ok || !out.defined() || out.dtype() != self.dtype() ||
-      out.device().type() != DeviceType::cpu() || overlaps(out, self) || overlaps(out, mat2)) {
+  if (!shapes_ok || !provider::out_takes(out, self, mat2)) {
     return op.call_next_provider(kCPU, self, mat2, out);
   }
   resize_output(name, out, sizes);
@@ -306,7 +260,7 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
       !broadcasts_to(self, {mat1.size(0), mat2.size(1)})) {
     return op.call_next_provider(kCPU, self, mat1, mat2, beta, alpha);
   }
-  Tensor out = new_empty({mat1.size(0), mat2.size(1)});
+  Tensor out = new_float_empty({mat1.size(0), mat2.size(1)});
   if (!add_product_into(self, 1, matrices_of(mat1), matrices_of(mat2), out, beta.to_double(),
                         alpha.to_double())) {
     return op.call_next_provider(kCPU, self, mat1, mat2, beta, alpha);
@@ -320,18 +274,13 @@ Tensor addmm_out(const Tensor& self, const Tensor& mat1, const Tensor& mat2, con
                                      const Scalar&, const Tensor&)>("aten::addmm.out");
   auto hand_on = [&] { return op.call_next_provider(kCPU, self, mat1, mat2, beta, alpha, out); };
   if (!takes({self, mat1, mat2}) || !mm_shapes(mat1, mat2) || !scalars_ok(beta, alpha) ||
-      !out.defined() || out.dtype() != mat1.dtype() || out.device().type() != DeviceType::cpu() ||
-      overlaps(out, mat1) || overlaps(out, mat2)) {
+      !provider::out_takes(out, mat1, mat2)) {
     return hand_on();
   }
   const std::vector<int64_t> sizes{mat1.size(0), mat2.size(1)};
   if (!broadcasts_to(self, sizes)) return hand_on();
   // out may be self (addmm_ spelled as out=): then BLAS's beta * C reads it in place.
-  const bool out_is_self =
-      out.sizes() == IntArrayRef(sizes) &&
-      (self.is_same(out) ||
-       (self.is_alias_of(out) && self.sizes() == out.sizes() && self.strides() == out.strides() &&
-        self.storage_offset() == out.storage_offset()));
+  const bool out_is_self = provider::out_is_self(out, self, sizes);
   if (!out_is_self && overlaps(out, self)) return hand_on();
   resize_output("addmm.out", out, sizes);
   if (!takes({out})) return hand_on();
@@ -352,7 +301,7 @@ Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, c
       !broadcasts_to(self, {batch1.size(0), batch1.size(1), batch2.size(2)})) {
     return op.call_next_provider(kCPU, self, batch1, batch2, beta, alpha);
   }
-  Tensor out = new_empty({batch1.size(0), batch1.size(1), batch2.size(2)});
+  Tensor out = new_float_empty({batch1.size(0), batch1.size(1), batch2.size(2)});
   if (!add_product_into(self, batch1.size(0), matrices_of(batch1), matrices_of(batch2), out,
                         beta.to_double(), alpha.to_double())) {
     return op.call_next_provider(kCPU, self, batch1, batch2, beta, alpha);
@@ -391,21 +340,16 @@ Tensor matmul(const Tensor& self, const Tensor& other) {
       std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().end());
       sizes.back() = n;
       if (multiply_adds(sizes, k) <= kMaxHandedOnMultiplyAdds) return hand_on();
-      Tensor out = new_empty(sizes);
+      Tensor out = new_float_empty(sizes);
       const Matrices a{self.data_ptr<float>(), rows, k, row_stride, self.stride(-1), 0};
       const Matrices c{out.data_ptr<float>(), rows, n, n, 1, 0};
       return gemm(1, a, matrices_of(other), c, 1, 0) ? out : hand_on();
     }
   }
   // Batch dims broadcast; each operand's batch dims must merge into one (strides uniform).
-  const int64_t nb = std::max(da, db) - 2;
-  std::vector<int64_t> batch(static_cast<size_t>(nb));
-  for (int64_t i = 0; i < nb; ++i) {
-    const int64_t ea = i - (nb - (da - 2)), eb = i - (nb - (db - 2));
-    const int64_t sa = ea >= 0 ? self.size(ea) : 1, sb = eb >= 0 ? other.size(eb) : 1;
-    if (sa != sb && sa != 1 && sb != 1) return hand_on();  // the reference's error
-    batch[static_cast<size_t>(i)] = sa == 1 ? sb : sa;
-  }
+  std::vector<int64_t> batch;
+  // Batch dims that do not broadcast: the reference's error.
+  if (!provider::matmul_batch_sizes(self, other, &batch)) return hand_on();
   int64_t batch_count = 1;
   for (int64_t b : batch) batch_count *= b;
   std::vector<int64_t> sizes = batch;
@@ -414,7 +358,7 @@ Tensor matmul(const Tensor& self, const Tensor& other) {
   if (multiply_adds(sizes, k) <= kMaxHandedOnMultiplyAdds) return hand_on();
   int64_t sa = 0, sb = 0;
   if (!merged_batch(self, batch, &sa) || !merged_batch(other, batch, &sb)) return hand_on();
-  Tensor out = new_empty(sizes);
+  Tensor out = new_float_empty(sizes);
   const int64_t m = self.size(-2);
   const Matrices a{self.data_ptr<float>(), m, k, self.stride(-2), self.stride(-1), sa};
   const Matrices b{other.data_ptr<float>(), k, n, other.stride(-2), other.stride(-1), sb};
@@ -441,7 +385,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
     return hand_on();
   }
   const int64_t rows = input.numel() / k;
-  Tensor out = new_empty(sizes);
+  Tensor out = new_float_empty(sizes);
   const Matrices a{input.data_ptr<float>(), rows, k, row_stride, input.stride(-1), 0};
   // weight [n, k] read as its transpose [k, n]: no copy.
   const Matrices w{weight.data_ptr<float>(), k, n, weight.stride(1), weight.stride(0), 0};

@@ -11,6 +11,7 @@
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/linalg.h"
+#include "loom/ops/provider/gemm_operands.h"
 #include "onednn.h"
 
 namespace loom::onednn {
@@ -182,11 +183,10 @@ bool product_into(Operand a, Operand b, Operand c, const Operand* bias, float al
 
 // ---- the Loom side: which calls are taken, and their operands
 
-int64_t multiply_adds(IntArrayRef out_sizes, int64_t k) {
-  int64_t n = k;
-  for (int64_t s : out_sizes) n *= s;
-  return n;
-}
+using provider::broadcasts_to;
+using provider::copy_broadcast;
+using provider::multiply_adds;
+using provider::new_float_empty;
 
 /// True when out (already sized) can be written by oneDNN: no two elements share memory.
 bool writable(const Tensor& out) {
@@ -194,44 +194,6 @@ bool writable(const Tensor& out) {
     if (out.size(d) > 1 && out.stride(d) == 0) return false;
   }
   return true;
-}
-
-/// True when out shares memory with a non-empty t (the reference then computes into a
-/// temporary; this kernel hands such calls on).
-bool overlaps(const Tensor& out, const Tensor& t) {
-  return t.defined() && t.numel() > 0 && out.is_alias_of(t);
-}
-
-/// True when self broadcasts to sizes (right-aligned, each dim equal or 1).
-bool broadcasts_to(const Tensor& self, IntArrayRef sizes) {
-  const auto n = static_cast<int64_t>(sizes.size());
-  if (self.dim() > n) return false;
-  for (int64_t e = self.dim() - 1, d = n - 1; e >= 0; --e, --d) {
-    if (self.size(e) != sizes[d] && self.size(e) != 1) return false;
-  }
-  return true;
-}
-
-/// out = self broadcast to out's sizes (out is 2-D or 3-D, float32, any strides).
-void copy_broadcast(const Tensor& self, const Tensor& out) {
-  const int64_t r = out.dim();
-  int64_t size[3] = {1, 1, 1}, os[3] = {0, 0, 0}, ss[3] = {0, 0, 0};
-  for (int64_t d = 0; d < r; ++d) {
-    const int64_t i = 3 - r + d, e = self.dim() - r + d;
-    size[i] = out.size(d);
-    os[i] = out.stride(d);
-    ss[i] = e >= 0 && self.size(e) != 1 ? self.stride(e) : 0;
-  }
-  const float* s = self.data_ptr<float>();
-  float* o = out.data_ptr<float>();
-#pragma omp parallel for collapse(2) if (out.numel() >= 65536)
-  for (int64_t i = 0; i < size[0]; ++i) {
-    for (int64_t j = 0; j < size[1]; ++j) {
-      const float* srow = s + i * ss[0] + j * ss[1];
-      float* orow = o + i * os[0] + j * os[1];
-      for (int64_t k = 0; k < size[2]; ++k) orow[k * os[2]] = srow[k * ss[2]];
-    }
-  }
 }
 
 /// True when self (broadcast to out) is a dense row [n], [1, n], [1, 1, n]: oneDNN's bias.
@@ -262,29 +224,21 @@ bool add_product_into(const Tensor& self, const Operand& a, const Operand& b, co
   return product_into(a, b, operand_of(out, r), nullptr, al, be);
 }
 
-Tensor new_empty(IntArrayRef sizes) {
-  return Tensor::empty(sizes, TensorOptions{}.with(DType::Float32));
-}
-
 // ---- mm, bmm
 
 bool mm_shapes(const Tensor& self, const Tensor& mat2) {
-  return self.dim() == 2 && mat2.dim() == 2 && self.size(1) == mat2.size(0) &&
-         multiply_adds({self.size(0), mat2.size(1)}, self.size(1)) > kMaxReferenceMultiplyAdds;
+  return provider::mm_shapes(self, mat2, kMaxReferenceMultiplyAdds);
 }
 
 bool bmm_shapes(const Tensor& self, const Tensor& mat2) {
-  return self.dim() == 3 && mat2.dim() == 3 && self.size(0) == mat2.size(0) &&
-         self.size(2) == mat2.size(1) &&
-         multiply_adds({self.size(0), self.size(1), mat2.size(2)}, self.size(2)) >
-             kMaxReferenceMultiplyAdds;
+  return provider::bmm_shapes(self, mat2, kMaxReferenceMultiplyAdds);
 }
 
 Tensor mm(const Tensor& self, const Tensor& mat2) {
   static const auto op = onednn::op<Tensor(const Tensor&, const Tensor&)>("aten::mm");
   if (!takes({self, mat2}) || !mm_shapes(self, mat2))
     return op.call_next_provider(kCPU, self, mat2);
-  Tensor out = new_empty({self.size(0), mat2.size(1)});
+  Tensor out = new_float_empty({self.size(0), mat2.size(1)});
   if (!product_into(operand_of(self, 2), operand_of(mat2, 2), operand_of(out, 2), nullptr, 1, 0)) {
     return op.call_next_provider(kCPU, self, mat2);
   }
@@ -296,7 +250,7 @@ Tensor bmm(const Tensor& self, const Tensor& mat2) {
   if (!takes({self, mat2}) || !bmm_shapes(self, mat2)) {
     return op.call_next_provider(kCPU, self, mat2);
   }
-  Tensor out = new_empty({self.size(0), self.size(1), mat2.size(2)});
+  Tensor out = new_float_empty({self.size(0), self.size(1), mat2.size(2)});
   if (!product_into(operand_of(self, 3), operand_of(mat2, 3), operand_of(out, 3), nullptr, 1, 0)) {
     return op.call_next_provider(kCPU, self, mat2);
   }
@@ -310,8 +264,7 @@ Tensor product_out(
     const OperatorHandle::Typed<Tensor(const Tensor&, const Tensor&, const Tensor&)>& op,
     std::string_view name, const Tensor& self, const Tensor& mat2, const Tensor& out,
     bool shapes_ok, std::vector<int64_t> sizes) {
-  if (!shapes_ok || !out.defined() || out.dtype() != self.dtype() ||
-      out.device().type() != DeviceType::cpu() || overlaps(out, self) || overlaps(out, mat2)) {
+  if (!shapes_ok || !provider::out_takes(out, self, mat2)) {
     return op.call_next_provider(kCPU, self, mat2, out);
   }
   resize_output(name, out, sizes);
@@ -353,7 +306,7 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
       !broadcasts_to(self, {mat1.size(0), mat2.size(1)})) {
     return op.call_next_provider(kCPU, self, mat1, mat2, beta, alpha);
   }
-  Tensor out = new_empty({mat1.size(0), mat2.size(1)});
+  Tensor out = new_float_empty({mat1.size(0), mat2.size(1)});
   if (!add_product_into(self, operand_of(mat1, 2), operand_of(mat2, 2), out, beta, alpha)) {
     return op.call_next_provider(kCPU, self, mat1, mat2, beta, alpha);
   }
@@ -366,20 +319,15 @@ Tensor addmm_out(const Tensor& self, const Tensor& mat1, const Tensor& mat2, con
       onednn::op<Tensor(const Tensor&, const Tensor&, const Tensor&, const Scalar&, const Scalar&,
                         const Tensor&)>("aten::addmm.out");
   auto hand_on = [&] { return op.call_next_provider(kCPU, self, mat1, mat2, beta, alpha, out); };
-  if (!takes({self, mat1, mat2}) || !mm_shapes(mat1, mat2) || !out.defined() ||
-      out.dtype() != mat1.dtype() || out.device().type() != DeviceType::cpu() ||
-      overlaps(out, mat1) || overlaps(out, mat2)) {
+  if (!takes({self, mat1, mat2}) || !mm_shapes(mat1, mat2) ||
+      !provider::out_takes(out, mat1, mat2)) {
     return hand_on();
   }
   const std::vector<int64_t> sizes{mat1.size(0), mat2.size(1)};
   if (!broadcasts_to(self, sizes)) return hand_on();
   // out may be self (addmm_ spelled as out=): then the sum post-op reads it in place.
-  const bool out_is_self =
-      out.sizes() == IntArrayRef(sizes) &&
-      (self.is_same(out) ||
-       (self.is_alias_of(out) && self.sizes() == out.sizes() && self.strides() == out.strides() &&
-        self.storage_offset() == out.storage_offset()));
-  if (!out_is_self && overlaps(out, self)) return hand_on();
+  const bool out_is_self = provider::out_is_self(out, self, sizes);
+  if (!out_is_self && provider::overlaps(out, self)) return hand_on();
   resize_output("addmm.out", out, sizes);
   if (!takes({out}) || !writable(out)) return hand_on();
   bool done;
@@ -402,7 +350,7 @@ Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, c
       !broadcasts_to(self, {batch1.size(0), batch1.size(1), batch2.size(2)})) {
     return op.call_next_provider(kCPU, self, batch1, batch2, beta, alpha);
   }
-  Tensor out = new_empty({batch1.size(0), batch1.size(1), batch2.size(2)});
+  Tensor out = new_float_empty({batch1.size(0), batch1.size(1), batch2.size(2)});
   if (!add_product_into(self, operand_of(batch1, 3), operand_of(batch2, 3), out, beta, alpha)) {
     return op.call_next_provider(kCPU, self, batch1, batch2, beta, alpha);
   }
@@ -446,19 +394,14 @@ Tensor matmul(const Tensor& self, const Tensor& other) {
   if (!takes({self, other}) || da < 2 || db < 2 || self.size(-1) != other.size(-2)) {
     return hand_on();
   }
-  const int64_t nb = std::max(da, db) - 2;
-  if (static_cast<size_t>(nb + 2) > kMaxRank) return hand_on();
-  std::vector<int64_t> sizes(static_cast<size_t>(nb));
-  for (int64_t i = 0; i < nb; ++i) {
-    const int64_t ea = i - (nb - (da - 2)), eb = i - (nb - (db - 2));
-    const int64_t sa = ea >= 0 ? self.size(ea) : 1, sb = eb >= 0 ? other.size(eb) : 1;
-    if (sa != sb && sa != 1 && sb != 1) return hand_on();  // the reference's error
-    sizes[static_cast<size_t>(i)] = sa == 1 ? sb : sa;
-  }
+  if (static_cast<size_t>(std::max(da, db)) > kMaxRank) return hand_on();
+  std::vector<int64_t> sizes;
+  // Batch dims that do not broadcast: the reference's error.
+  if (!provider::matmul_batch_sizes(self, other, &sizes)) return hand_on();
   sizes.push_back(self.size(-2));
   sizes.push_back(other.size(-1));
   if (multiply_adds(sizes, self.size(-1)) <= kMaxReferenceMultiplyAdds) return hand_on();
-  Tensor out = new_empty(sizes);
+  Tensor out = new_float_empty(sizes);
   const bool done =
       db == 2 ? folded_product_into(self, operand_of(other, 2), out, Tensor())
               : product_into(operand_of(self, sizes.size()), operand_of(other, sizes.size()),
@@ -481,7 +424,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
   if (multiply_adds(sizes, input.size(-1)) <= kMaxReferenceMultiplyAdds) {
     return op.call_next_provider(kCPU, input, weight, bias);
   }
-  Tensor out = new_empty(sizes);
+  Tensor out = new_float_empty(sizes);
   // weight [out, in] is read as its transpose [in, out]: no copy, a column-major matrix.
   const Operand wt =
       matrix(weight.data_ptr(), weight.size(1), weight.size(0), weight.stride(1), weight.stride(0));
