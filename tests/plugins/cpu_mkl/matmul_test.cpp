@@ -16,9 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "loom/autograd/autograd.h"
 #include "loom/core/generator.h"
-#include "onednn_test_util.h"
+#include "loom/dispatcher/plugin_loader.h"
+#include "matmul_family_test_util.h"
+#include "ops_test_util.h"
+#include "provider_test_util.h"
 #include "test_util.h"
 
 namespace loom::testing {
@@ -57,17 +59,9 @@ void expect_agree(F&& f, const std::string& what, int64_t calls = 1) {
   expect_allclose(got, want, 1e-4, 1e-4, what);
 }
 
-Tensor transposed(int64_t rows, int64_t cols) { return randn({cols, rows}).t(); }
-
-/// A [rows, cols] view strided both ways (row stride 4 * cols, column stride 2).
-Tensor strided(int64_t rows, int64_t cols) {
-  return randn({rows * 2, cols * 2}).as_strided_view({rows, cols}, {cols * 4, 2}, 1);
-}
-
 TEST_F(MklMatmul, TheFamilyIsRegisteredAsProviderMkl) {
   EXPECT_GE(gemm_calls(), 0) << "the plugin's counter is not found";
-  for (const char* name : {"aten::mm", "aten::mm.out", "aten::bmm", "aten::bmm.out", "aten::addmm",
-                           "aten::addmm.out", "aten::baddbmm", "aten::linear", "aten::matmul"}) {
+  for (const std::string& name : matmul_family_ops()) {
     bool mkl = false;
     for (const KernelInfo& k :
          Dispatcher::instance().kernels(Dispatcher::instance().find_op_or_throw(name))) {
@@ -84,9 +78,9 @@ TEST_F(MklMatmul, MmLayouts) {
   const int64_t m = 37, k = 53, n = 29;
   const std::vector<std::pair<std::string, std::pair<Tensor, Tensor>>> taken = {
       {"contiguous", {randn({m, k}), randn({k, n})}},
-      {"self transposed", {transposed(m, k), randn({k, n})}},
-      {"mat2 transposed", {randn({m, k}), transposed(k, n)}},
-      {"both transposed", {transposed(m, k), transposed(k, n)}},
+      {"self transposed", {transposed_matrix(m, k), randn({k, n})}},
+      {"mat2 transposed", {randn({m, k}), transposed_matrix(k, n)}},
+      {"both transposed", {transposed_matrix(m, k), transposed_matrix(k, n)}},
       {"rows of a wider matrix", {randn({m, 2 * k}).narrow(1, 3, k), randn({k, n})}},
       {"one row", {randn({5, 160}).narrow(0, 2, 1), randn({160, 40})}},
       {"one column", {randn({80, 60}), randn({60, 7}).narrow(1, 3, 1)}},
@@ -97,7 +91,7 @@ TEST_F(MklMatmul, MmLayouts) {
     expect_agree([&] { return mm(a, b); }, "mm " + what);
   }
   // Strided both ways, tiny, empty, float64: handed on (same result).
-  const Tensor s = strided(m, k), b = randn({k, n});
+  const Tensor s = strided_matrix(m, k), b = randn({k, n});
   expect_agree([&] { return mm(s, b); }, "mm strided both ways", 0);
   const Tensor t1 = randn({8, 8}), t2 = randn({8, 8});
   expect_agree([&] { return mm(t1, t2); }, "mm 8x8 (tiny)", 0);
@@ -188,7 +182,7 @@ TEST_F(MklMatmul, AddmmSelfShapesBetaAlpha) {
   const std::vector<std::pair<std::string, Tensor>> selves = {
       {"[n]", randn({n})},         {"[1, n]", randn({1, n})},
       {"[m, 1]", randn({m, 1})},   {"[m, n]", randn({m, n})},
-      {"[]", randn({})},           {"[m, n] transposed", transposed(m, n)},
+      {"[]", randn({})},           {"[m, n] transposed", transposed_matrix(m, n)},
       {"[n] strided", randn({2 * n}).as_strided_view({n}, {2}, 0)},
   };
   for (const auto& [what, self] : selves) {
@@ -310,40 +304,11 @@ TEST_F(MklMatmul, MalformedCallsGiveTheReferenceErrors) {
       {"linear weight 3-D", [&] { linear(a, randn({1, 30, 50})); }},
       {"linear shapes", [&] { linear(a, randn({30, 60}), randn({30})); }},
   };
-  for (const auto& [what, call] : calls) {
-    const std::string got = with_provider("mkl", [&] { return message_of(call); });
-    const std::string want = with_provider("reference", [&] { return message_of(call); });
-    EXPECT_FALSE(want.empty()) << what;
-    EXPECT_EQ(got, want) << what;
-  }
+  expect_reference_errors("mkl", calls);
 }
 
 TEST_F(MklMatmul, GradientsAgreeBetweenProviders) {
-  const Tensor x0 = randn({32, 20}), w0 = randn({16, 20}), b0 = randn({16});
-  const Tensor m0 = randn({16, 12}), s0 = randn({12}), p0 = randn({3, 12, 9}),
-               q0 = randn({3, 9, 6});
-  auto grads = [&](const std::string& provider) {
-    ProviderScope scope(provider);
-    std::vector<Tensor> leaves;
-    for (const Tensor& t : {x0, w0, b0, m0, s0, p0, q0}) leaves.push_back(t.clone().requires_grad_());
-    const Tensor &x = leaves[0], &w = leaves[1], &b = leaves[2], &m = leaves[3], &s = leaves[4],
-                 &p = leaves[5], &q = leaves[6];
-    const Tensor h = relu(linear(x, w, b));
-    const Tensor g = addmm(s, h, m, 0.5, 2.0);
-    const Tensor u = matmul(g.unsqueeze(0).expand({3, 32, 12}), p);
-    const Tensor r = baddbmm(bmm(u, q), u, q, 1, 1);
-    const Tensor loss = (mm(r.sum({0}), h.narrow(0, 0, 6)) * h).sum();
-    loss.backward();
-    std::vector<Tensor> out;
-    for (const Tensor& l : leaves) out.push_back(l.grad());
-    return out;
-  };
-  const std::vector<Tensor> got = grads("mkl"), want = grads("reference");
-  const char* names[] = {"x", "w", "b", "m", "s", "p", "q"};
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_TRUE(got[i].defined()) << names[i];
-    expect_allclose(got[i], want[i], 1e-3, 1e-3, std::string("grad of ") + names[i]);
-  }
+  expect_matmul_family_gradients_agree("mkl");
 }
 
 #if LOOM_TEST_WITH_ONEDNN

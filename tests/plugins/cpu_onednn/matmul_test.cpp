@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "loom/autograd/autograd.h"
 #include "loom/core/generator.h"
+#include "matmul_family_test_util.h"
 #include "onednn_test_util.h"
 #include "test_util.h"
 
@@ -40,17 +40,8 @@ void expect_providers_agree(F&& f, const std::string& what) {
   expect_allclose(got, want, 1e-4, 1e-4, what);
 }
 
-/// A [rows, cols] float32 matrix laid out column-major (a transposed view).
-Tensor transposed(int64_t rows, int64_t cols) { return randn({cols, rows}).t(); }
-
-/// A [rows, cols] view with row stride 2 * cols and column stride 2 (strided both ways).
-Tensor strided(int64_t rows, int64_t cols) {
-  return randn({rows * 2, cols * 2}).as_strided_view({rows, cols}, {cols * 4, 2}, 1);
-}
-
 TEST_F(OnednnMatmul, EveryOpOfTheFamilyHasAOnednnKernelAboveTheReference) {
-  for (const char* name : {"aten::mm", "aten::mm.out", "aten::bmm", "aten::bmm.out", "aten::addmm",
-                           "aten::addmm.out", "aten::baddbmm", "aten::linear", "aten::matmul"}) {
+  for (const std::string& name : matmul_family_ops()) {
     const auto kernels =
         Dispatcher::instance().kernels(Dispatcher::instance().find_op_or_throw(name));
     bool onednn = false, reference = false;
@@ -72,10 +63,10 @@ TEST_F(OnednnMatmul, MmContiguousTransposedStrided) {
   const int64_t m = 37, k = 53, n = 29;
   const std::vector<std::pair<std::string, std::pair<Tensor, Tensor>>> cases = {
       {"contiguous", {randn({m, k}), randn({k, n})}},
-      {"self transposed", {transposed(m, k), randn({k, n})}},
-      {"mat2 transposed", {randn({m, k}), transposed(k, n)}},
-      {"both transposed", {transposed(m, k), transposed(k, n)}},
-      {"strided", {strided(m, k), strided(k, n)}},
+      {"self transposed", {transposed_matrix(m, k), randn({k, n})}},
+      {"mat2 transposed", {randn({m, k}), transposed_matrix(k, n)}},
+      {"both transposed", {transposed_matrix(m, k), transposed_matrix(k, n)}},
+      {"strided", {strided_matrix(m, k), strided_matrix(k, n)}},
       {"row of a matrix", {randn({5, 160}).narrow(0, 2, 1), randn({160, 40})}},
       {"column result", {randn({80, 60}), randn({60, 7}).narrow(1, 3, 1)}},
       {"large", {randn({128, 256}), randn({256, 96})}},
@@ -156,7 +147,7 @@ TEST_F(OnednnMatmul, AddmmSelfShapesBetaAlpha) {
       {"[m, 1]", randn({m, 1})},
       {"[m, n]", randn({m, n})},
       {"[]", randn({})},
-      {"[m, n] transposed", transposed(m, n)},
+      {"[m, n] transposed", transposed_matrix(m, n)},
       {"[n] strided", randn({2 * n}).as_strided_view({n}, {2}, 0)},
   };
   const std::vector<std::pair<double, double>> scalars = {
@@ -336,45 +327,11 @@ TEST_F(OnednnMatmul, MalformedCallsGiveTheReferenceErrors) {
          linear(a, randn({3, 6}), randn({3}));
        }},
   };
-  for (const auto& [what, call] : calls) {
-    const std::string got = with_provider("onednn", [&] { return message_of(call); });
-    const std::string want = with_provider("reference", [&] { return message_of(call); });
-    EXPECT_FALSE(want.empty()) << what;
-    EXPECT_EQ(got, want) << what;
-  }
+  expect_reference_errors("onednn", calls);
 }
 
 TEST_F(OnednnMatmul, GradientsAgreeBetweenProviders) {
-  // A graph through every op of the family; each leaf's gradient compared.
-  const Tensor x0 = randn({32, 20}), w0 = randn({16, 20}), b0 = randn({16});
-  const Tensor m0 = randn({16, 12}), s0 = randn({12}), p0 = randn({3, 12, 9}),
-               q0 = randn({3, 9, 6});
-  auto grads = [&](const std::string& provider) {
-    ProviderScope scope(provider);
-    std::vector<Tensor> leaves;
-    for (const Tensor& t : {x0, w0, b0, m0, s0, p0, q0}) {
-      leaves.push_back(t.clone().requires_grad_());
-    }
-    const Tensor &x = leaves[0], &w = leaves[1], &b = leaves[2], &m = leaves[3], &s = leaves[4],
-                 &p = leaves[5], &q = leaves[6];
-    const Tensor h = relu(linear(x, w, b));                          // [32, 16]
-    const Tensor g = addmm(s, h, m, 0.5, 2.0);                       // [32, 12]
-    const Tensor u = matmul(g.unsqueeze(0).expand({3, 32, 12}), p);  // [3, 32, 9]
-    const Tensor v = bmm(u, q);                                      // [3, 32, 6]
-    const Tensor r = baddbmm(v, u, q, 1, 1);                         // [3, 32, 6]
-    const Tensor loss = (mm(r.sum({0}), h.narrow(0, 0, 6)) * h).sum();
-    loss.backward();
-    std::vector<Tensor> out;
-    for (const Tensor& l : leaves) out.push_back(l.grad());
-    return out;
-  };
-  const std::vector<Tensor> got = grads("onednn"), want = grads("reference");
-  const char* names[] = {"x", "w", "b", "m", "s", "p", "q"};
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_TRUE(got[i].defined()) << names[i];
-    // Larger values (products of four layers): a relative tolerance does the work.
-    expect_allclose(got[i], want[i], 1e-3, 1e-3, std::string("grad of ") + names[i]);
-  }
+  expect_matmul_family_gradients_agree("onednn");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 #pragma once
-// Shared by the oneDNN suites: load the packs and the plugin, run a computation under one
-// provider, compare two results within a tolerance.
+// Shared by the oneDNN suites: load the packs and the plugin, random tensors, timings; running
+// under one provider and comparing results come from provider_test_util.h.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include "loom/dispatcher/plugin_loader.h"
 #include "loom/loom.h"
 #include "ops_test_util.h"
+#include "provider_test_util.h"
 #include "test_util.h"
 
 namespace loom::testing {
@@ -26,56 +27,11 @@ inline void load_onednn() {
   PluginLoader::instance().load("cpu_onednn");
 }
 
-/// Prefers provider at the CPU key while alive, then restores the previous preference.
-class ProviderScope {
- public:
-  explicit ProviderScope(std::string provider)
-      : previous_(Dispatcher::instance().preferred_provider(DispatchKey::CPU)) {
-    Dispatcher::instance().set_preferred_provider(DispatchKey::CPU, std::move(provider));
-  }
-  ~ProviderScope() { Dispatcher::instance().set_preferred_provider(DispatchKey::CPU, previous_); }
-  ProviderScope(const ProviderScope&) = delete;
-  ProviderScope& operator=(const ProviderScope&) = delete;
-
- private:
-  std::string previous_;
-};
-
-/// f() run with provider preferred.
-template <typename F>
-auto with_provider(const std::string& provider, F&& f) {
-  ProviderScope scope(provider);
-  return f();
-}
-
-/// Expects got and want (same sizes) to agree: |got - want| <= atol + rtol * |want|.
-inline void expect_allclose(const Tensor& got, const Tensor& want, double rtol = 1e-4,
-                            double atol = 1e-5, const std::string& what = "") {
-  ASSERT_EQ(got.sizes().vec(), want.sizes().vec()) << what;
-  const std::vector<double> g = to_doubles(got), w = to_doubles(want);
-  int bad = 0;
-  for (size_t i = 0; i < g.size() && bad < 5; ++i) {
-    if ((std::isnan(w[i]) && std::isnan(g[i])) || g[i] == w[i]) continue;  // NaN, equal infinities
-    if (!(std::abs(g[i] - w[i]) <= atol + rtol * std::abs(w[i]))) {
-      ADD_FAILURE() << what << ": element " << i << ": got " << g[i] << ", want " << w[i];
-      ++bad;
-    }
-  }
-}
-
 /// Expects each named call to fail with the same message under the onednn provider as under
 /// the reference (a malformed call is handed on, so its error is the reference's).
 inline void expect_reference_errors(
     const std::vector<std::pair<std::string, std::function<void()>>>& calls) {
-  for (const auto& [what, f] : calls) {
-    auto error_under = [&, f = f](const std::string& provider) {
-      ProviderScope scope(provider);
-      return message_of(f);
-    };
-    const std::string want = error_under("reference");
-    EXPECT_FALSE(want.empty()) << what << " should be an error";
-    EXPECT_EQ(error_under("onednn"), want) << what;
-  }
+  expect_reference_errors("onednn", calls);
 }
 
 /// Elements of a tensor of sizes.
