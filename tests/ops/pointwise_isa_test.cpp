@@ -16,12 +16,14 @@
 #include "loom/core/cpu_isa.h"
 #include "loom/ops/core.h"
 #include "loom/ops/tensor_methods.h"
+#include "isa_test_util.h"
 #include "ops_test_util.h"
 
 namespace loom {
 namespace {
 
 using cpu::Isa;
+using testing::flat_tensor;
 using testing::random_values;
 using testing::to_doubles;
 
@@ -29,19 +31,6 @@ using testing::to_doubles;
 // the streaming threshold for float32 (16 MiB = 4M floats).
 const std::vector<int64_t> kSizes = {0, 1, 2, 15, 16, 17, 31, 33, 1000, 32768 + 5, 65537};
 constexpr int64_t kStreamFloats = (int64_t{16} << 20) / 4 + 17;
-
-/// A contiguous tensor of dtype holding values (rounded to the dtype).
-Tensor tensor_of(const std::vector<double>& v, DType dtype) {
-  Tensor t = Tensor::empty({static_cast<int64_t>(v.size())}, TensorOptions{}.with(dtype));
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (dtype == DType::Float32) {
-      t.data_ptr<float>()[i] = static_cast<float>(v[i]);
-    } else {
-      t.data_ptr<double>()[i] = v[i];
-    }
-  }
-  return t;
-}
 
 /// A contiguous but not vector-aligned tensor of n elements: element 1 of a larger buffer.
 Tensor misaligned_empty(int64_t n, DType dtype) {
@@ -63,14 +52,12 @@ void expect_within(const Tensor& got, const std::vector<double>& want,
   }
 }
 
-class PointwiseIsa : public ::testing::TestWithParam<Isa> {
+class PointwiseIsa : public testing::IsaLevelTest {
  protected:
   void SetUp() override {
     testing::load_ops_core();
-    if (GetParam() > cpu::supported_isa()) GTEST_SKIP() << "this CPU lacks the level";
-    ASSERT_EQ(cpu::set_isa(GetParam()), GetParam());
+    IsaLevelTest::SetUp();
   }
-  void TearDown() override { cpu::set_isa(cpu::supported_isa()); }
 };
 
 // add/sub with alpha, mul, div: the oracle in float64 from the stored inputs; the result may
@@ -81,10 +68,10 @@ TEST_P(PointwiseIsa, BinaryTensorFormsMatchTheOracle) {
     if (dtype == DType::Float32) sizes.push_back(kStreamFloats);
     for (int64_t n : sizes) {
       const std::string what = std::string(dtype_name(dtype)) + " n=" + std::to_string(n);
-      const Tensor a = tensor_of(random_values(n, 1 + n, -4, 4), dtype);
+      const Tensor a = flat_tensor(random_values(n, 1 + n, -4, 4), dtype);
       std::vector<double> bv = random_values(n, 2 + n, 0.5, 3);
       for (size_t i = 0; i < bv.size(); i += 2) bv[i] = -bv[i];  // nonzero divisors, both signs
-      const Tensor b = tensor_of(bv, dtype);
+      const Tensor b = flat_tensor(bv, dtype);
       const std::vector<double> av = to_doubles(a), bd = to_doubles(b);
       const double e = eps_of(dtype);
       auto check = [&](const char* op, double alpha, auto f, const Tensor& got) {
@@ -119,7 +106,7 @@ TEST_P(PointwiseIsa, ScalarAndZeroDimFormsMatchTheOracle) {
   for (DType dtype : {DType::Float32, DType::Float64}) {
     for (int64_t n : kSizes) {
       const std::string what = std::string(dtype_name(dtype)) + " n=" + std::to_string(n);
-      const Tensor a = tensor_of(random_values(n, 3 + n, -4, 4), dtype);
+      const Tensor a = flat_tensor(random_values(n, 3 + n, -4, 4), dtype);
       const std::vector<double> av = to_doubles(a);
       const double e = eps_of(dtype);
       auto check = [&](const char* op, auto f, const Tensor& got) {
@@ -161,8 +148,8 @@ TEST_P(PointwiseIsa, ReluAndThresholdBackwardSpecialValues) {
       const double special[] = {nan, -0.0, 0.0, inf, -inf, 0.5, -0.5, 1e-40};
       for (size_t i = 0; i < xv.size(); i += 7) xv[i] = special[(i / 7) % 8];
       if (n > 0) xv.back() = nan;  // in the tail
-      const Tensor x = tensor_of(xv, dtype);
-      const Tensor g = tensor_of(random_values(n, 6 + n, -1, 1), dtype);
+      const Tensor x = flat_tensor(xv, dtype);
+      const Tensor g = flat_tensor(random_values(n, 6 + n, -1, 1), dtype);
       const std::vector<double> xd = to_doubles(x), gd = to_doubles(g);
       std::vector<double> want_relu(xd.size()), want_tb(xd.size()), exact(xd.size(), 0);
       for (size_t i = 0; i < xd.size(); ++i) {
@@ -196,7 +183,7 @@ TEST_P(PointwiseIsa, SigmoidAndSiluMatchTheOracle) {
       const double special[] = {nan, inf, -inf, 100, -100, -88.5, -89, 0, -0.0, 20, 1e-30};
       for (size_t i = 0; i < xv.size(); i += 5) xv[i] = special[(i / 5) % 11];
       if (n > 0) xv.back() = -inf;  // in the tail
-      const Tensor x = tensor_of(xv, dtype);
+      const Tensor x = flat_tensor(xv, dtype);
       const std::vector<double> xd = to_doubles(x);
       std::vector<double> want_sig(xd.size()), want_silu(xd.size()), tol_sig(xd.size()),
           tol_silu(xd.size());
@@ -258,11 +245,8 @@ TEST_P(PointwiseIsa, GenericCasesMatchTheOracle) {
   expect_within(relu(a), want_relu, std::vector<double>(av.size(), 0), "strided relu");
 }
 
-INSTANTIATE_TEST_SUITE_P(Levels, PointwiseIsa,
-                         ::testing::Values(Isa::baseline, Isa::avx2, Isa::avx512),
-                         [](const ::testing::TestParamInfo<Isa>& info) {
-                           return std::string(cpu::isa_name(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Levels, PointwiseIsa, ::testing::ValuesIn(testing::all_isa_levels()),
+                         testing::isa_level_name);
 
 }  // namespace
 }  // namespace loom

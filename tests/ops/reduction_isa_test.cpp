@@ -13,6 +13,7 @@
 #include "loom/core/cpu_isa.h"
 #include "loom/ops/reduction.h"
 #include "loom/ops/shape.h"
+#include "isa_test_util.h"
 #include "ops_test_util.h"
 
 namespace loom {
@@ -21,19 +22,11 @@ namespace {
 using cpu::Isa;
 using testing::expect_close;
 using testing::make_tensor;
+using testing::supported_isa_levels;
 using testing::to_doubles;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 const double kNan = std::nan("");
-
-/// The levels this CPU supports, lowest first.
-std::vector<Isa> levels() {
-  std::vector<Isa> out;
-  for (Isa l : {Isa::baseline, Isa::avx2, Isa::avx512}) {
-    if (l <= cpu::supported_isa()) out.push_back(l);
-  }
-  return out;
-}
 
 /// A counter-based generator (splitmix64 of seed + i): the same values in any language, so
 /// the cascade's accuracy can be set beside PyTorch's on identical data.
@@ -73,7 +66,7 @@ TEST_F(ReductionIsa, SumAtEveryLevelMatchesOracleAndIsTheSameBits) {
     }
     const Tensor x = make_tensor(v, {n});
     std::vector<double> first;
-    for (Isa l : levels()) {
+    for (Isa l : supported_isa_levels()) {
       cpu::set_isa(l);
       const std::vector<double> got = to_doubles(sum(x));
       // 16 + log2(n / 1024) + 6 roundings at most (Note [Cascade sum]), each 2^-24 of the
@@ -95,7 +88,7 @@ TEST_F(ReductionIsa, HalfAndBFloat16SumsGoThroughFloat) {
       const Tensor x = make_tensor(uniform(n, 10, 0, 1), {n}, t);
       double want = 0;
       for (double v : to_doubles(x)) want += v;  // the stored (rounded) values
-      for (Isa l : levels()) {
+      for (Isa l : supported_isa_levels()) {
         cpu::set_isa(l);
         // The result itself is rounded to the 16-bit type (8 or 11 significant bits).
         expect_close(sum(x), {}, {want}, t == DType::BFloat16 ? 8e-3 : 1e-3, 0);
@@ -115,7 +108,7 @@ TEST_F(ReductionIsa, SumOverInnerOuterAndMiddleDims) {
     const std::vector<double> v = uniform(n, 2, -1, 1);
     for (bool strided : {false, true}) {
       const Tensor x = make_tensor(v, s, DType::Float32, strided);
-      for (Isa l : levels()) {
+      for (Isa l : supported_isa_levels()) {
         cpu::set_isa(l);
         for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d) {
           for (bool keep : {false, true}) {
@@ -152,7 +145,7 @@ TEST_F(ReductionIsa, SumOverInnerOuterAndMiddleDims) {
 TEST_F(ReductionIsa, SumPropagatesNanAndInfinities) {
   for (int64_t n : {1, 17, 1000, 70000}) {
     for (int64_t pos : {int64_t{0}, n / 2, n - 1}) {
-      for (Isa l : levels()) {
+      for (Isa l : supported_isa_levels()) {
         cpu::set_isa(l);
         std::vector<double> v(static_cast<size_t>(n), 1.0);
         v[pos] = kInf;
@@ -185,7 +178,7 @@ TEST_F(ReductionIsa, MaxMinArgAtEveryLevel) {
       if (v[i] < mn) mn = v[i], imn = i;
     }
     const Tensor x = make_tensor(v, {n});
-    for (Isa l : levels()) {
+    for (Isa l : supported_isa_levels()) {
       cpu::set_isa(l);
       SCOPED_TRACE(std::string(isa_name(l)) + " n " + std::to_string(n));
       expect_close(max(x), {}, {mx}, 0, 0);
@@ -207,7 +200,7 @@ TEST_F(ReductionIsa, MaxAndArgmaxTakeTheFirstNan) {
     v[n - 1] = kNan;
     v[0] = kInf;
     const Tensor x = make_tensor(v, {n});
-    for (Isa l : levels()) {
+    for (Isa l : supported_isa_levels()) {
       cpu::set_isa(l);
       EXPECT_TRUE(std::isnan(to_doubles(max(x))[0]));
       EXPECT_TRUE(std::isnan(to_doubles(amin(x))[0]));
@@ -217,7 +210,7 @@ TEST_F(ReductionIsa, MaxAndArgmaxTakeTheFirstNan) {
   }
   // All -inf: the first index, as in PyTorch.
   const Tensor ninf = make_tensor(std::vector<double>(40, -kInf), {40});
-  for (Isa l : levels()) {
+  for (Isa l : supported_isa_levels()) {
     cpu::set_isa(l);
     expect_close(argmax(ninf), {}, {0}, 0, 0);
     expect_close(max(ninf), {}, {-kInf}, 0, 0);
@@ -235,7 +228,7 @@ TEST_F(ReductionIsa, VarStdNormAtEveryLevel) {
     double m2 = 0;
     for (double x : v) m2 += (static_cast<float>(x) - mean) * (static_cast<float>(x) - mean);
     const Tensor x = make_tensor(v, {n});
-    for (Isa l : levels()) {
+    for (Isa l : supported_isa_levels()) {
       cpu::set_isa(l);
       SCOPED_TRACE(std::string(isa_name(l)) + " n " + std::to_string(n));
       expect_close(var(x), {}, {m2 / static_cast<double>(n - 1)}, 1e-5, 0);
@@ -276,7 +269,7 @@ TEST_F(ReductionIsa, SoftmaxForwardAndBackwardAtEveryLevel) {
     const Tensor g = make_tensor(gv, {rows, len});
     const std::vector<double> sm = softmax_oracle(v, len, false);
     const std::vector<double> lsm = softmax_oracle(v, len, true);
-    for (Isa l : levels()) {
+    for (Isa l : supported_isa_levels()) {
       cpu::set_isa(l);
       SCOPED_TRACE(std::string(isa_name(l)) + " len " + std::to_string(len));
       const Tensor y = softmax(x, 1);
@@ -331,7 +324,7 @@ TEST_F(ReductionIsa, SoftmaxOverAMiddleDimAndLogsumexp) {
         }
       }
       const Tensor x = make_tensor(v, {outer, len, inner});
-      for (Isa l : levels()) {
+      for (Isa l : supported_isa_levels()) {
         cpu::set_isa(l);
         SCOPED_TRACE(std::string(isa_name(l)) + " len " + std::to_string(len) + " inner " +
                      std::to_string(inner));
@@ -355,7 +348,7 @@ TEST_F(ReductionIsa, SoftmaxOverAMiddleDimAndLogsumexp) {
 
 TEST_F(ReductionIsa, SoftmaxNanAndInfinities) {
   for (int64_t len : {3, 20, 100}) {
-    for (Isa l : levels()) {
+    for (Isa l : supported_isa_levels()) {
       cpu::set_isa(l);
       std::vector<double> v = uniform(len, 7, -1, 1);
       v[1] = -kInf;  // weight 0
@@ -392,7 +385,7 @@ TEST_F(ReductionIsa, VectorExpIsWithinTwoUlps) {
     g[2 * i + 1] = 1;
   }
   const Tensor yt = Tensor::from_vector(y, {n, 2}), gt = Tensor::from_vector(g, {n, 2});
-  for (Isa l : levels()) {
+  for (Isa l : supported_isa_levels()) {
     cpu::set_isa(l);
     const std::vector<double> r = to_doubles(_log_softmax_backward_data(gt, yt, 1, DType::Float32));
     double worst = 0;

@@ -13,6 +13,7 @@
 
 #include "loom/core/cpu_isa.h"
 #include "loom/optim/ops.h"
+#include "isa_test_util.h"
 #include "ops_test_util.h"
 #include "reference_rules.h"
 
@@ -20,24 +21,13 @@ namespace loom::optim {
 namespace {
 
 using cpu::Isa;
+using loom::testing::flat_tensor;
 using loom::testing::random_values;
 using loom::testing::to_doubles;
 using testing::Vec;
 
 const std::vector<int64_t> kSizes = {1, 15, 16, 17, 33, 1000, 2 * 65536 + 33};
 constexpr int kSteps = 3;
-
-Tensor tensor_of(const Vec& v, DType dtype) {
-  Tensor t = Tensor::empty({static_cast<int64_t>(v.size())}, TensorOptions{}.with(dtype));
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (dtype == DType::Float32) {
-      t.data_ptr<float>()[i] = static_cast<float>(v[i]);
-    } else {
-      t.data_ptr<double>()[i] = v[i];
-    }
-  }
-  return t;
-}
 
 void expect_near_all(const Tensor& got, const Vec& want, DType dtype, const std::string& what) {
   const double rtol = dtype == DType::Float64 ? 1e-12 : 1e-4;
@@ -49,24 +39,17 @@ void expect_near_all(const Tensor& got, const Vec& want, DType dtype, const std:
   }
 }
 
-class UpdateIsa : public ::testing::TestWithParam<Isa> {
- protected:
-  void SetUp() override {
-    if (GetParam() > cpu::supported_isa()) GTEST_SKIP() << "this CPU lacks the level";
-    ASSERT_EQ(cpu::set_isa(GetParam()), GetParam());
-  }
-  void TearDown() override { cpu::set_isa(cpu::supported_isa()); }
-};
+class UpdateIsa : public loom::testing::IsaLevelTest {};
 
 /// kSteps of op and of the rule ref from the same start, then param and state compared.
 template <typename Rule>
 void run_case(DType dtype, int64_t n, Rule ref, const std::string& what,
               const std::function<void(const Tensor& param, const Tensor& grad, int64_t t)>& op,
               const std::vector<std::pair<Tensor, const Vec Rule::*>>& states) {
-  const Tensor param = tensor_of(random_values(n, 11 + n, -1, 1), dtype);
+  const Tensor param = flat_tensor(random_values(n, 11 + n, -1, 1), dtype);
   Vec theta = to_doubles(param);
   for (int64_t t = 1; t <= kSteps; ++t) {
-    const Tensor grad = tensor_of(random_values(n, 100 * t + n, -1, 1), dtype);
+    const Tensor grad = flat_tensor(random_values(n, 100 * t + n, -1, 1), dtype);
     op(param, grad, t);
     ref.step(theta, to_doubles(grad));
   }
@@ -91,8 +74,8 @@ TEST_P(UpdateIsa, AdamMatchesTheReference) {
   for (DType dtype : {DType::Float32, DType::Float64}) {
     for (int64_t n : kSizes) {
       for (const Case& c : cases) {
-        const Tensor m = tensor_of(Vec(n, 0.0), dtype), v = tensor_of(Vec(n, 0.0), dtype);
-        const Tensor vmax = tensor_of(Vec(n, 0.0), dtype);
+        const Tensor m = flat_tensor(Vec(n, 0.0), dtype), v = flat_tensor(Vec(n, 0.0), dtype);
+        const Tensor vmax = flat_tensor(Vec(n, 0.0), dtype);
         testing::AdamRule rule{1e-2, c.beta1, 0.999, 1e-8, c.weight_decay, c.amsgrad,
                                c.maximize, c.decoupled};
         std::vector<std::pair<Tensor, const Vec testing::AdamRule::*>> states = {
@@ -126,7 +109,7 @@ TEST_P(UpdateIsa, SgdMatchesTheReference) {
   for (DType dtype : {DType::Float32, DType::Float64}) {
     for (int64_t n : kSizes) {
       for (const Case& c : cases) {
-        const Tensor buf = tensor_of(Vec(n, 0.0), dtype);
+        const Tensor buf = flat_tensor(Vec(n, 0.0), dtype);
         testing::SgdRule rule{1e-2, c.momentum, c.dampening, c.weight_decay, c.nesterov,
                               c.maximize};
         std::vector<std::pair<Tensor, const Vec testing::SgdRule::*>> states;
@@ -156,8 +139,8 @@ TEST_P(UpdateIsa, RmspropMatchesTheReference) {
   for (DType dtype : {DType::Float32, DType::Float64}) {
     for (int64_t n : kSizes) {
       for (const Case& c : cases) {
-        const Tensor sq = tensor_of(Vec(n, 0.0), dtype), ga = tensor_of(Vec(n, 0.0), dtype);
-        const Tensor buf = tensor_of(Vec(n, 0.0), dtype);
+        const Tensor sq = flat_tensor(Vec(n, 0.0), dtype), ga = flat_tensor(Vec(n, 0.0), dtype);
+        const Tensor buf = flat_tensor(Vec(n, 0.0), dtype);
         testing::RmspropRule rule{1e-2, c.alpha, 1e-8, c.weight_decay, c.momentum, c.centered,
                                   c.maximize};
         std::vector<std::pair<Tensor, const Vec testing::RmspropRule::*>> states = {
@@ -182,7 +165,7 @@ TEST_P(UpdateIsa, AdagradMatchesTheReference) {
   for (DType dtype : {DType::Float32, DType::Float64}) {
     for (int64_t n : kSizes) {
       for (const bool wd_maximize : {false, true}) {
-        const Tensor sum = tensor_of(Vec(n, 0.0), dtype);
+        const Tensor sum = flat_tensor(Vec(n, 0.0), dtype);
         const double wd = wd_maximize ? 0.1 : 0;
         testing::AdagradRule rule{1e-1, 0.01, wd, 0, 1e-10, wd_maximize};
         run_case(
@@ -198,10 +181,8 @@ TEST_P(UpdateIsa, AdagradMatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Levels, UpdateIsa,
-                         ::testing::Values(Isa::baseline, Isa::avx2, Isa::avx512),
-                         [](const ::testing::TestParamInfo<Isa>& info) {
-                           return std::string(cpu::isa_name(info.param));
-                         });
+                         ::testing::ValuesIn(loom::testing::all_isa_levels()),
+                         loom::testing::isa_level_name);
 
 }  // namespace
 }  // namespace loom::optim
