@@ -25,19 +25,6 @@ struct RowTerms {
   }
 };
 
-/// Loads w (<= kLanes) floats from p as a logical vector, zero past w.
-LOOM_SIMD_INLINE Lanes load_lanes(const float* p, int64_t w) {
-  Lanes a;
-#pragma GCC unroll 16
-  for (int k = 0; k < kAcc; ++k) {
-    const int64_t left = w - k * kW;
-    a.v[k] = left >= kW ? loadu(p + k * kW)
-             : left > 0 ? load_partial(p + k * kW, static_cast<int>(left))
-                        : VF{};
-  }
-  return a;
-}
-
 /// Column sums of one tile of w (<= kLanes) columns: the cascade runs down the rows (blocks
 /// of kBlockRows rows, then pairwise), each column in its own lane.
 template <bool kFull>

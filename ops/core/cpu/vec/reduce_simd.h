@@ -104,6 +104,20 @@ struct Lanes {
   VF v[kAcc];
 };
 
+/// Loads w (<= kLanes) floats from p as a logical vector; lanes past w hold 0 and nothing
+/// past p + w is read.
+LOOM_SIMD_INLINE Lanes load_lanes(const float* p, int64_t w) {
+  Lanes a;
+#pragma GCC unroll 16
+  for (int k = 0; k < kAcc; ++k) {
+    const int64_t left = w - k * kW;
+    a.v[k] = left >= kW ? loadu(p + k * kW)
+             : left > 0 ? load_partial(p + k * kW, static_cast<int>(left))
+                        : VF{};
+  }
+  return a;
+}
+
 LOOM_SIMD_INLINE void add_into(Lanes& a, const Lanes& b) {
 #pragma GCC unroll 16
   for (int k = 0; k < kAcc; ++k) a.v[k] = b.v[k] + a.v[k];

@@ -118,19 +118,7 @@ void log_softmax_backward_line_f32(const float* g, const float* y, float* r, int
 
 namespace {
 
-/// w (<= kLanes) floats from p as a logical vector; lanes past w hold 0 (never stored).
-LOOM_SIMD_INLINE Lanes load_cols(const float* p, int64_t w) {
-  Lanes a;
-#pragma GCC unroll 16
-  for (int k = 0; k < kAcc; ++k) {
-    const int64_t left = w - k * kW;
-    a.v[k] = left >= kW ? loadu(p + k * kW)
-             : left > 0 ? load_partial(p + k * kW, static_cast<int>(left))
-                        : VF{};
-  }
-  return a;
-}
-
+/// Stores the first w (<= kLanes) lanes of a to p (load_lanes' inverse); nothing past p + w.
 LOOM_SIMD_INLINE void store_cols(float* p, const Lanes& a, int64_t w) {
 #pragma GCC unroll 16
   for (int k = 0; k < kAcc; ++k) {
@@ -148,12 +136,12 @@ void softmax_cols(const float* x, float* y, int64_t len, int64_t stride, int64_t
   Lanes m;
   for (int k = 0; k < kAcc; ++k) m.v[k] = splat(-__builtin_inff());
   for (int64_t j = 0; j < len; ++j) {
-    const Lanes v = load_cols(x + j * stride, w);
+    const Lanes v = load_lanes(x + j * stride, w);
     for (int k = 0; k < kAcc; ++k) m.v[k] = v.v[k] > m.v[k] ? v.v[k] : m.v[k];
   }
   // exp(x - m) down the rows by the cascade (Note [Cascade sum]), one column per lane.
   auto row = [&](int64_t j) {
-    Lanes e = load_cols(x + j * stride, w);
+    Lanes e = load_lanes(x + j * stride, w);
     for (int k = 0; k < kAcc; ++k) e.v[k] = simd::exp(e.v[k] - m.v[k]);
     if constexpr (!kLog) store_cols(y + j * stride, e, w);
     return e;
@@ -178,7 +166,7 @@ void softmax_cols(const float* x, float* y, int64_t len, int64_t stride, int64_t
   Lanes fl;
   for (int k = 0; k < kAcc; ++k) fl.v[k] = loadu(f + k * kW);
   for (j = 0; j < len; ++j) {
-    Lanes v = load_cols(kLog ? x + j * stride : y + j * stride, w);
+    Lanes v = load_lanes(kLog ? x + j * stride : y + j * stride, w);
     for (int k = 0; k < kAcc; ++k) {
       v.v[k] = kLog ? (v.v[k] - m.v[k]) - fl.v[k] : v.v[k] * fl.v[k];
     }
