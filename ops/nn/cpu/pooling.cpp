@@ -426,26 +426,6 @@ Tensor max_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
 
 // ---- average pooling ----
 
-/// The window of output (oh, ow) clipped to the input, and its divisor.
-struct AvgWindow {
-  int64_t h0, h1, w0, w1, divisor;
-};
-
-inline AvgWindow avg_window(const Pool2d& p, int64_t H, int64_t W, int64_t oh, int64_t ow,
-                            bool count_include_pad, std::optional<int64_t> divisor_override) {
-  int64_t h0 = oh * p.sH - p.pH, w0 = ow * p.sW - p.pW;
-  int64_t h1 = std::min(h0 + p.kH, H + p.pH), w1 = std::min(w0 + p.kW, W + p.pW);
-  const int64_t pool_size = (h1 - h0) * (w1 - w0);
-  h0 = std::max<int64_t>(h0, 0);
-  w0 = std::max<int64_t>(w0, 0);
-  h1 = std::min(h1, H);
-  w1 = std::min(w1, W);
-  const int64_t divisor = divisor_override    ? *divisor_override
-                          : count_include_pad ? pool_size
-                                              : (h1 - h0) * (w1 - w0);
-  return {h0, h1, w0, w1, divisor};
-}
-
 template <typename S>
 void avg_pool_forward(const S* in, const Planes& ip, const Pool2d& p, int64_t oH, int64_t oW,
                       bool count_include_pad, std::optional<int64_t> divisor_override, S* out) {

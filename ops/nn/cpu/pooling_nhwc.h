@@ -18,7 +18,30 @@
 #include "cpu/elementwise.h"
 #include "loom/ops/nn/meta/pooling.h"
 
-namespace loom::ops::cpu::pool::nhwc {
+namespace loom::ops::cpu::pool {
+
+/// The window of output (oh, ow) of an average pooling clipped to the input, and its divisor
+/// (the plane loops of pooling.cpp and the channels-last loops below share it).
+struct AvgWindow {
+  int64_t h0, h1, w0, w1, divisor;
+};
+
+inline AvgWindow avg_window(const meta::Pool2d& p, int64_t H, int64_t W, int64_t oh, int64_t ow,
+                            bool count_include_pad, std::optional<int64_t> divisor_override) {
+  int64_t h0 = oh * p.sH - p.pH, w0 = ow * p.sW - p.pW;
+  int64_t h1 = std::min(h0 + p.kH, H + p.pH), w1 = std::min(w0 + p.kW, W + p.pW);
+  const int64_t pool_size = (h1 - h0) * (w1 - w0);
+  h0 = std::max<int64_t>(h0, 0);
+  w0 = std::max<int64_t>(w0, 0);
+  h1 = std::min(h1, H);
+  w1 = std::min(w1, W);
+  const int64_t divisor = divisor_override    ? *divisor_override
+                          : count_include_pad ? pool_size
+                                              : (h1 - h0) * (w1 - w0);
+  return {h0, h1, w0, w1, divisor};
+}
+
+namespace nhwc {
 
 /// Channels handled per pass over a window (accumulators on the stack).
 inline constexpr int64_t kRun = 64;
@@ -203,26 +226,6 @@ bool max_backward_indices(const S* go, const int64_t* idx, const Geometry& g, in
   return ok;
 }
 
-/// The clipped window and divisor of an average pooling (pooling.cpp's avg_window).
-struct AvgBox {
-  int64_t h0, h1, w0, w1, divisor;
-};
-
-inline AvgBox avg_box(const meta::Pool2d& p, int64_t H, int64_t W, int64_t oh, int64_t ow,
-                      bool count_include_pad, std::optional<int64_t> divisor_override) {
-  int64_t h0 = oh * p.sH - p.pH, w0 = ow * p.sW - p.pW;
-  int64_t h1 = std::min(h0 + p.kH, H + p.pH), w1 = std::min(w0 + p.kW, W + p.pW);
-  const int64_t pool_size = (h1 - h0) * (w1 - w0);
-  h0 = std::max<int64_t>(h0, 0);
-  w0 = std::max<int64_t>(w0, 0);
-  h1 = std::min(h1, H);
-  w1 = std::min(w1, W);
-  const int64_t divisor = divisor_override    ? *divisor_override
-                          : count_include_pad ? pool_size
-                                              : (h1 - h0) * (w1 - w0);
-  return {h0, h1, w0, w1, divisor};
-}
-
 /// Average pooling forward into out (dense [N, oH, oW, C]).
 template <typename S>
 void avg_forward(const S* in, const Geometry& g, const meta::Pool2d& p, int64_t oH, int64_t oW,
@@ -237,7 +240,7 @@ void avg_forward(const S* in, const Geometry& g, const meta::Pool2d& p, int64_t 
     A sum[kRun];
     for (int64_t ow = 0; ow < oW; ++ow) {
       S* o = out + (r * oW + ow) * g.C;
-      const AvgBox b = avg_box(p, g.H, g.W, oh, ow, count_include_pad, divisor_override);
+      const AvgWindow b = avg_window(p, g.H, g.W, oh, ow, count_include_pad, divisor_override);
       const bool empty = b.h0 >= b.h1 || b.w0 >= b.w1;
       for (int64_t c0 = 0; c0 < g.C; c0 += kRun) {
         const int64_t len = std::min(kRun, g.C - c0);
@@ -271,7 +274,7 @@ void avg_backward(const S* go, const Geometry& g, const meta::Pool2d& p, int64_t
     A delta[kRun];
     for (int64_t oh = 0; oh < oH; ++oh)
       for (int64_t ow = 0; ow < oW; ++ow) {
-        const AvgBox b = avg_box(p, g.H, g.W, oh, ow, count_include_pad, divisor_override);
+        const AvgWindow b = avg_window(p, g.H, g.W, oh, ow, count_include_pad, divisor_override);
         if (b.h0 >= b.h1 || b.w0 >= b.w1) continue;
         const S* gout = go + ((n * oH + oh) * oW + ow) * g.C;
         for (int64_t c0 = 0; c0 < g.C; c0 += kRun) {
@@ -290,4 +293,5 @@ void avg_backward(const S* go, const Geometry& g, const meta::Pool2d& p, int64_t
   }
 }
 
-}  // namespace loom::ops::cpu::pool::nhwc
+}  // namespace nhwc
+}  // namespace loom::ops::cpu::pool
