@@ -369,7 +369,17 @@ TEST_F(SafetensorsTest, KillWhileSavingKeepsThePreviousFile) {
     char go = 0;
     ASSERT_EQ(::read(pipefd[0], &go, 1), 1);
     ::close(pipefd[0]);
-    ::usleep(5000 + attempt * 20000);
+    // Kill once the save has begun writing its temporary file (a fixed sleep alone missed it
+    // on a loaded machine, where the child may not run for tens of milliseconds), a little
+    // later on each attempt.
+    auto writing = [&] {
+      for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+        if (e.path().filename().string().rfind(".ckpt.safetensors.tmp-", 0) == 0) return true;
+      }
+      return false;
+    };
+    for (int waited_ms = 0; waited_ms < 5000 && !writing(); ++waited_ms) ::usleep(1000);
+    ::usleep(attempt * 10000);
     ::kill(child, SIGKILL);
     int status = 0;
     ::waitpid(child, &status, 0);
