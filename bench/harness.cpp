@@ -17,6 +17,7 @@
 #include <iostream>
 #include <memory>
 #include <map>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -440,9 +441,29 @@ std::vector<Row> run_benchmark(const Registered& b, int rounds) {
     peer_index[p] = sides.size();
     sides.push_back(std::move(r));
   }
-  for (Runner& s : sides) s.sample(metrics.size(), /*keep=*/false);  // warm-up, calibration
+  // Note [Settling between processes]: the libtorch peers run in processes of their own, each
+  // with an OpenMP pool whose idle threads spin for a while (GNU OpenMP's default wait policy)
+  // before they sleep. A sample taken right after another process's sample shares the 2 cores
+  // with those spinning threads and can read 20-50x slow (seen: sgemm.256 at 2-5 GFLOP/s
+  // against 220). So before a sample from another process than the last one, the run pauses
+  // until the spinning is over, and every side keeps its fastest (spinning) configuration.
+  const auto process_of = [&](size_t i) {
+    for (const auto& [p, index] : peer_index) {
+      if (index == i) return p == Peer::raw ? 0 : 1 + static_cast<int>(p);
+    }
+    return 0;  // Loom and raw run in loom-bench itself
+  };
+  int last_process = 0;
+  const auto take = [&](size_t i, bool keep) {
+    if (process_of(i) != last_process) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(60));
+      last_process = process_of(i);
+    }
+    sides[i].sample(metrics.size(), keep);
+  };
+  for (size_t i = 0; i < sides.size(); ++i) take(i, /*keep=*/false);  // warm-up, calibration
   for (int round = 0; round < rounds; ++round) {
-    for (Runner& s : sides) s.sample(metrics.size(), /*keep=*/true);
+    for (size_t i = 0; i < sides.size(); ++i) take(i, /*keep=*/true);
   }
 
   std::vector<Row> rows;
