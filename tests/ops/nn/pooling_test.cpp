@@ -206,6 +206,26 @@ TEST_F(PoolingTest, MaxPool2dBackwardMatchesOracle) {
   }
 }
 
+// The 2x2 stride-2 backward (its own loop) sends each gradient where the indices path does:
+// ties go to the first maximum, a later NaN wins, -inf windows to their first element, and
+// the row and column no window covers get zeros.
+TEST_F(PoolingTest, MaxPool2dBackward2x2FollowsTheWindowRule) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> pool = {1, 1, 2, 2, nan, -inf, -inf, 0, -0.0, 3, nan, 3};
+  for (DType t : {DType::Float32, DType::Float64}) {
+    Values v(2 * 3 * 9 * 7);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = pool[(i * 7 + i / 5) % pool.size()];
+    const Tensor x = make_tensor(v, {2, 3, 9, 7}, t);
+    const auto [out, idx] = max_pool2d_with_indices(x, {2, 2}, {2, 2});
+    const Tensor go = make(out_sizes({2, 3, 9, 7}, out.size(-2), out.size(-1)), t, false, 7);
+    const Tensor want = max_pool2d_with_indices_backward(go, x, {2, 2}, {2, 2}, {0, 0}, {1, 1},
+                                                         false, idx);
+    const Tensor got = max_pool2d_backward(go, x, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false);
+    EXPECT_EQ(to_doubles(got), to_doubles(want)) << dtype_name(t);
+  }
+}
+
 TEST_F(PoolingTest, MaxPool1d) {
   // 1-d is 2-d with a unit height; indices count along L.
   for (bool batched : {true, false}) {
