@@ -441,24 +441,17 @@ std::vector<Row> run_benchmark(const Registered& b, int rounds) {
     peer_index[p] = sides.size();
     sides.push_back(std::move(r));
   }
-  // Note [Settling between processes]: the libtorch peers run in processes of their own, each
-  // with an OpenMP pool whose idle threads spin for a while (GNU OpenMP's default wait policy)
-  // before they sleep. A sample taken right after another process's sample shares the 2 cores
-  // with those spinning threads and can read 20-50x slow (seen: sgemm.256 at 2-5 GFLOP/s
-  // against 220). So before a sample from another process than the last one, the run pauses
-  // until the spinning is over, and every side keeps its fastest (spinning) configuration.
-  const auto process_of = [&](size_t i) {
-    for (const auto& [p, index] : peer_index) {
-      if (index == i) return p == Peer::raw ? 0 : 1 + static_cast<int>(p);
-    }
-    return 0;  // Loom and raw run in loom-bench itself
-  };
-  int last_process = 0;
+  // Note [Settling between sides]: a side's thread pools keep spinning for a while after its
+  // sample: GNU OpenMP's idle threads (its default wait policy), OpenBLAS's workers (about
+  // 2^28 cycles, ~80 ms), in loom-bench and in each libtorch peer's own process. A sample
+  // taken while another side's threads spin shares the 2 cores with them and can read 20-50x
+  // slow (seen: sgemm.256 at 2-5 GFLOP/s against 220, for Loom after OpenBLAS and for torch
+  // after Loom). So every sample of another side than the last waits for that (settle()),
+  // and every side keeps its fastest, spinning configuration.
+  size_t last_side = sides.size();
   const auto take = [&](size_t i, bool keep) {
-    if (process_of(i) != last_process) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(60));
-      last_process = process_of(i);
-    }
+    if (i != last_side) settle();
+    last_side = i;
     sides[i].sample(metrics.size(), keep);
   };
   for (size_t i = 0; i < sides.size(); ++i) take(i, /*keep=*/false);  // warm-up, calibration
@@ -620,6 +613,8 @@ bool register_configuration(std::string who, std::string (*configure)()) {
   configurations().push_back({std::move(who), configure});
   return true;
 }
+
+void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
 
 double& sample_ms() {
   static double ms = 20;

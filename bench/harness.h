@@ -124,6 +124,11 @@ inline void do_not_optimize(const T& value) {
   asm volatile("" : : "m"(value) : "memory");
 }
 
+/// Waits until thread pools that spin after their work (OpenMP, OpenBLAS), in this process or
+/// another, have gone idle: what a side sampled after another side needs (Note [Settling
+/// between sides] in harness.cpp). 100 ms.
+void settle();
+
 /// The sample length ns_per_call aims for, in milliseconds (--sample-ms).
 double& sample_ms();
 

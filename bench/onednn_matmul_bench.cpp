@@ -132,7 +132,10 @@ Side raw_side(int64_t n) {
   std::vector<std::vector<double>> samples(raws.size());
   for (auto& [name, side] : raws) side();  // warm-up and calibration
   for (int round = 0; round < 5; ++round) {
-    for (size_t i = 0; i < raws.size(); ++i) samples[i].push_back(raws[i].second()[0]);
+    for (size_t i = 0; i < raws.size(); ++i) {
+      settle();  // OpenBLAS's spinning workers would slow oneDNN's next sample, and back
+      samples[i].push_back(raws[i].second()[0]);
+    }
   }
   size_t best = 0;
   std::string line;
