@@ -19,15 +19,18 @@ echo "== ONNX conformance (Debian's libonnx-testdata node tests)"
   exit 1
 }
 tail -1 "$ROOT/build/onnx-conformance.txt"
-if [ -f "$ROOT/build/lib/loom/plugins/libloom_cpu_onednn.so" ]; then
-  echo "== ONNX conformance on the oneDNN CPU provider"
-  "$ROOT/build/bin/loom" conformance onnx --provider onednn > "$ROOT/build/onnx-conformance-onednn.txt" || {
-    grep '^FAIL' "$ROOT/build/onnx-conformance-onednn.txt"
-    tail -1 "$ROOT/build/onnx-conformance-onednn.txt"
+# Each further CPU provider that was built (oneDNN; MKL, which takes the matmul family).
+for provider in onednn mkl; do
+  [ -f "$ROOT/build/lib/loom/plugins/libloom_cpu_$provider.so" ] || continue
+  echo "== ONNX conformance on the $provider CPU provider"
+  "$ROOT/build/bin/loom" conformance onnx --provider "$provider" \
+    > "$ROOT/build/onnx-conformance-$provider.txt" || {
+    grep '^FAIL' "$ROOT/build/onnx-conformance-$provider.txt"
+    tail -1 "$ROOT/build/onnx-conformance-$provider.txt"
     exit 1
   }
-  tail -1 "$ROOT/build/onnx-conformance-onednn.txt"
-fi
+  tail -1 "$ROOT/build/onnx-conformance-$provider.txt"
+done
 
 bash "$ROOT/tests/sanitizers.sh"
 
