@@ -222,6 +222,27 @@ TEST_P(PointwiseIsa, FillAndCopyEveryElementSize) {
   }
 }
 
+// A contiguous copy_ puts every element in its place, small (memcpy) and large (the
+// streaming byte loop), with a misaligned source and destination.
+TEST_P(PointwiseIsa, CopyKeepsEveryElementInPlace) {
+  for (DType dtype : {DType::Float32, DType::Int8, DType::Int64}) {
+    std::vector<int64_t> sizes = kSizes;
+    sizes.push_back(dtype == DType::Int64 ? kStreamFloats / 2 : kStreamFloats);
+    if (dtype == DType::Int8) sizes.push_back(kStreamFloats * 4);  // 64 MiB of bytes
+    for (int64_t n : sizes) {
+      const std::string what = std::string(dtype_name(dtype)) + " n=" + std::to_string(n);
+      const int64_t period = dtype == DType::Int8 ? 127 : 100003;
+      Tensor src = misaligned_empty(n, dtype);
+      copy_(src, remainder(arange(n), Scalar(period)));  // int64: exact past 2^24
+      Tensor dst = misaligned_empty(n, dtype);
+      copy_(dst, src);
+      std::vector<double> want(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) want[static_cast<size_t>(i)] = static_cast<double>(i % period);
+      expect_within(dst, want, std::vector<double>(static_cast<size_t>(n), 0), what);
+    }
+  }
+}
+
 // Strided, row-broadcast and mixed-dtype operands take the generic loop: same formulas.
 TEST_P(PointwiseIsa, GenericCasesMatchTheOracle) {
   const int64_t rows = 37, cols = 33;

@@ -234,13 +234,16 @@ void copy_into(std::string_view op, const Tensor& dst, const Tensor& src) {
   it.add_input("src", src, src.dtype()).set_output(dst, OutputKind::Copy);
   it.build();
   if (src.dtype() == dst.dtype() && it.flat(dst.dtype()) && !it.scalar_input(0)) {
-    // A contiguous copy without conversion: memcpy per thread range (the C library's
-    // copy already picks its vector width and its streaming stores by size).
+    // A contiguous copy without conversion: a byte copy per thread range, with streaming
+    // stores when the result is large (Note [Streaming stores]; the C library's memcpy did not
+    // stream at these sizes: 35 GB/s against 54 for 64 MiB on 2 threads).
     char* d = it.data<char>(0);
     const char* s = it.data<char>(1);
     const auto es = static_cast<int64_t>(dst.element_size());
+    const auto copy = LOOM_ISA_CALL(copy_bytes);
+    const bool stream = it.stream_output();
     it.parallel_ranges([&](int64_t begin, int64_t end) {
-      std::memcpy(d + begin * es, s + begin * es, static_cast<size_t>((end - begin) * es));
+      copy(d + begin * es, s + begin * es, (end - begin) * es, stream);
     });
     return;
   }

@@ -236,6 +236,17 @@ void threshold_backward_f64(double* out, const double* grad, const double* x, do
                             int64_t n, bool stream) {
   threshold_backward(out, grad, x, threshold, n, stream);
 }
+void copy_bytes(void* out, const void* in, int64_t bytes, bool stream) {
+  // The C library's memcpy does not stream at these sizes here (AMD Zen 4, 2 threads, 64 MiB:
+  // 35 GB/s against 54 for this loop), so a large copy takes the streaming map.
+  if (!stream) {
+    __builtin_memcpy(out, in, static_cast<size_t>(bytes));
+    return;
+  }
+  const auto* src = static_cast<const uint8_t*>(in);
+  map<true>(static_cast<uint8_t*>(out), bytes, [=](int64_t i, auto x) { return at<decltype(x)>(src, i); });
+}
+
 void fill_bits(void* out, uint64_t bits, int elem_size, int64_t n, bool stream) {
   switch (elem_size) {
     case 1:

@@ -46,6 +46,7 @@ LOOM_ISA_DECLARE(
                                 int64_t n, bool stream);
     void threshold_backward_f64(double* out, const double* grad, const double* x,
                                 double threshold, int64_t n, bool stream);
-    void fill_bits(void* out, uint64_t bits, int elem_size, int64_t n, bool stream);)
+    void fill_bits(void* out, uint64_t bits, int elem_size, int64_t n, bool stream);
+    void copy_bytes(void* out, const void* in, int64_t bytes, bool stream);)
 }  // namespace loom::cpu
 #endif
