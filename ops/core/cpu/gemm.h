@@ -9,7 +9,8 @@
 // KC x NB panel of B once, then for each row block packs the MC x KC block of A and runs an
 // MR x NR register micro-kernel over the tile, written with GCC vector
 // extensions. The micro-kernel is compiled twice, for the baseline ISA and for AVX2+FMA,
-// and chosen at run time, so the plugin needs no -march flag and still runs everywhere.
+// and chosen at run time by loom::cpu::isa(), so the plugin needs no -march flag and still
+// runs everywhere.
 // 16-bit floats are packed as float32 and accumulated over the whole K in a float32 tile,
 // so the output is rounded once, as PyTorch does. Integers accumulate in int64.
 // beta == 0 never reads C, so NaN or garbage there does not leak into the result.
@@ -35,6 +36,7 @@
 
 #include "cpu/elementwise.h"
 #include "cpu/parallel.h"
+#include "loom/core/cpu_isa.h"
 #include "loom/core/error.h"
 #include "loom/core/half.h"
 #include "loom/core/tensor.h"
@@ -187,10 +189,9 @@ template <typename S>
   macro_kernel_body<S>(m);
 }
 
-inline bool has_avx2_fma() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
+/// Whether the AVX2+FMA copy may run: the level loom::cpu::isa() allows (Note [CPU kernels
+/// per instruction set]: cpuid, capped by LOOM_CPU_ISA, so a capped run tests this path too).
+inline bool has_avx2_fma() { return loom::cpu::isa() >= loom::cpu::Isa::avx2; }
 
 /// Packs rows [0, mc) x cols [0, kc) of a into MR-row slivers (zero-padded), k-major.
 template <typename S>
