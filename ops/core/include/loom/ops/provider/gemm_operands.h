@@ -18,10 +18,13 @@
 
 namespace loom::provider {
 
-/// The multiply-adds of a product whose result has out_sizes and whose inner size is k.
+/// The multiply-adds of a product whose result has out_sizes and whose inner size is k,
+/// saturating at INT64_MAX (expanded views can name products no int64 holds).
 inline int64_t multiply_adds(IntArrayRef out_sizes, int64_t k) {
   int64_t n = k;
-  for (int64_t s : out_sizes) n *= s;
+  for (int64_t s : out_sizes) {
+    if (__builtin_mul_overflow(n, s, &n)) return INT64_MAX;
+  }
   return n;
 }
 
