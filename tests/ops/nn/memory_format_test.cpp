@@ -154,7 +154,9 @@ TEST_F(MemoryFormatTest, MaxPoolingPropagatesNaNInBothLayouts) {
   for (size_t i = 0; i < av.size(); ++i) {
     EXPECT_EQ(std::isnan(av[i]), std::isnan(bv[i])) << i;
     nans += std::isnan(bv[i]);
-    if (!std::isnan(av[i])) EXPECT_EQ(av[i], bv[i]) << i;
+    if (!std::isnan(av[i])) {
+      EXPECT_EQ(av[i], bv[i]) << i;
+    }
   }
   EXPECT_EQ(nans, 1);
 }
