@@ -1,9 +1,24 @@
 #!/usr/bin/env bash
-# Follows docs/guide/cpp-api.md verbatim (follow_guide.sh) and checks what the guide says
-# the program prints. Run by ctest with the source and build folders as arguments.
+# Follows docs/guide/cpp-api.md verbatim (run_guide.sh) against the installed, moved prefix of
+# the fixture (install_prefix.sh; section 1 is that install): builds the program with CMake and
+# with pkg-config and checks what the guide says it prints. Run by ctest with the source and
+# build folders as arguments.
 set -euo pipefail
-out="$(bash "$(dirname "$0")/follow_guide.sh" "$1" "$2" "$1/docs/guide/cpp-api.md" first 3)"
-echo "$out"
-grep -q "mat1 and mat2 shapes cannot be multiplied (3x4 and 3x3)" <<<"$out"
-grep -q "^x\[1:, \[0, 3\]\] = tensor(\[\[ 4.,  7.\]," <<<"$out"
-grep -q "^features \[2, 4, 3, 3\], loss " <<<"$out"
+src="$1" build="$(cd "$2" && pwd)"
+export LOOM_PREFIX="$build/guide-tests/loom-prefix"
+[ -e "$LOOM_PREFIX/lib/cmake/Loom/LoomConfig.cmake" ] || { echo "no install in $LOOM_PREFIX"; exit 1; }
+work="$build/guide-tests/cpp_api"
+log="$work.log"
+bash "$src/tests/docs/run_guide.sh" "$src" "$build" "$src/docs/guide/cpp-api.md" "$work" 1 \
+  2>&1 | tee "$log"
+out="$(cat "$log")"
+# The program runs twice (CMake, pkg-config): the same lines each time.
+[ "$(grep -c "mat1 and mat2 shapes cannot be multiplied (3x4 and 3x3)" <<<"$out")" = 2 ]
+[ "$(grep -c "^x\[1:, \[0, 3\]\] = tensor(\[\[ 4.,  7.\]," <<<"$out")" = 2 ]
+[ "$(grep -c "^features \[2, 4, 3, 3\], loss " <<<"$out")" = 2 ]
+# Built against the install: its libraries, by their whole-version soname, not the build tree's.
+needed="$(readelf -d "$work/first/build/first" | grep -E 'NEEDED|RUNPATH')"
+grep -q 'libloom_core.so.[0-9]*\.[0-9]*\.[0-9]*\]' <<<"$needed"
+grep -q "$LOOM_PREFIX/lib" <<<"$needed"
+if grep -q "$build/lib" <<<"$needed"; then echo "the program points into the build tree"; exit 1; fi
+rm -rf "$work" "$work.sh" "$log"

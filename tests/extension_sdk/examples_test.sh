@@ -56,7 +56,8 @@ for f in bin/loom lib/libloom.so lib/libloom_core.so lib/loom/plugins/libloom_op
          include/loom/dispatcher/plugin_abi.h \
          lib/cmake/Loom/LoomConfig.cmake lib/cmake/Loom/LoomConfigVersion.cmake \
          lib/cmake/Loom/LoomTargets.cmake lib/cmake/Loom/LoomExtension.cmake \
-         lib/pkgconfig/loom.pc; do
+         lib/pkgconfig/loom.pc lib/pkgconfig/loom-cpp.pc lib/cmake/Loom/LoomCppTargets.cmake \
+         include/loom/loom.h; do
   [ -e "$prefix/$f" ] || fail "the installed SDK lacks $f"
 done
 # No installed file may point back into the build or source tree (the prefix moved: a
