@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# Follows docs/guide/cpu-backends.md verbatim (follow_guide.sh) and checks what the guide
-# says the program prints. Run by ctest with the source and build folders as arguments.
+# Follows docs/guide/cpu-backends.md verbatim (run_guide.sh) against the installed, moved prefix
+# of the fixture (install_prefix.sh) and checks what the guide says the program prints. Run by
+# ctest with the source and build folders as arguments.
 set -euo pipefail
-out="$(bash "$(dirname "$0")/follow_guide.sh" "$1" "$2" "$1/docs/guide/cpu-backends.md" backends 2)"
-echo "$out"
-if [ -f "$2/lib/loom/plugins/libloom_cpu_onednn.so" ]; then
+src="$1" build="$(cd "$2" && pwd)"
+export LOOM_PREFIX="$build/guide-tests/loom-prefix"
+[ -e "$LOOM_PREFIX/lib/cmake/Loom/LoomConfig.cmake" ] || { echo "no install in $LOOM_PREFIX"; exit 1; }
+work="$build/guide-tests/cpu_backends"
+log="$work.log"
+bash "$src/tests/docs/run_guide.sh" "$src" "$build" "$src/docs/guide/cpu-backends.md" "$work" \
+  2>&1 | tee "$log"
+out="$(cat "$log")"
+if [ -f "$LOOM_PREFIX/lib/loom/plugins/libloom_cpu_onednn.so" ]; then
   # The first run: oneDNN by default; the second: LOOM_CPU_PROVIDER=reference.
   [ "$(grep -c '^active: onednn$' <<<"$out")" = 1 ]
   [ "$(grep -c '^active: reference$' <<<"$out")" = 5 ]
@@ -14,3 +21,4 @@ else
 fi
 [ "$(grep -c '^results agree: yes$' <<<"$out")" = 2 ]
 [ "$(grep -c '^after unload: reference, still agrees: yes$' <<<"$out")" = 2 ]
+rm -rf "$work" "$work.sh" "$log"
