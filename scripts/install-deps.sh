@@ -21,6 +21,7 @@ packages=(
   libonnx-testdata
   python3-sklearn python3-pip
   abigail-tools
+  protobuf-compiler libprotobuf-dev libpng-dev python3-venv
   "$@"
 )
 
