@@ -203,6 +203,13 @@ class SummaryWriter::File {
     e.set_wall_time(now_seconds());
     e.set_file_version(kFileVersion);
     detail::append_record(buffer_, serialize(e));
+    if (options.purge_step) {
+      pb::Event start;
+      start.set_wall_time(e.wall_time());
+      start.set_step(*options.purge_step);
+      start.mutable_session_log()->set_status(pb::SessionLog::START);
+      detail::append_record(buffer_, serialize(start));
+    }
     write_buffer();  // the file is a valid, readable event file from the start
   }
 

@@ -169,6 +169,17 @@ TEST_F(SummaryWriterTest, BuffersUpToMaxQueueThenWrites) {
   EXPECT_EQ(read_records(now.file_path()).size(), 2u);
 }
 
+TEST_F(SummaryWriterTest, PurgeStepStartsTheFileWithASessionStart) {
+  SummaryWriterOptions o;
+  o.purge_step = 42;
+  SummaryWriter w(dir.string(), o);
+  const std::vector<std::string> e = events(w.file_path());
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_TRUE(contains(e[0], "file_version")) << e[0];
+  EXPECT_TRUE(contains(e[1], "step: 42")) << e[1];
+  EXPECT_TRUE(contains(e[1], "session_log {\n  status: START")) << e[1];
+}
+
 TEST_F(SummaryWriterTest, WritersNeverShareAFile) {
   SummaryWriter a(dir.string()), b(dir.string());
   SummaryWriterOptions o;

@@ -53,12 +53,18 @@ def check_writer(run):
     check(acc.file_version == 2.0, "file_version %r" % acc.file_version)
     check(sorted(tags["scalars"]) == ["hparam/accuracy", "train/loss", "train/lr"],
           "scalar tags %s" % tags["scalars"])
+    # Steps 15 to 19 come from the second file (purge_step 15), which purged the first's.
     loss = scalars(acc, "train/loss")
-    check([s for s, _, _ in loss] == list(range(20)), "train/loss steps")
+    check([s for s, _, _ in loss] == list(range(20)), "train/loss steps %s" % [s for s, _, _ in loss])
     for step, value, wall in loss:
-        check(value == as_float32(1.0 / (step + 1)), "train/loss at %d: %r" % (step, value))
-        check(wall == 1700000000.0 + step, "train/loss wall_time at %d: %r" % (step, wall))
-    for step, value, _ in scalars(acc, "train/lr"):
+        resumed = step >= 15
+        want = (2.0 if resumed else 1.0) / (step + 1)
+        check(value == as_float32(want), "train/loss at %d: %r" % (step, value))
+        check(wall == (1700000100.0 if resumed else 1700000000.0) + step,
+              "train/loss wall_time at %d: %r" % (step, wall))
+    lr = scalars(acc, "train/lr")
+    check([s for s, _, _ in lr] == list(range(15)), "train/lr steps %s" % [s for s, _, _ in lr])
+    for step, value, _ in lr:
         check(value == as_float32(0.001 * 0.5 ** (step / 10.0)), "train/lr at %d" % step)
     # add_scalars: one run folder per key, the main tag in each.
     for key, sign in (("a", 1), ("b", -1)):

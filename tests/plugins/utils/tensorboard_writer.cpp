@@ -32,6 +32,15 @@ int main(int argc, char** argv) {
     w.add_hparams({{"lr", 0.001}, {"optimizer", "adam"}, {"layers", 3}, {"shuffle", true}},
                   {{"hparam/accuracy", 0.9}});
     w.close();
+    // A resumed run: from step 15 on it logs again, and TensorBoard drops the first file's
+    // events from step 15 on (every tag, train/lr too).
+    loom::utils::SummaryWriterOptions resumed;
+    resumed.purge_step = 15;
+    loom::utils::SummaryWriter again(argv[1], resumed);
+    for (int64_t step = 15; step < 20; ++step) {
+      again.add_scalar("train/loss", 2.0 / static_cast<double>(step + 1), step,
+                       1700000100.0 + static_cast<double>(step));
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tensorboard_writer: %s\n", e.what());
     return 1;

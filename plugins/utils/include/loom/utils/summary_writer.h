@@ -32,6 +32,10 @@ struct SummaryWriterOptions {
   double flush_secs = 120;
   /// Appended to the file's name (e.g. ".train").
   std::string filename_suffix;
+  /// A run resumed from a checkpoint taken at step purge_step - 1: the file starts with a
+  /// SessionLog START event at purge_step, and TensorBoard then drops, from the run's earlier
+  /// files, every event at purge_step or later (the steps the resumed run logs again).
+  std::optional<int64_t> purge_step;
 };
 
 /// A hyperparameter's value for add_hparams: a number, a string or a bool.
