@@ -13,7 +13,10 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -35,6 +38,38 @@
 #include "metrics.h"
 #include "models.h"
 #include "options.h"
+
+#if LOOM_TRAIN_TENSORBOARD
+#include "loom/utils/summary_writer.h"
+#else
+// Built without loom_utils (no protobuf or libpng): --tensorboard says so when it is used.
+namespace loom::utils {
+struct HParamValue {
+  template <typename T>
+  HParamValue(const T&) {}  // NOLINT
+};
+struct SummaryWriterOptions {
+  int64_t max_queue = 0;
+  double flush_secs = 0;
+  std::optional<int64_t> purge_step;
+};
+struct SummaryWriter {
+  SummaryWriter(const std::string&, const SummaryWriterOptions&) {
+    throw Error(
+        "this loom-train was built without loom_utils (TensorBoard needs protobuf and "
+        "libpng at build time; see scripts/install-deps.sh)");
+  }
+  const std::string& file_path() const { return path_; }
+  template <typename... A>
+  void add_scalar(const A&...) {}
+  void add_hparams(const std::map<std::string, HParamValue>&,
+                   const std::map<std::string, double>&) {}
+  void flush() {}
+  void close() {}
+  std::string path_;
+};
+}  // namespace loom::utils
+#endif
 
 namespace loom::train {
 namespace {
@@ -219,6 +254,89 @@ class DeviceSums {
  private:
   Tensor loss_, correct_;
 };
+
+/// The per-step log: steps.csv's rows and, with --tensorboard, the train/* scalars. On a GPU a
+/// step's loss stays on the device until the sums are read back (Note [Metrics on the
+/// device]); its row waits with it, and all waiting rows are read at once.
+class StepLog {
+ public:
+  StepLog(std::vector<StepRow> rows, utils::SummaryWriter* tb, std::string tb_dir)
+      : rows_(std::move(rows)), tb_(tb), tb_dir_(std::move(tb_dir)) {}
+
+  /// A finished step; loss is its loss tensor on the device, or undefined when row.loss
+  /// holds the value already.
+  void add(const StepRow& row, const Tensor& loss) {
+    if (!loss.defined()) {
+      record(row);
+    } else {
+      pending_.emplace_back(row, loss.detach());
+    }
+  }
+  /// Reads the waiting losses back and records their rows.
+  void resolve() {
+    for (auto& [row, loss] : pending_) {
+      row.loss = to_cpu(loss).item<double>();
+      record(row);
+    }
+    pending_.clear();
+  }
+  /// Every recorded step.
+  const std::vector<StepRow>& rows() const { return rows_; }
+
+ private:
+  void record(const StepRow& r) {
+    rows_.push_back(r);
+    if (tb_ == nullptr) return;
+    try {
+      tb_->add_scalar("train/loss", r.loss, r.step);
+      tb_->add_scalar("train/lr", r.lr, r.step);
+      tb_->add_scalar("train/samples_per_sec", r.samples_per_sec, r.step);
+    } catch (const Error& e) {
+      throw UserError{"--tensorboard " + tb_dir_ + ": " + e.what()};
+    }
+  }
+
+  std::vector<StepRow> rows_;
+  std::vector<std::pair<StepRow, Tensor>> pending_;
+  utils::SummaryWriter* tb_;
+  std::string tb_dir_;
+};
+
+/// The steps.csv of the run folder that a resumed run continues: its rows up to the
+/// checkpoint's step (the later ones are taken again). A missing or unreadable file gives an
+/// empty log, said in the log: the file is a report, never needed to continue the run.
+std::vector<StepRow> read_steps(const std::string& out, int64_t up_to,
+                                const std::function<void(const std::string&)>& note) {
+  const fs::path path = fs::path(out) / "steps.csv";
+  if (!fs::exists(path)) return {};
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<StepRow> rows;
+  try {
+    rows = parse_steps_csv(text);
+  } catch (const std::exception& e) {
+    note("starting a new " + path.string() + ": the old one cannot be continued (" + e.what() +
+         ")");
+    return {};
+  }
+  while (!rows.empty() && rows.back().step > up_to) rows.pop_back();
+  return rows;
+}
+
+/// The run's options that TensorBoard's HParams tab shows (those that define a run).
+std::map<std::string, utils::HParamValue> hparams_of(const Options& o) {
+  return {{"model", o.model},
+          {"epochs", o.epochs},
+          {"batch_size", o.batch_size},
+          {"lr", o.lr},
+          {"optimizer", o.optimizer},
+          {"momentum", o.momentum},
+          {"weight_decay", o.weight_decay},
+          {"scheduler", o.scheduler},
+          {"seed", static_cast<double>(o.seed)},
+          {"val_fraction", o.val_fraction},
+          {"patience", o.patience}};
+}
 
 /// Loss and accuracy of model on loader, with the confusion matrix.
 struct Evaluation {
@@ -483,10 +601,53 @@ int run(Options o, const OptionSources& given) {
            ", provider " + provider + ", device " + device.str() +
            (channels_last ? ", channels-last" : "") + ", out " + o.out);
 
+  // --tensorboard: a resumed run's file starts past the checkpoint's step, so TensorBoard
+  // drops what the interrupted run logged after it (the steps are taken again).
+  std::unique_ptr<utils::SummaryWriter> tb;
+  if (!o.tensorboard.empty()) {
+    utils::SummaryWriterOptions tbo;
+    tbo.max_queue = 100;
+    tbo.flush_secs = 5;
+    if (resumed) tbo.purge_step = pos.global_step + 1;
+    try {
+      tb = std::make_unique<utils::SummaryWriter>(o.tensorboard, tbo);
+    } catch (const Error& e) {
+      throw UserError{"--tensorboard " + o.tensorboard + ": " + e.what()};
+    }
+    log.line("TensorBoard log: " + tb->file_path());
+  }
+  StepLog steps(
+      resumed ? read_steps(o.out, pos.global_step, [&](const std::string& text) { log.line(text); })
+              : std::vector<StepRow>{},
+      tb.get(), o.tensorboard);
+  auto log_epoch = [&](const EpochRow& row) {
+    if (!tb) return;
+    try {
+      // At the step the epoch ended on, not its number: one x axis with train/*, and a
+      // resumed run's purge (by step) then covers these too.
+      auto put = [&](const char* name, double v) { tb->add_scalar(name, v, pos.global_step); };
+      put("epoch/train_loss", row.train_loss);
+      put("epoch/train_accuracy", row.train_accuracy);
+      if (row.val_loss >= 0) {
+        put("epoch/val_loss", row.val_loss);
+        put("epoch/val_accuracy", row.val_accuracy);
+      }
+      put("epoch/test_loss", row.test_loss);
+      put("epoch/test_accuracy", row.test_accuracy);
+      put("epoch/lr", row.lr);
+      put("epoch/seconds", row.seconds);
+      put("epoch/samples_per_second", row.samples_per_second);
+      tb->flush();
+    } catch (const Error& e) {
+      throw UserError{"--tensorboard " + o.tensorboard + ": " + e.what()};
+    }
+  };
+
   auto write_outputs = [&] {
     write_file_atomically((fs::path(o.out) / "metrics.csv").string(), metrics_csv(pos.rows));
+    write_file_atomically((fs::path(o.out) / "steps.csv").string(), steps_csv(steps.rows()));
     write_file_atomically((fs::path(o.out) / "metrics.svg").string(),
-                          metrics_svg(pos.rows, "loom train: " + o.model));
+                          metrics_svg(pos.rows, "loom train: " + o.model, steps.rows()));
   };
 
   Evaluation last_test;
@@ -505,12 +666,15 @@ int run(Options o, const OptionSources& given) {
       const Tensor loss = cross_entropy(logits, labels);
       opt->zero_grad();
       loss.backward();
+      const double step_lr = opt->param_groups().front().options->get_lr();
       opt->step();
       if (schedule.per_step) schedule.per_step->step();
       const int64_t n = b[0].size(0);
       const bool stopping = o.stop_after_steps > 0 && pos.global_step + 1 >= o.stop_after_steps;
+      double step_loss = 0;
       if (device.is_cpu()) {
-        pos.loss_sum += loss.item<double>() * static_cast<double>(n);
+        step_loss = loss.item<double>();
+        pos.loss_sum += step_loss * static_cast<double>(n);
         pos.correct += logits.argmax(1).eq(labels).sum().item<int64_t>();
       } else {
         sums.add(loss, logits.argmax(1).eq(labels).sum(), n, pos, device);
@@ -522,7 +686,14 @@ int run(Options o, const OptionSources& given) {
       ++pos.step_in_epoch;
       ++pos.global_step;
       if (first_step_seconds < 0) first_step_seconds = seconds_since_process_start();
+      const double elapsed =
+          pos.seconds +
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      steps.add({pos.global_step, pos.epoch, step_loss, step_lr,
+                 elapsed > 0 ? static_cast<double>(pos.seen) / elapsed : 0},
+                device.is_cpu() ? Tensor() : loss);
       if (device.is_cpu() || !sums.pending()) {
+        steps.resolve();
         progress.update(step, pos.loss_sum / static_cast<double>(pos.seen), pos.seen);
       }
       if (o.stop_after_steps > 0 && pos.global_step >= o.stop_after_steps) {
@@ -531,6 +702,8 @@ int run(Options o, const OptionSources& given) {
         pos.train_seconds += std::chrono::duration<double>(now - t0).count();
         progress.finish();
         save_checkpoint(o.checkpoint, *model, *opt, schedule, pos, o);
+        write_file_atomically((fs::path(o.out) / "steps.csv").string(), steps_csv(steps.rows()));
+        if (tb) tb->flush();
         const json partial = {{"stopped_after_steps", pos.global_step},
                               {"first_step_seconds", first_step_seconds},
                               {"peak_rss_mib", peak_rss_mib()}};
@@ -541,6 +714,7 @@ int run(Options o, const OptionSources& given) {
       }
     }
     sums.read(pos);
+    steps.resolve();
     progress.finish();
     const double epoch_seconds =
         pos.seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -593,6 +767,7 @@ int run(Options o, const OptionSources& given) {
     save_checkpoint(o.checkpoint, *model, *opt, schedule, pos, o);
     --pos.epoch;
     write_outputs();
+    log_epoch(row);
     if (stop) {
       log.line("early stopping: validation loss did not improve for " + std::to_string(o.patience) +
                " epochs");
@@ -640,6 +815,15 @@ int run(Options o, const OptionSources& given) {
                        {"per_class", classes},
                        {"confusion_matrix", confusion}};
   write_file_atomically((fs::path(o.out) / "report.json").string(), report.dump(2) + "\n");
+  if (tb) {
+    try {
+      tb->add_hparams(hparams_of(o), {{"hparam/test_accuracy", last.test_accuracy},
+                                      {"hparam/test_loss", last.test_loss}});
+      tb->close();
+    } catch (const Error& e) {
+      throw UserError{"--tensorboard " + o.tensorboard + ": " + e.what()};
+    }
+  }
   log.line("RESULT model=" + o.model + " epochs=" + std::to_string(last.epoch) + " test_accuracy=" +
            fmt("%.4f", last.test_accuracy) + " train_seconds=" + fmt("%.1f", pos.train_seconds));
   return 0;

@@ -158,7 +158,117 @@ std::string metrics_csv(const std::vector<EpochRow>& rows) {
   return os.str();
 }
 
+std::string steps_csv(const std::vector<StepRow>& rows) {
+  std::string out = "step,epoch,loss,lr,samples_per_sec\n";
+  char line[160];
+  for (const StepRow& r : rows) {
+    std::snprintf(line, sizeof line, "%lld,%lld,%.9g,%.9g,%.6g\n", static_cast<long long>(r.step),
+                  static_cast<long long>(r.epoch), r.loss, r.lr, r.samples_per_sec);
+    out += line;
+  }
+  return out;
+}
+
+std::vector<StepRow> parse_steps_csv(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  std::vector<StepRow> rows;
+  int64_t number = 0;
+  while (std::getline(in, line)) {
+    if (++number == 1) {
+      if (line != "step,epoch,loss,lr,samples_per_sec") {
+        throw std::runtime_error("line 1 is not steps.csv's header");
+      }
+      continue;
+    }
+    StepRow r;
+    long long step = 0, epoch = 0;
+    int used = 0;
+    if (std::sscanf(line.c_str(), "%lld,%lld,%lf,%lf,%lf%n", &step, &epoch, &r.loss, &r.lr,
+                    &r.samples_per_sec, &used) != 5 ||
+        used != static_cast<int>(line.size()) || step < 1 ||
+        (!rows.empty() && step <= rows.back().step)) {
+      throw std::runtime_error("line " + std::to_string(number) + " is not a step row: " + line);
+    }
+    r.step = step;
+    r.epoch = epoch;
+    rows.push_back(r);
+  }
+  return rows;
+}
+
 namespace {
+
+/// The per-step panel: each step's loss (thin, every k-th step past ~1500 points) and its
+/// exponential moving average (TensorBoard's smoothing, weight 0.9, bias-corrected), against
+/// the step; a dashed line where each epoch ends.
+void step_panel(std::ostringstream& os, double x0, double y0, double w, double h,
+                const std::vector<StepRow>& steps) {
+  double lo = 1e300, hi = -1e300;
+  for (const StepRow& s : steps) {
+    if (!std::isfinite(s.loss)) continue;
+    lo = std::min(lo, s.loss);
+    hi = std::max(hi, s.loss);
+  }
+  if (lo > hi) lo = 0, hi = 1;
+  if (hi - lo < 1e-9) hi = lo + 1;
+  const double pad = (hi - lo) * 0.05;
+  lo -= pad;
+  hi += pad;
+  const double first = static_cast<double>(steps.front().step);
+  const double last = static_cast<double>(steps.back().step);
+  const double left = x0 + 55, right = x0 + w - 10, top = y0 + 30, bottom = y0 + h - 35;
+  auto X = [&](double s) {
+    return last <= first ? (left + right) / 2
+                         : left + (right - left) * (s - first) / (last - first);
+  };
+  auto Y = [&](double v) {
+    return bottom - (bottom - top) * (std::clamp(v, lo, hi) - lo) / (hi - lo);
+  };
+  os << "<text x='" << (left + right) / 2 << "' y='" << y0 + 18
+     << "' text-anchor='middle' font-size='14'>training loss per step</text>\n";
+  os << "<rect x='" << left << "' y='" << top << "' width='" << right - left << "' height='"
+     << bottom - top << "' fill='none' stroke='#888'/>\n";
+  for (int i = 0; i <= 4; ++i) {
+    const double v = lo + (hi - lo) * i / 4;
+    os << "<text x='" << left - 5 << "' y='" << Y(v) + 4 << "' text-anchor='end' font-size='10'>"
+       << std::setprecision(3) << v << "</text>\n";
+  }
+  for (int i = 0; i <= 4; ++i) {
+    const double s = std::round(first + (last - first) * i / 4);
+    os << "<text x='" << X(s) << "' y='" << bottom + 14 << "' text-anchor='middle' font-size='10'>"
+       << static_cast<long long>(s) << "</text>\n";
+  }
+  os << "<text x='" << (left + right) / 2 << "' y='" << bottom + 28
+     << "' text-anchor='middle' font-size='11'>step</text>\n";
+  for (size_t i = 0; i + 1 < steps.size(); ++i) {
+    if (steps[i].epoch == steps[i + 1].epoch) continue;
+    const double x = X(static_cast<double>(steps[i].step));
+    os << "<line x1='" << x << "' y1='" << top << "' x2='" << x << "' y2='" << bottom
+       << "' stroke='#bbb' stroke-dasharray='4,3'/>\n";
+  }
+  const size_t every = std::max<size_t>(1, (steps.size() + 1499) / 1500);
+  os << "<polyline fill='none' stroke-width='1' stroke='#9ecae1' points='";
+  for (size_t i = 0; i < steps.size(); i += every) {
+    if (std::isfinite(steps[i].loss))
+      os << X(static_cast<double>(steps[i].step)) << "," << Y(steps[i].loss) << " ";
+  }
+  os << "'/>\n";
+  os << "<polyline fill='none' stroke-width='2' stroke='#1f77b4' points='";
+  double ema = 0, weight = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (!std::isfinite(steps[i].loss)) continue;
+    ema = 0.9 * ema + 0.1 * steps[i].loss;
+    weight = 0.9 * weight + 0.1;
+    if (i % every == 0 || i + 1 == steps.size())
+      os << X(static_cast<double>(steps[i].step)) << "," << Y(ema / weight) << " ";
+  }
+  os << "'/>\n";
+  os << "<text x='" << right - 8 << "' y='" << top + 12
+     << "' text-anchor='end' font-size='11' fill='#9ecae1'>each step</text>\n";
+  os << "<text x='" << right - 8 << "' y='" << top + 26
+     << "' text-anchor='end' font-size='11' fill='#1f77b4'>smoothed</text>\n";
+}
 
 /// One SVG panel: series of (epoch, value) with axes and a legend.
 struct Series {
@@ -220,7 +330,8 @@ void panel(std::ostringstream& os, double x0, double y0, double w, double h,
 
 }  // namespace
 
-std::string metrics_svg(const std::vector<EpochRow>& rows, const std::string& title) {
+std::string metrics_svg(const std::vector<EpochRow>& rows, const std::string& title,
+                        const std::vector<StepRow>& steps) {
   std::vector<double> train_loss, test_loss, val_loss, train_acc, test_acc, val_acc;
   for (const EpochRow& r : rows) {
     train_loss.push_back(r.train_loss);
@@ -234,8 +345,9 @@ std::string metrics_svg(const std::vector<EpochRow>& rows, const std::string& ti
   }
   const int64_t epochs = rows.empty() ? 1 : rows.back().epoch;
   std::ostringstream os;
-  os << "<svg xmlns='http://www.w3.org/2000/svg' width='900' height='380' "
-        "font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n";
+  os << "<svg xmlns='http://www.w3.org/2000/svg' width='900' height='"
+     << (steps.empty() ? 380 : 700)
+     << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n";
   os << "<text x='450' y='16' text-anchor='middle' font-size='15'>" << title << "</text>\n";
   panel(os, 0, 20, 450, 360, "loss",
         {{"train", "#1f77b4", train_loss},
@@ -247,6 +359,7 @@ std::string metrics_svg(const std::vector<EpochRow>& rows, const std::string& ti
          {"validation", "#2ca02c", val_acc},
          {"test", "#d62728", test_acc}},
         epochs);
+  if (!steps.empty()) step_panel(os, 0, 380, 900, 320, steps);
   os << "</svg>\n";
   return os.str();
 }

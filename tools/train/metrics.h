@@ -49,6 +49,15 @@ struct EpochRow {
   double samples_per_second = 0;
 };
 
+/// One training step's line of steps.csv (and of the TensorBoard log).
+struct StepRow {
+  int64_t step = 0;            ///< the run's step count after it (1-based)
+  int64_t epoch = 0;           ///< the epoch it belongs to
+  double loss = 0;             ///< the batch's mean loss
+  double lr = 0;               ///< the learning rate it used (first parameter group)
+  double samples_per_sec = 0;  ///< the epoch's training throughput so far
+};
+
 /// Seconds since this process started (exec), from /proc; 0 if unknown.
 double seconds_since_process_start();
 /// This process's peak resident memory in MiB (getrusage).
@@ -60,8 +69,16 @@ double peak_rss_mib();
 void write_file_atomically(const std::string& path, const std::string& text);
 /// metrics.csv: a header and one line per epoch.
 std::string metrics_csv(const std::vector<EpochRow>& rows);
-/// metrics.svg: loss (train, test) and accuracy (train, test) against epochs, two panels.
-std::string metrics_svg(const std::vector<EpochRow>& rows, const std::string& title);
+/// steps.csv: a header and one line per step.
+std::string steps_csv(const std::vector<StepRow>& rows);
+/// The rows of a steps.csv that steps_csv wrote (a resumed run continues its file). Throws
+/// std::runtime_error naming the line for any other text.
+std::vector<StepRow> parse_steps_csv(const std::string& text);
+/// metrics.svg: loss (train, test) and accuracy (train, test) against epochs, two panels; with
+/// steps, a third panel below: the training loss of every step, raw and smoothed, against the
+/// step, with the epochs' ends marked.
+std::string metrics_svg(const std::vector<EpochRow>& rows, const std::string& title,
+                        const std::vector<StepRow>& steps = {});
 
 /// Progress of one epoch: a bar rewritten in place on a terminal, or a plain line every
 /// tenth of the epoch otherwise (logs, CI).

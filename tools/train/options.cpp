@@ -118,8 +118,7 @@ const std::map<std::string, Setter>& setters() {
        [](Options& o, const std::string& v, const std::string& l) {
          o.provider = v.empty() ? v : one_of(l, v, {"reference", "onednn"});
        }},
-      {"memory-format",
-       choice(&Options::memory_format, {"auto", "channels-last", "contiguous"})},
+      {"memory-format", choice(&Options::memory_format, {"auto", "channels-last", "contiguous"})},
       {"device", [](Options& o, const std::string& v,
                     const std::string& l) { o.device = device_spec(l, v); }},
       {"workers", integer(&Options::workers, 0, kMaxWorkers)},
@@ -133,6 +132,7 @@ const std::map<std::string, Setter>& setters() {
       {"limit-test", integer(&Options::limit_test, 0)},
       {"stop-after-steps", integer(&Options::stop_after_steps, 0)},
       {"progress", choice(&Options::progress, {"auto", "bar", "lines", "none"})},
+      {"tensorboard", text(&Options::tensorboard)},
   };
   return s;
 }
@@ -282,7 +282,8 @@ std::string options_json(const Options& o) {
             {"limit_train", o.limit_train},
             {"limit_test", o.limit_test},
             {"stop_after_steps", o.stop_after_steps},
-            {"progress", o.progress}};
+            {"progress", o.progress},
+            {"tensorboard", o.tensorboard}};
   return j.dump(2);
 }
 
@@ -290,7 +291,8 @@ std::string usage() {
   return R"(usage: loom train [options]
 
 Trains a model on Fashion-MNIST (Debian's dataset-fashion-mnist) and writes a run folder:
-config.json, train.log, metrics.csv, metrics.svg, report.json, checkpoint.safetensors.
+config.json, train.log, metrics.csv (per epoch), steps.csv (per step), metrics.svg,
+report.json, checkpoint.safetensors.
 The last line printed is machine-readable:
   RESULT model=cnn epochs=2 test_accuracy=0.9123 train_seconds=41.2
 
@@ -319,6 +321,10 @@ flags on the command line override it):
   --limit-train N, --limit-test N  use only the first N samples (quick runs)
   --stop-after-steps N      stop (after saving a checkpoint) once N steps are done
   --progress auto|bar|lines|none  a bar on a terminal, plain lines otherwise (auto)
+  --tensorboard DIR         also log to TensorBoard event files in DIR: per step train/loss,
+                            train/lr, train/samples_per_sec; per epoch epoch/train_loss,
+                            epoch/test_accuracy, ... (at the epoch's last step); the options and
+                            final test metrics in the HParams tab (tensorboard --logdir DIR)
 
 resuming (--resume PATH): the run continues as saved, so
   --model --batch-size --lr --optimizer --momentum --weight-decay --scheduler --seed
@@ -329,7 +335,8 @@ resuming (--resume PATH): the run continues as saved, so
                             instead (said in the log), except with --scheduler cosine or
                             onecycle, whose schedule spans the saved epochs
   --device --provider --memory-format --workers --data --out --checkpoint --progress
-  --stop-after-steps        apply to this process as given (defaults when not given; --out:
+  --stop-after-steps --tensorboard
+                            apply to this process as given (defaults when not given; --out:
                             the checkpoint's folder), so a run saved on a GPU resumes on a CPU
 )";
 }

@@ -35,8 +35,8 @@ struct Options {
   /// activations (Note [Memory format]); auto is channels-last for the CNN on the CPU under the
   /// onednn provider (faster there, docs/design/training.md), contiguous otherwise.
   std::string memory_format = "auto";
-  std::string device = "cpu";      ///< cpu | cuda | cuda:N (model and batches on it)
-  int64_t workers = 0;             ///< DataLoader worker threads (at most kMaxWorkers)
+  std::string device = "cpu";  ///< cpu | cuda | cuda:N (model and batches on it)
+  int64_t workers = 0;         ///< DataLoader worker threads (at most kMaxWorkers)
   std::string data = "/usr/share/datasets/fashion-mnist";  ///< the IDX files' folder
   std::string out;                                         ///< run folder ("": runs/<model>-<time>)
   std::string checkpoint;   ///< checkpoint file ("": <out>/checkpoint.safetensors)
@@ -47,6 +47,9 @@ struct Options {
   int64_t limit_test = 0;   ///< use only the first N test samples (0: all)
   int64_t stop_after_steps = 0;   ///< end the run after this many steps (tests of resuming)
   std::string progress = "auto";  ///< auto | bar | lines | none
+  /// TensorBoard log folder ("": none): per-step and per-epoch scalars, the run's hparams.
+  /// Not part of what defines a run: a resume logs where its own command line says.
+  std::string tensorboard;
 };
 
 /// A bad option: loom-train prints the message (and a hint to --help) and exits 2.

@@ -142,6 +142,7 @@ def check_train(run, run_folder):
     steps = read_csv(os.path.join(run_folder, "steps.csv"))
     check(len(steps) > 0, "steps.csv has rows")
     for tag, column in (("train/loss", "loss"), ("train/lr", "lr")):
+        check(len(scalars(acc, tag)) == len(steps), "%s: %d events for %d steps" % (tag, len(scalars(acc, tag)), len(steps)))
         got = {s: v for s, v, _ in scalars(acc, tag)}
         want = {int(r["step"]): as_float32(float(r[column])) for r in steps}
         check(sorted(got) == sorted(want), "%s steps %s vs steps.csv %s" % (tag, sorted(got)[:5], sorted(want)[:5]))
@@ -151,11 +152,15 @@ def check_train(run, run_folder):
                   "%s at step %d: %r, steps.csv %r" % (tag, s, got.get(s), v))
     check(len(scalars(acc, "train/samples_per_sec")) == len(steps), "train/samples_per_sec count")
     check(all(v > 0 for _, v, _ in scalars(acc, "train/samples_per_sec")), "samples_per_sec > 0")
+    # Per epoch: at the step the epoch ended on (its last row in steps.csv).
     rows = read_csv(os.path.join(run_folder, "metrics.csv"))
+    last_step = {}
+    for r in steps:
+        last_step[int(r["epoch"])] = int(r["step"])
     for column in ("train_loss", "train_accuracy", "test_loss", "test_accuracy", "lr"):
         got = [(s, v) for s, v, _ in scalars(acc, "epoch/" + column)]
-        want = [(int(r["epoch"]), as_float32(float(r[column]))) for r in rows]
-        check([s for s, _ in got] == [s for s, _ in want], "epoch/%s epochs %s" % (column, got))
+        want = [(last_step.get(int(r["epoch"])), as_float32(float(r[column]))) for r in rows]
+        check([s for s, _ in got] == [s for s, _ in want], "epoch/%s steps %s, want %s" % (column, got, want))
         for (_, g), (e, w) in zip(got, want):
             # metrics.csv holds 6 significant digits.
             check(math.isclose(g, w, rel_tol=1e-5, abs_tol=1e-6), "epoch/%s at %d: %r vs %r" % (column, e, g, w))
