@@ -75,6 +75,8 @@ __attribute__((tls_model("initial-exec"))) thread_local LocalDispatchKeySet tls_
 
 LocalDispatchKeySet& local_dispatch_key_set() { return tls_local_keys; }
 
+std::atomic<uint64_t> process_included_keys{0};
+
 ExcludeDispatchKeyGuard::ExcludeDispatchKeyGuard(DispatchKeySet keys)
     : tls_(&tls_local_keys), previous_(tls_->excluded) {
   tls_->excluded = tls_->excluded | keys;

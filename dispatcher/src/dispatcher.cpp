@@ -23,6 +23,8 @@ struct KernelRecord {
   int priority;
   KernelFunction fn;
   Origin origin;
+  // The profiler's id of (provider, plugin) (Note [Kernel labels] in profiling.h).
+  uint16_t label = profiler::detail::kernel_label(provider, origin.plugin);
 };
 
 using RecordList = std::vector<std::unique_ptr<KernelRecord>>;
@@ -63,6 +65,10 @@ KernelFunction hand_off_kernel(const HandOffChain* chain) {
       ~Restore() { t_hand_off = saved; }
     } restore{saved};
     t_hand_off = HandOffState{chain, level};
+    if (profiler::detail::recording()) {
+      profiler::detail::note_hand_off(op.entry(), static_cast<DispatchKey>(chain->key),
+                                      chain->links[level]->label);
+    }
     chain->links[level]->fn.call_boxed(op, stack);
   });
 }
@@ -172,9 +178,11 @@ class Dispatcher::Impl {
   // once per distinct chain and kept: a kernel may be running it while the policy changes).
   // Even one runner-up other than the reference goes through the chain, so that a runner-up
   // that hands on in turn gets an error rather than itself.
-  const KernelFunction* runner_up_kernel(OpState& op, int key, const KernelRecord* active) {
+  const KernelFunction* runner_up_kernel(OpState& op, int key, const KernelRecord* active,
+                                        uint16_t* label) {
     std::vector<const KernelRecord*> links = runners_up(op, key, active);
     if (links.empty()) return nullptr;
+    *label = links.front()->label;
     // The common case, a provider over the reference kernels (which take every call and hand
     // nothing on), keeps the direct unboxed call: the boxed chain costs ~30 ns per hand-off
     // (a float64 1-element add under onednn: ~105 ns direct, ~150 ns boxed).
@@ -213,15 +221,23 @@ class Dispatcher::Impl {
     OperatorEntry& e = *op.entry;
     std::array<const KernelFunction*, kNumDispatchKeys> next{};
     std::array<const KernelFunction*, kNumDispatchKeys> second{};
+    std::array<uint16_t, kNumDispatchKeys> label{}, second_label{};
     uint64_t mask = 0;
     if (e.schema_) {
       for (int k = 0; k < kNumDispatchKeys; ++k) {
         if (const KernelRecord* r = select(op, k)) {
           next[k] = &r->fn;
+          label[k] = r->label;
           mask |= uint64_t{1} << k;
-          second[k] = runner_up_kernel(op, k, r);
+          second[k] = runner_up_kernel(op, k, r, &second_label[k]);
         }
       }
+    }
+    // Labels are what the profiler reads of a call; a racing reader may name the previous
+    // kernel's provider for a call made during the publication, nothing worse.
+    for (int k = 0; k < kNumDispatchKeys; ++k) {
+      e.label_[k].store(label[k], std::memory_order_relaxed);
+      e.next_label_[k].store(second_label[k], std::memory_order_relaxed);
     }
     // Runner-ups first: a kernel that hands a call on reads its slot while it is active.
     for (int k = 0; k < kNumDispatchKeys; ++k) {
@@ -598,7 +614,29 @@ void OperatorHandle::check_typed(const InferredSignature& sig) const {
 
 void OperatorHandle::call_boxed(Stack& stack) const {
   normalize_boxed_arguments(*this, stack);
-  const DispatchKeySet ks = apply_local_keys(boxed_key_set(*this, stack));
+  DispatchKeySet ks = apply_local_keys(boxed_key_set(*this, stack));
+  // A profiled call (loom/dispatcher/profiling.h), as Typed::call_profiled.
+  std::optional<profiler::detail::OpScope> scope;
+  if (__builtin_expect(ks.has(DispatchKey::Profiling), 0)) {
+    scope.emplace(entry_, ks);
+    if (scope->active()) {
+      ks = ks.remove(DispatchKey::Profiling);
+      if (scope->wants_shapes()) {
+        const size_t n = schema().arguments().size();
+        for (size_t i = stack.size() >= n ? stack.size() - n : 0; i < stack.size(); ++i) {
+          const IValue& v = stack[i];
+          if (v.is_tensor()) {
+            scope->add_input(v.to_tensor());
+          } else if (v.tag() == IValue::Tag::TensorList) {
+            const auto& list = v.to_tensor_list();
+            scope->add_input_list(list.data(), list.size());
+          } else {
+            scope->add_other();
+          }
+        }
+      }
+    }
+  }
   const KernelFunction* k = entry_->lookup(ks);
   if (k == nullptr) Dispatcher::instance().report_missing_kernel(*this, ks, stack);
   k->call_boxed(*this, stack);

@@ -12,6 +12,7 @@
 #include "loom/autograd/grad_mode.h"
 #include "loom/autograd/meta.h"
 #include "loom/core/error.h"
+#include "profiler/recorder.h"
 
 namespace loom::autograd {
 namespace {
@@ -144,6 +145,8 @@ class GraphTask {
   };
 
   variable_list apply(Node& node, variable_list inputs, bool anomaly) {
+    // One profiler event per node, linked to its forward op by the sequence number.
+    profiler::detail::BackwardScope profiled(node);
     variable_list outputs;
     if (anomaly) {
       try {

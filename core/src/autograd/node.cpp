@@ -11,11 +11,14 @@ namespace loom::autograd {
 
 // Per thread, as PyTorch's: graphs are recorded by one thread, and the order only ranks
 // the nodes of one graph.
-uint64_t next_sequence_nr() {
-  // Note [Initial-exec TLS] in dispatcher/src/dispatch_key.cpp.
-  static __attribute__((tls_model("initial-exec"))) thread_local uint64_t counter = 0;
-  return counter++;
-}
+namespace {
+// Note [Initial-exec TLS] in dispatcher/src/dispatch_key.cpp.
+__attribute__((tls_model("initial-exec"))) thread_local uint64_t t_sequence_counter = 0;
+}  // namespace
+
+uint64_t next_sequence_nr() { return t_sequence_counter++; }
+
+uint64_t peek_sequence_nr() { return t_sequence_counter; }
 
 Node::Node() : sequence_nr_(next_sequence_nr()) {}
 

@@ -172,6 +172,9 @@ class SavedTensor {
 
 /// Sequence number counter used by Node().
 uint64_t next_sequence_nr();
+/// The number the next Node made on this thread gets (the profiler reads it around an op to
+/// link the op to the node it records).
+uint64_t peek_sequence_nr();
 
 /// Note [Iterative graph teardown]: a graph is a chain of nodes, each owning the next ones
 /// (edges) and tensors whose grad_fn is an earlier node (saved inputs). Destroying the last

@@ -9,6 +9,7 @@
 /// no fallback is "fallthrough": it is masked out of that op's key set, so the
 /// call goes to the next key without any per-call test.
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -116,6 +117,12 @@ struct LocalDispatchKeySet {
 
 /// This thread's include/exclude sets (mutable; prefer the guards below).
 LocalDispatchKeySet& local_dispatch_key_set();
+
+/// Note [Process-wide keys]: keys added to every call on every thread, as bits of a
+/// DispatchKeySet: Profiling while a profiler records, so that events come from all threads
+/// (DataLoader workers, the autograd engine's caller, the program's own) without each one
+/// opting in. A thread's excluded set still removes them. Read with one relaxed load per call.
+extern std::atomic<uint64_t> process_included_keys;
 
 /// Excludes keys on this thread for the guard's lifetime (e.g. "below autograd").
 class ExcludeDispatchKeyGuard {

@@ -25,6 +25,7 @@
 #include "loom/core/registration.h"
 #include "loom/dispatcher/dispatch_key.h"
 #include "loom/dispatcher/kernel.h"
+#include "loom/dispatcher/profiling.h"
 #include "loom/dispatcher/schema.h"
 
 namespace loom {
@@ -100,6 +101,17 @@ class OperatorHandle {
 /// stores the runner-up beside the selected kernel, so handing on is one more atomic load.
 class OperatorEntry {
  public:
+  /// "aten::add.Tensor" (set once, when the entry is made).
+  const std::string& name() const { return name_; }
+  /// The profiler's label (an id of the provider and plugin, Note [Kernel labels] in
+  /// dispatcher.cpp) of the kernel selected at key k; 0 if none.
+  uint16_t kernel_label(DispatchKey k) const {
+    return label_[static_cast<int>(k)].load(std::memory_order_relaxed);
+  }
+  /// The label of the runner-up kernel at backend key k; 0 if none.
+  uint16_t next_provider_label(DispatchKey k) const {
+    return next_label_[static_cast<int>(k)].load(std::memory_order_relaxed);
+  }
   /// The runner-up kernel at backend key k (Note [Next provider]), or nullptr.
   const KernelFunction* next_provider(DispatchKey k) const {
     return next_provider_[static_cast<int>(k)].load(std::memory_order_acquire);
@@ -124,6 +136,8 @@ class OperatorEntry {
   std::atomic<uint64_t> mask_{0};
   std::array<std::atomic<const KernelFunction*>, kNumDispatchKeys> table_{};
   std::array<std::atomic<const KernelFunction*>, kNumDispatchKeys> next_provider_{};
+  std::array<std::atomic<uint16_t>, kNumDispatchKeys> label_{};
+  std::array<std::atomic<uint16_t>, kNumDispatchKeys> next_label_{};
   // Everything below is guarded by the dispatcher's registration mutex.
   std::string name_;
   std::unique_ptr<FunctionSchema> schema_;
@@ -134,10 +148,13 @@ class OperatorEntry {
   std::vector<std::unique_ptr<FunctionSchema>> retired_schemas_;
 };
 
-/// Keys added to every call's key set and removed from it on this thread, applied to ks.
+/// Keys added to every call's key set and removed from it on this thread, applied to ks,
+/// with the process-wide keys (Note [Process-wide keys]).
 inline DispatchKeySet apply_local_keys(DispatchKeySet ks) {
   const LocalDispatchKeySet& tls = local_dispatch_key_set();
-  return (ks | tls.included) & ~tls.excluded;
+  const DispatchKeySet process =
+      DispatchKeySet::from_bits(process_included_keys.load(std::memory_order_relaxed));
+  return (ks | tls.included | process) & ~tls.excluded;
 }
 
 /// The process-wide operator registry.
@@ -202,6 +219,9 @@ class OperatorHandle::Typed<R(Args...)> {
   /// Calls the operator.
   R call(Args... args) const {
     const DispatchKeySet ks = apply_local_keys(detail::key_set_of(args...));
+    if (__builtin_expect(ks.has(DispatchKey::Profiling), 0)) {
+      return call_profiled(ks, std::forward<Args>(args)...);
+    }
     const KernelFunction* k = op_.entry()->lookup(ks);
     if (__builtin_expect(k == nullptr, 0)) missing(ks, args...);
     return k->template call<R, Args...>(op_, std::forward<Args>(args)...);
@@ -213,6 +233,9 @@ class OperatorHandle::Typed<R(Args...)> {
   R call_next_provider(DispatchKey key, Args... args) const {
     const KernelFunction* k = op_.entry()->next_provider(key);
     if (__builtin_expect(k == nullptr, 0)) Dispatcher::instance().report_no_next_provider(op_, key);
+    if (__builtin_expect(profiler::detail::recording(), 0)) {
+      profiler::detail::note_hand_off(op_.entry(), key, op_.entry()->next_provider_label(key));
+    }
     return k->template call<R, Args...>(op_, std::forward<Args>(args)...);
   }
   /// The untyped handle.
@@ -221,6 +244,19 @@ class OperatorHandle::Typed<R(Args...)> {
  private:
   friend class OperatorHandle;
   explicit Typed(OperatorHandle op) : op_(op) {}
+  // A call while a profiler records (loom/dispatcher/profiling.h): one op event around the
+  // kernel the key set below Profiling selects. Not recording (Profiling came from a guard):
+  // the key's own kernel or fallback runs, as for any key.
+  __attribute__((noinline)) R call_profiled(DispatchKeySet ks, Args... args) const {
+    profiler::detail::OpScope scope(op_.entry(), ks);
+    if (scope.active()) {
+      ks = ks.remove(DispatchKey::Profiling);
+      if (scope.wants_shapes()) profiler::detail::add_inputs(scope, args...);
+    }
+    const KernelFunction* k = op_.entry()->lookup(ks);
+    if (__builtin_expect(k == nullptr, 0)) missing(ks, args...);
+    return k->template call<R, Args...>(op_, std::forward<Args>(args)...);
+  }
   [[noreturn]] __attribute__((noinline, cold)) void missing(DispatchKeySet ks,
                                                             const Args&... args) const {
     Stack stack;
