@@ -11,6 +11,7 @@
 #include <fstream>
 #include <thread>
 
+#include "loom/core/memory.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/library.h"
 #include "loom/loom.h"
@@ -289,6 +290,91 @@ TEST_F(ProfilerTest, ScheduleWaitsWarmsUpAndHandsOverTheActiveSteps) {
   EXPECT_EQ(ready[0], 7u);
   EXPECT_EQ(ready[1], 15u);
   EXPECT_FALSE(profiler::is_recording());
+}
+
+TEST_F(ProfilerTest, MemoryOfAScriptedSequenceIsExact) {
+  profiler::start({.profile_memory = true});
+  {
+    profiler::Range r("script");
+    Tensor a = Tensor::empty({256});  // 1024 bytes
+    Tensor b = Tensor::empty({512});  // 2048: 3072 held
+    a = Tensor();                     // 2048 held
+    Tensor c = Tensor::empty({128});  // 512: 2560 held
+  }                                   // b and c go: 0
+  const profiler::Profile p = profiler::stop();
+  std::vector<int64_t> totals;
+  for (const auto& m : p.memory_events()) {
+    EXPECT_EQ(m.device, "cpu");
+    totals.push_back(m.total_bytes);
+  }
+  ASSERT_EQ(totals.size(), 6u);
+  EXPECT_EQ(totals[0], 1024);
+  EXPECT_EQ(totals[1], 3072);
+  EXPECT_EQ(totals[2], 2048);
+  EXPECT_EQ(totals[3], 2560);
+  EXPECT_EQ(totals[5], 0);
+  const auto script = named(p, "script");
+  ASSERT_EQ(script.size(), 1u);
+  // Freed in its scope (c, then b, as locals go in reverse order): net 0; the peak 3072.
+  EXPECT_EQ(script[0].self_memory_bytes, 0);
+  EXPECT_EQ(script[0].peak_memory_bytes, 3072);
+  EXPECT_NE(p.table().find("Peak Mem"), std::string::npos);
+  int counters = 0;
+  const auto trace = nlohmann::json::parse(p.chrome_trace());
+  for (const auto& e : trace["traceEvents"]) counters += e["ph"] == "C";
+  EXPECT_EQ(counters, 6);
+}
+
+TEST_F(ProfilerTest, AnOpOwnsWhatItAllocates) {
+  const Tensor x = ones({1000});
+  profiler::start({.profile_memory = true});
+  Tensor y = x + x;
+  const profiler::Profile p = profiler::stop();
+  const auto add = named(p, "aten::add.Tensor");
+  ASSERT_EQ(add.size(), 1u);
+  // Its result: 4000 bytes (allocated by the op itself, or by an op it called).
+  int64_t inside = add[0].self_memory_bytes;
+  for (const auto& e : p.events()) {
+    if (e.depth > add[0].depth && e.start_ns >= add[0].start_ns && e.end_ns <= add[0].end_ns) {
+      inside += e.self_memory_bytes;
+    }
+  }
+  EXPECT_EQ(inside, 4000);
+  EXPECT_GE(add[0].peak_memory_bytes, 4000);
+}
+
+TEST_F(ProfilerTest, MemoryStatisticsAndHistory) {
+  const Device cpu;
+  memory::reset_peak_stats(cpu);
+  const int64_t before = memory::allocated(cpu);
+  {
+    Tensor big = Tensor::empty({1 << 18});  // 1 MiB
+    EXPECT_GE(memory::allocated(cpu) - before, 1 << 20);
+  }
+  EXPECT_GE(memory::max_allocated(cpu) - before, 1 << 20);
+  EXPECT_GE(memory::reserved(cpu), memory::allocated(cpu));
+  EXPECT_FALSE(memory::summary(cpu).empty());
+
+  const Tensor x = ones({1000});
+  memory::record_history(true, 8);
+  Tensor y = x + x;
+  Tensor z = Tensor::empty({7});
+  std::vector<memory::Block> live = memory::snapshot();
+  auto by_op = [&](const std::string& op) {
+    return std::count_if(live.begin(), live.end(), [&](const memory::Block& b) {
+      return b.op == op && b.bytes == 4000;
+    });
+  };
+  EXPECT_EQ(by_op("aten::add.Tensor") + by_op("aten::empty.memory_format"), 1)
+      << "the result's block names the op that made it";
+  ASSERT_FALSE(live.empty());
+  EXPECT_FALSE(live.front().stack.empty());
+  EXPECT_EQ(live.back().bytes, 28);
+  y = Tensor();
+  live = memory::snapshot();
+  EXPECT_EQ(live.size(), 1u) << "a freed block leaves the snapshot";
+  memory::record_history(false);
+  EXPECT_TRUE(memory::snapshot().empty());
 }
 
 }  // namespace

@@ -19,6 +19,8 @@ int run_plugin_check(Args& args);
 int run_bench(Args& args);
 /// `loom train [...]`: runs loom-train (the training job) with the same arguments.
 int run_train(Args& args);
+/// `loom profile [...] -- PROGRAM`: runs PROGRAM with LOOM_PROFILE set, prints the op table.
+int run_profile(Args& args);
 /// `loom conformance onnx [DIR]`: runs ONNX's node tests on Loom's ops; exits 1 if one fails.
 int run_conformance_onnx(Args& args);
 

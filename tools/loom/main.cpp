@@ -34,6 +34,10 @@ constexpr Command kCommands[] = {
      "run the benchmarks against libtorch (runs loom-bench)", &run_bench},
     {"train", "[--model mlp|cnn] [--epochs N] [--config FILE] [--out DIR] ...",
      "train a model on Fashion-MNIST (runs loom-train; loom train --help)", &run_train},
+    {"profile", "[--out DIR] [--shapes] [--flush-seconds S] -- PROGRAM [ARGS...]",
+     "run a program that uses Loom with the profiler on; writes DIR/trace.json (Perfetto) and "
+     "DIR/profile.txt, prints the time per op",
+     &run_profile},
     {"conformance onnx",
      "[--filter SUBSTR] [--verbose] [--json FILE] [--rtol R] [--atol A] [--provider NAME] "
      "[--list-ops] [DIR]",

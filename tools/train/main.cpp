@@ -35,6 +35,7 @@
 #include "loom/optim/adam.h"
 #include "loom/optim/lr_scheduler.h"
 #include "loom/optim/sgd.h"
+#include "loom/profiler/profiler.h"
 #include "metrics.h"
 #include "models.h"
 #include "options.h"
@@ -650,6 +651,27 @@ int run(Options o, const OptionSources& given) {
                           metrics_svg(pos.rows, "loom train: " + o.model, steps.rows()));
   };
 
+  // --profile N: steps 1-2 unprofiled (one-time costs), then N recorded; the trace and the
+  // tables go into the run folder when the window closes (or the run ends inside it).
+  std::unique_ptr<profiler::ScheduledProfiler> prof;
+  if (o.profile > 0) {
+    prof = std::make_unique<profiler::ScheduledProfiler>(
+        profiler::Schedule{.wait = 1, .warmup = 1, .active = o.profile, .repeat = 1},
+        profiler::ProfilerOptions{.record_shapes = true},
+        [&o, &log](const profiler::Profile& p) {
+          p.export_chrome_trace((fs::path(o.out) / "trace.json").string());
+          write_file_atomically((fs::path(o.out) / "profile.txt").string(),
+                                "By op:\n" + p.table(profiler::GroupBy::Op, 25) +
+                                    "\nBy op and provider:\n" +
+                                    p.table(profiler::GroupBy::Provider, 25) +
+                                    "\nBy op and input shapes:\n" +
+                                    p.table(profiler::GroupBy::OpAndShapes, 25));
+          log.line("profile: " + std::to_string(p.events().size()) + " events in " +
+                   (fs::path(o.out) / "trace.json").string() + " (open it in Perfetto), tables in " +
+                   (fs::path(o.out) / "profile.txt").string());
+        });
+  }
+
   Evaluation last_test;
   bool stopped_early = false;
   double first_step_seconds = -1;  // from process start: start-up, data, model, one step
@@ -696,6 +718,7 @@ int run(Options o, const OptionSources& given) {
         steps.resolve();
         progress.update(step, pos.loss_sum / static_cast<double>(pos.seen), pos.seen);
       }
+      if (prof) prof->step();
       if (o.stop_after_steps > 0 && pos.global_step >= o.stop_after_steps) {
         const auto now = std::chrono::steady_clock::now();
         pos.seconds += std::chrono::duration<double>(now - t0).count();

@@ -131,6 +131,7 @@ const std::map<std::string, Setter>& setters() {
       {"limit-train", integer(&Options::limit_train, 0)},
       {"limit-test", integer(&Options::limit_test, 0)},
       {"stop-after-steps", integer(&Options::stop_after_steps, 0)},
+      {"profile", integer(&Options::profile, 0)},
       {"progress", choice(&Options::progress, {"auto", "bar", "lines", "none"})},
       {"tensorboard", text(&Options::tensorboard)},
   };
@@ -238,6 +239,8 @@ Options parse_options(const std::vector<std::string>& argv, bool& help, OptionSo
     if (const size_t eq = name.find('='); eq != std::string::npos) {
       value = name.substr(eq + 1);
       name = name.substr(0, eq);
+    } else if (name == "profile" && (i + 1 >= argv.size() || argv[i + 1].rfind("--", 0) == 0)) {
+      value = std::to_string(kDefaultProfileSteps);  // a bare --profile
     } else {
       if (i + 1 >= argv.size()) throw OptionError{"--" + name + " expects a value"};
       value = argv[++i];
@@ -282,6 +285,7 @@ std::string options_json(const Options& o) {
             {"limit_train", o.limit_train},
             {"limit_test", o.limit_test},
             {"stop_after_steps", o.stop_after_steps},
+            {"profile", o.profile},
             {"progress", o.progress},
             {"tensorboard", o.tensorboard}};
   return j.dump(2);
@@ -321,6 +325,11 @@ flags on the command line override it):
   --limit-train N, --limit-test N  use only the first N samples (quick runs)
   --stop-after-steps N      stop (after saving a checkpoint) once N steps are done
   --progress auto|bar|lines|none  a bar on a terminal, plain lines otherwise (auto)
+  --profile[=N]             profile N steps (default 10) after two unprofiled ones (the first
+                            pays one-time costs) and write trace.json (Chrome/Perfetto trace:
+                            every op with its provider, backward nodes, data loading, optimizer
+                            steps) and profile.txt (time per op, per op and shapes, per
+                            provider) into the run folder
   --tensorboard DIR         also log to TensorBoard event files in DIR: per step train/loss,
                             train/lr, train/samples_per_sec; per epoch epoch/train_loss,
                             epoch/test_accuracy, ... (at the epoch's last step); the options and
@@ -335,7 +344,7 @@ resuming (--resume PATH): the run continues as saved, so
                             instead (said in the log), except with --scheduler cosine or
                             onecycle, whose schedule spans the saved epochs
   --device --provider --memory-format --workers --data --out --checkpoint --progress
-  --stop-after-steps --tensorboard
+  --stop-after-steps --tensorboard --profile
                             apply to this process as given (defaults when not given; --out:
                             the checkpoint's folder), so a run saved on a GPU resumes on a CPU
 )";

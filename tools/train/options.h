@@ -18,6 +18,8 @@ namespace loom::train {
 /// largest single machines and below the usual thread limits; a system that still refuses a
 /// thread gets the DataLoader's error naming num_workers.
 inline constexpr int64_t kMaxWorkers = 256;
+/// Steps a bare --profile records.
+inline constexpr int64_t kDefaultProfileSteps = 10;
 
 /// Everything a run is configured by (written to the run folder as config.json).
 struct Options {
@@ -46,6 +48,7 @@ struct Options {
   int64_t limit_train = 0;  ///< use only the first N training samples (0: all)
   int64_t limit_test = 0;   ///< use only the first N test samples (0: all)
   int64_t stop_after_steps = 0;   ///< end the run after this many steps (tests of resuming)
+  int64_t profile = 0;            ///< profile this many steps (after 2) into trace.json; 0: off
   std::string progress = "auto";  ///< auto | bar | lines | none
   /// TensorBoard log folder ("": none): per-step and per-epoch scalars, the run's hparams.
   /// Not part of what defines a run: a resume logs where its own command line says.

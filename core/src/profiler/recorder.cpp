@@ -19,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "loom/autograd/node.h"
 #include "loom/core/error.h"
+#include "loom/core/memory.h"
 #include "loom/core/warning.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/profiling.h"
@@ -119,7 +120,7 @@ ThreadBuffer* open_event(const void* name, uint8_t kind, uint16_t label, int64_t
   const uint32_t i = reserve_slot(b);
   if (i == UINT32_MAX) return nullptr;
   const uint64_t id = b.next_serial++;
-  b.events[i] = RawEvent{name, now_ns(), 0, seq, 0, label, kind,
+  b.events[i] = RawEvent{name, now_ns(), 0, seq, 0, 0, label, kind,
                          static_cast<uint8_t>(std::min<size_t>(b.open.size(), 255))};
   b.serials[i] = id;
   if (i < b.shapes.size()) b.shapes[i].clear();
@@ -178,8 +179,38 @@ std::pair<std::string, std::string> kernel_label_names(uint16_t label) {
 
 bool recording() { return state().recording.load(std::memory_order_relaxed); }
 
+namespace {
+// The memory history's users (track_ops) and the op stack it reads (Note [Memory events]).
+std::atomic<int> g_op_tracking{0};
+thread_local std::vector<const OperatorEntry*> t_ops;
+std::mutex g_key_mu;
+int g_key_users = 0;  // the profiler and the op tracking: the Profiling key is on while > 0
+
+void use_profiling_key(int delta) {
+  std::lock_guard<std::mutex> lock(g_key_mu);
+  g_key_users += delta;
+  const uint64_t bit = DispatchKeySet(DispatchKey::Profiling).bits();
+  if (g_key_users > 0) {
+    process_included_keys.fetch_or(bit, std::memory_order_relaxed);
+  } else {
+    process_included_keys.fetch_and(~bit, std::memory_order_relaxed);
+  }
+}
+}  // namespace
+
+void track_ops(int delta) {
+  g_op_tracking.fetch_add(delta, std::memory_order_relaxed);
+  use_profiling_key(delta);
+}
+
 OpScope::OpScope(const OperatorEntry* op, DispatchKeySet ks) {
-  if (!state().recording.load(std::memory_order_relaxed)) return;
+  if (!state().recording.load(std::memory_order_relaxed)) {
+    if (g_op_tracking.load(std::memory_order_relaxed) > 0) {
+      t_ops.push_back(op);
+      tracked_ = true;
+    }
+    return;
+  }
   // The provider: the kernel selected at the call's backend key (the highest of keys 1..32).
   constexpr uint64_t kBackendBits = ((uint64_t{1} << 33) - 1) & ~uint64_t{1};
   const uint64_t backend = ks.bits() & kBackendBits;
@@ -195,6 +226,44 @@ OpScope::OpScope(const OperatorEntry* op, DispatchKeySet ks) {
 
 OpScope::~OpScope() {
   if (buffer_) close_event(*static_cast<ThreadBuffer*>(buffer_), session_, serial_, true);
+  if (tracked_ && !t_ops.empty()) t_ops.pop_back();
+}
+
+// Note [Memory events]: an allocation or release while the profiler records memory is an
+// event of its own (closed at once, bytes in seq, device in label) and adds its bytes to the
+// innermost open event of the thread, whose own net allocation that is.
+void note_memory(Device device, int64_t bytes) {
+  State& st = state();
+  if (!st.recording.load(std::memory_order_relaxed) || !st.options.profile_memory) return;
+  ThreadBuffer& b = this_thread_buffer();
+  std::lock_guard<std::mutex> lock(b.mu);
+  const uint64_t s = st.session.load(std::memory_order_acquire);
+  sync_session(b, s);
+  if (!b.open.empty() && b.serials[b.open.back().index] == b.open.back().serial) {
+    b.events[b.open.back().index].memory += bytes;
+  }
+  const uint32_t i = reserve_slot(b);
+  if (i == UINT32_MAX) return;
+  const auto code = static_cast<uint16_t>(static_cast<uint8_t>(device.type().id) |
+                                          (static_cast<uint16_t>((device.index() + 1) & 0xff) << 8));
+  b.events[i] = RawEvent{nullptr, now_ns(), 0, bytes, 0, 0, code, kRawMemory, 0};
+  b.serials[i] = b.next_serial++;
+}
+
+std::string current_op_name() {
+  State& st = state();
+  if (st.recording.load(std::memory_order_relaxed)) {
+    ThreadBuffer& b = this_thread_buffer();
+    std::lock_guard<std::mutex> lock(b.mu);
+    for (auto it = b.open.rbegin(); it != b.open.rend(); ++it) {
+      const RawEvent& e = b.events[it->index];
+      if (b.serials[it->index] == it->serial && e.kind == kRawOp) {
+        return static_cast<const OperatorEntry*>(e.name)->name();
+      }
+    }
+    return "";
+  }
+  return t_ops.empty() ? std::string() : t_ops.back()->name();
 }
 
 namespace {
@@ -296,33 +365,41 @@ void start(const ProfilerOptions& options) {
   st.start_ns = detail::now_ns();
   st.session.fetch_add(1, std::memory_order_acq_rel);
   st.recording.store(true, std::memory_order_release);
-  process_included_keys.fetch_or(DispatchKeySet(DispatchKey::Profiling).bits(),
-                                 std::memory_order_relaxed);
+  detail::use_profiling_key(+1);
+  if (options.profile_memory) memory::detail::tracking_bits.fetch_or(1, std::memory_order_relaxed);
 }
 
 // Defined in report.cpp: orders the events and computes self times and links.
-void finish_profile(std::vector<Event>& events);
+void finish_profile(std::vector<Event>& events, std::vector<MemoryEvent>& memory);
 
-Profile stop() {
-  State& st = state();
-  std::lock_guard<std::mutex> lock(st.mu);
-  LOOM_CHECK(st.recording.load(), "profiler::stop: no profiler is recording (start one with "
-             "profiler::start())");
-  process_included_keys.fetch_and(~DispatchKeySet(DispatchKey::Profiling).bits(),
-                                  std::memory_order_relaxed);
-  st.recording.store(false, std::memory_order_release);
+namespace {
+// The events of the running session as a Profile. finishing: stop() (buffers are emptied);
+// else a snapshot (events still open end now, recording goes on). st.mu held.
+Profile collect(State& st, bool finishing) {
   const uint64_t session = st.session.load();
-  Profile p;
-  p.start_ns_ = st.start_ns;
-  p.end_ns_ = detail::now_ns();
+  std::vector<Event> events;
+  std::vector<MemoryEvent> memory;
+  int64_t dropped = 0;
+  const int64_t end_ns = detail::now_ns();
   for (const auto& bp : st.buffers) {
     detail::ThreadBuffer& b = *bp;
     std::lock_guard<std::mutex> block(b.mu);
     if (b.session != session) continue;
-    p.dropped_ += b.dropped;
+    dropped += b.dropped;
     for (size_t i = 0; i < b.events.size(); ++i) {
       const detail::RawEvent& r = b.events[i];
       if (b.serials[i] == 0) continue;
+      if (r.kind == detail::kRawMemory) {
+        MemoryEvent m;
+        m.time_ns = r.start_ns;
+        m.thread = b.thread_number;
+        m.device = Device(DeviceType{static_cast<int8_t>(r.label & 0xff)},
+                          static_cast<int16_t>((r.label >> 8) - 1))
+                       .str();
+        m.bytes = r.seq;
+        memory.push_back(std::move(m));
+        continue;
+      }
       Event e;
       switch (r.kind) {
         case detail::kRawOp: {
@@ -345,20 +422,45 @@ Profile stop() {
       if (r.shapes != 0 && r.shapes - 1 < b.shapes.size()) e.shapes = b.shapes[r.shapes - 1];
       e.thread = b.thread_number;
       e.start_ns = r.start_ns;
-      e.end_ns = r.end_ns != 0 ? r.end_ns : p.end_ns_;
+      e.end_ns = r.end_ns != 0 ? r.end_ns : end_ns;
       e.depth = r.depth;
       e.sequence_nr = r.seq;
-      p.events_.push_back(std::move(e));
+      e.self_memory_bytes = r.memory;
+      events.push_back(std::move(e));
     }
-    // Free the memory now; the thread's next session starts afresh (sync_session).
-    b.session = 0;
-    std::vector<detail::RawEvent>().swap(b.events);
-    std::vector<uint64_t>().swap(b.serials);
-    std::vector<std::string>().swap(b.shapes);
-    b.open.clear();
+    if (finishing) {
+      // Free the memory now; the thread's next session starts afresh (sync_session).
+      b.session = 0;
+      std::vector<detail::RawEvent>().swap(b.events);
+      std::vector<uint64_t>().swap(b.serials);
+      std::vector<std::string>().swap(b.shapes);
+      b.open.clear();
+    }
   }
-  finish_profile(p.events_);
-  return p;
+  finish_profile(events, memory);
+  return Profile::make(std::move(events), dropped, st.start_ns, end_ns, std::move(memory));
+}
+}  // namespace
+
+Profile stop() {
+  State& st = state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  LOOM_CHECK(st.recording.load(), "profiler::stop: no profiler is recording (start one with "
+             "profiler::start())");
+  st.recording.store(false, std::memory_order_release);
+  detail::use_profiling_key(-1);
+  if (st.options.profile_memory) {
+    memory::detail::tracking_bits.fetch_and(~1, std::memory_order_relaxed);
+  }
+  return collect(st, true);
+}
+
+Profile snapshot() {
+  State& st = state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  LOOM_CHECK(st.recording.load(), "profiler::snapshot: no profiler is recording (start one "
+             "with profiler::start())");
+  return collect(st, false);
 }
 
 Range::Range(std::string_view name) {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "loom/core/device.h"
 #include "loom/profiler/profiler.h"
 
 namespace loom::autograd {
@@ -18,21 +19,23 @@ class Node;
 
 namespace loom::profiler::detail {
 
-enum RawKind : uint8_t { kRawOp = 0, kRawRange = 1, kRawBackward = 2 };
+enum RawKind : uint8_t { kRawOp = 0, kRawRange = 1, kRawBackward = 2, kRawMemory = 3 };
 
-// One event as recorded: 40 bytes. The name is an OperatorEntry* for ops (entries live as long
-// as the process) or an interned string for the rest.
+// One event as recorded: 48 bytes. The name is an OperatorEntry* for ops (entries live as long
+// as the process), an interned string for ranges and nodes, null for memory events. A memory
+// event keeps its bytes in seq and its device in label (Note [Memory events]).
 struct RawEvent {
   const void* name;
   int64_t start_ns;
   int64_t end_ns;  // 0 while open
   int64_t seq;     // -1: none
+  int64_t memory;  // net bytes allocated by the event itself (profile_memory)
   uint32_t shapes; // 1 + index into ThreadBuffer::shapes; 0: none
   uint16_t label;  // Note [Kernel labels]
   uint8_t kind;    // RawKind
   uint8_t depth;
 };
-static_assert(sizeof(RawEvent) == 40, "an event should stay small (issue: <= 100 bytes)");
+static_assert(sizeof(RawEvent) == 48, "an event should stay small (issue: <= 100 bytes)");
 
 // An open event on a thread's stack.
 struct OpenEvent {
@@ -75,6 +78,16 @@ ThreadBuffer& this_thread_buffer();
 void sync_session(ThreadBuffer& b, uint64_t session);
 // Reserves a slot for a new event; returns its index, or UINT32_MAX if it was dropped. b.mu held.
 uint32_t reserve_slot(ThreadBuffer& b);
+// Tensor memory allocated (> 0) or freed (< 0) on device by this thread (memory.cpp calls it
+// while the profiler records memory).
+void note_memory(Device device, int64_t bytes);
+// The name of the op running innermost on this thread ("" if none is known): from the
+// recording's open events, or from the op stack kept for the memory history.
+std::string current_op_name();
+// Adds (+1) or removes (-1) a user of the op stack (the memory history): while there is one,
+// the Profiling key is on so that every op call maintains the stack.
+void track_ops(int delta);
+
 // A string kept for the life of the process (range and node names).
 const std::string* intern(std::string_view s);
 

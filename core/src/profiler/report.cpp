@@ -21,7 +21,59 @@
 
 namespace loom::profiler {
 
-void finish_profile(std::vector<Event>& events) {
+namespace {
+
+// The highest value of a series over index ranges (a segment tree: memory events can number
+// in the millions, and every op asks for its span).
+class RangeMax {
+ public:
+  explicit RangeMax(const std::vector<int64_t>& v) : n_(v.size()), t_(2 * v.size()) {
+    for (size_t i = 0; i < n_; ++i) t_[n_ + i] = v[i];
+    for (size_t i = n_; i-- > 1;) t_[i] = std::max(t_[2 * i], t_[2 * i + 1]);
+  }
+  // max over [lo, hi); INT64_MIN if empty.
+  int64_t query(size_t lo, size_t hi) const {
+    int64_t m = INT64_MIN;
+    for (lo += n_, hi += n_; lo < hi; lo /= 2, hi /= 2) {
+      if (lo & 1) m = std::max(m, t_[lo++]);
+      if (hi & 1) m = std::max(m, t_[--hi]);
+    }
+    return m;
+  }
+
+ private:
+  size_t n_;
+  std::vector<int64_t> t_;
+};
+
+// Memory: running totals per device, and each event's peak (the process's total, all devices,
+// at its start or at any allocation during it).
+void finish_memory(std::vector<Event>& events, std::vector<MemoryEvent>& memory) {
+  if (memory.empty()) return;
+  std::stable_sort(memory.begin(), memory.end(),
+                   [](const MemoryEvent& a, const MemoryEvent& b) { return a.time_ns < b.time_ns; });
+  std::map<std::string, int64_t> per_device;
+  std::vector<int64_t> all(memory.size());
+  std::vector<int64_t> times(memory.size());
+  int64_t total = 0;
+  for (size_t i = 0; i < memory.size(); ++i) {
+    memory[i].total_bytes = per_device[memory[i].device] += memory[i].bytes;
+    total += memory[i].bytes;
+    all[i] = total;
+    times[i] = memory[i].time_ns;
+  }
+  const RangeMax peaks(all);
+  for (Event& e : events) {
+    const size_t lo = std::lower_bound(times.begin(), times.end(), e.start_ns) - times.begin();
+    const size_t hi = std::upper_bound(times.begin(), times.end(), e.end_ns) - times.begin();
+    const int64_t before = lo > 0 ? all[lo - 1] : 0;
+    e.peak_memory_bytes = std::max(before, peaks.query(lo, hi));
+  }
+}
+
+}  // namespace
+
+void finish_profile(std::vector<Event>& events, std::vector<MemoryEvent>& memory) {
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
     return std::tie(a.thread, a.start_ns, a.depth) < std::tie(b.thread, b.start_ns, b.depth);
   });
@@ -52,6 +104,7 @@ void finish_profile(std::vector<Event>& events) {
   for (size_t i = 0; i < events.size(); ++i) {
     events[i].self_ns = std::max<int64_t>(0, events[i].end_ns - events[i].start_ns - children[i]);
   }
+  finish_memory(events, memory);
 }
 
 std::vector<EventStats> Profile::key_averages(GroupBy by) const {
@@ -75,6 +128,8 @@ std::vector<EventStats> Profile::key_averages(GroupBy by) const {
     ++s.calls;
     s.self_ns += e.self_ns;
     s.total_ns += e.end_ns - e.start_ns;
+    s.self_memory_bytes += e.self_memory_bytes;
+    s.peak_memory_bytes = std::max(s.peak_memory_bytes, e.peak_memory_bytes);
     if (by != GroupBy::Provider && !e.provider.empty()) providers[it->second].insert(e.provider);
   }
   if (by != GroupBy::Provider) {
@@ -97,6 +152,15 @@ std::string format_time(int64_t ns) {
   if (ns < 1000000) return absl::StrFormat("%.3fus", static_cast<double>(ns) / 1e3);
   if (ns < 1000000000) return absl::StrFormat("%.3fms", static_cast<double>(ns) / 1e6);
   return absl::StrFormat("%.3fs", static_cast<double>(ns) / 1e9);
+}
+
+// "1.50 MB", "-512 B", as PyTorch's table prints memory.
+std::string format_bytes(int64_t b) {
+  const double a = static_cast<double>(b < 0 ? -b : b);
+  if (a >= 1e9) return absl::StrFormat("%.2f GB", static_cast<double>(b) / 1e9);
+  if (a >= 1e6) return absl::StrFormat("%.2f MB", static_cast<double>(b) / 1e6);
+  if (a >= 1e3) return absl::StrFormat("%.2f KB", static_cast<double>(b) / 1e3);
+  return absl::StrFormat("%d B", b);
 }
 
 std::string clip(const std::string& s, size_t width) {
@@ -137,24 +201,32 @@ std::string Profile::table(GroupBy by, size_t row_limit) const {
   }
   const char* extra_title = by == GroupBy::OpAndShapes ? "Input shapes" : "Provider";
   const size_t extra_w = by == GroupBy::OpAndShapes ? 48 : 20;
+  const bool mem = !memory_.empty();
   std::ostringstream os;
   auto line = [&] {
-    os << std::string(name_w + extra_w + 2 + 10 * 2 + 12 * 3 + 8, '-') << "\n";
+    os << std::string(name_w + extra_w + 2 + 10 * 2 + 12 * 3 + 8 + (mem ? 24 : 0), '-') << "\n";
   };
   line();
-  os << absl::StrFormat("%-*s  %-*s%10s%12s%10s%12s%12s%8s\n", static_cast<int>(name_w), "Name",
+  os << absl::StrFormat("%-*s  %-*s%10s%12s%10s%12s%12s%8s", static_cast<int>(name_w), "Name",
                         static_cast<int>(extra_w), extra_title, "Self %", "Self", "Total %",
                         "Total", "Avg", "Calls");
+  if (mem) os << absl::StrFormat("%12s%12s", "Self Mem", "Peak Mem");
+  os << "\n";
   line();
   for (size_t i = 0; i < rows.size() && i < row_limit; ++i) {
     const EventStats& r = rows[i];
     const std::string extra = by == GroupBy::OpAndShapes ? r.shapes : r.provider;
     os << absl::StrFormat(
-        "%-*s  %-*s%9.2f%%%12s%9.2f%%%12s%12s%8d\n", static_cast<int>(name_w),
+        "%-*s  %-*s%9.2f%%%12s%9.2f%%%12s%12s%8d", static_cast<int>(name_w),
         clip(r.name, name_w), static_cast<int>(extra_w), clip(extra, extra_w - 1),
         100.0 * static_cast<double>(r.self_ns) / denom, format_time(r.self_ns),
         100.0 * static_cast<double>(r.total_ns) / denom, format_time(r.total_ns),
         format_time(r.calls ? r.total_ns / r.calls : 0), r.calls);
+    if (mem) {
+      os << absl::StrFormat("%12s%12s", format_bytes(r.self_memory_bytes),
+                            format_bytes(r.peak_memory_bytes));
+    }
+    os << "\n";
   }
   line();
   os << "Self time total: " << format_time(all_self) << " over " << events_.size()
@@ -229,17 +301,22 @@ std::string Profile::chrome_trace() const {
       }
     }
   }
+  for (const MemoryEvent& m : memory_) {
+    out += ",\n{\"ph\":\"C\",\"name\":";
+    json_string(out, "memory " + m.device);
+    out += absl::StrFormat(",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"args\":{\"bytes\":%d}}", pid,
+                           m.thread, us(m.time_ns), m.total_bytes);
+  }
   out += absl::StrFormat("\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"dropped_events\":%d}}\n",
                          dropped_);
   return out;
 }
 
-void Profile::export_chrome_trace(const std::string& path) const {
-  const std::string text = chrome_trace();
+void write_text_atomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    LOOM_THROW(Error, "profiler: cannot write the trace '", path, "': ", std::strerror(errno));
+    LOOM_THROW(Error, "profiler: cannot write '", path, "': ", std::strerror(errno));
   }
   size_t done = 0;
   while (done < text.size()) {
@@ -249,15 +326,19 @@ void Profile::export_chrome_trace(const std::string& path) const {
       const int err = errno;
       ::close(fd);
       ::unlink(tmp.c_str());
-      LOOM_THROW(Error, "profiler: cannot write the trace '", path, "': ", std::strerror(err));
+      LOOM_THROW(Error, "profiler: cannot write '", path, "': ", std::strerror(err));
     }
     done += static_cast<size_t>(n);
   }
   if (::close(fd) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    LOOM_THROW(Error, "profiler: cannot write the trace '", path, "': ", std::strerror(err));
+    LOOM_THROW(Error, "profiler: cannot write '", path, "': ", std::strerror(err));
   }
+}
+
+void Profile::export_chrome_trace(const std::string& path) const {
+  write_text_atomically(path, chrome_trace());
 }
 
 }  // namespace loom::profiler

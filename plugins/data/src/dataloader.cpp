@@ -12,6 +12,7 @@
 #include <thread>
 #include <typeinfo>
 
+#include "loom/profiler/profiler.h"
 #include "worker_context.h"
 
 namespace loom::data {
@@ -102,6 +103,8 @@ struct DataLoaderIterator::State {
   }
 
   Batch fetch(int worker_id, const std::vector<int64_t>& indices) const {
+    // A profiler range per batch, on the thread that loads it (a worker, or the caller).
+    const profiler::Range range(profiler::is_recording() ? "DataLoader.fetch" : "");
     SampleContextGuard guard(context());
     if (default_collation) {  // a dataset that gathers a whole batch at once
       std::optional<Batch> b = guarded(worker_id, indices.empty() ? -1 : indices.front(),

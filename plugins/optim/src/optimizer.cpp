@@ -9,6 +9,7 @@
 #include "loom/dispatcher/plugin_loader.h"
 #include "loom/ops/core.h"
 #include "loom/ops/tensor_methods.h"
+#include "loom/profiler/profiler.h"
 #include "loom/optim/ops.h"
 #include "src/json_util.h"
 
@@ -76,6 +77,9 @@ void Optimizer::add_param_group(const ParamGroup& group) {
 }
 
 Tensor Optimizer::step(const LossClosure& closure) {
+  // A profiler range, named as PyTorch's ("Optimizer.step#Adam.step").
+  const profiler::Range range(profiler::is_recording() ? "Optimizer.step#" + std::string(name()) + ".step"
+                                            : std::string());
   Tensor loss;
   if (closure) {
     autograd::EnableGradGuard enable;

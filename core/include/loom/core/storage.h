@@ -16,6 +16,10 @@ class StorageImpl : public boost::intrusive_ref_counter<StorageImpl> {
   StorageImpl(size_t nbytes, Allocator& allocator, int16_t device_index = 0);
   /// Adopts existing memory (e.g. a user buffer with its own deleter); allocator may be null.
   StorageImpl(DataPtr data, size_t nbytes, Allocator* allocator);
+  /// Releases the memory (through its DataPtr).
+  ~StorageImpl();
+  StorageImpl(const StorageImpl&) = delete;
+  StorageImpl& operator=(const StorageImpl&) = delete;
   /// The memory.
   void* data() const { return data_.get(); }
   /// The size in bytes.

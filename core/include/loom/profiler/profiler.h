@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,9 @@ struct ProfilerOptions {
   /// Input shapes and dtypes of every op ("[64, 1, 28, 28] float32, [] -"): key_averages can
   /// then group by op and shapes. Costs a string per event.
   bool record_shapes = false;
+  /// Tensor memory: every storage allocated or freed becomes a memory event (a counter track
+  /// per device in the trace), each op's net allocation and the peak while it ran are kept.
+  bool profile_memory = false;
   /// The most events kept at once, all threads together (a ring: the oldest of the recording
   /// thread go first, counted by Profile::dropped_events). At least 1.
   int64_t max_events = int64_t{1} << 20;
@@ -62,6 +66,22 @@ struct Event {
   int64_t sequence_nr = -1;
   /// Nanoseconds of the event's own work: its duration less its children's on its thread.
   int64_t self_ns = 0;
+  /// With profile_memory: bytes of tensor memory the event allocated less those it freed,
+  /// itself (not counting its children).
+  int64_t self_memory_bytes = 0;
+  /// With profile_memory: the most tensor memory allocated during the event, counted from the
+  /// start of the recording (on every device and thread: the process's figure).
+  int64_t peak_memory_bytes = 0;
+};
+
+/// One allocation or release of tensor memory (ProfilerOptions::profile_memory).
+struct MemoryEvent {
+  int64_t time_ns = 0;    ///< when
+  int64_t thread = 0;     ///< on which thread (numbered as Event::thread)
+  std::string device;     ///< "cpu", "cuda:0", ...
+  int64_t bytes = 0;      ///< allocated (> 0) or freed (< 0)
+  /// Tensor memory of that device allocated since the recording started, after this event.
+  int64_t total_bytes = 0;
 };
 
 /// How key_averages() groups events.
@@ -79,6 +99,8 @@ struct EventStats {
   int64_t calls = 0;      ///< how many events
   int64_t self_ns = 0;    ///< their own time, summed
   int64_t total_ns = 0;   ///< their durations, summed (children included)
+  int64_t self_memory_bytes = 0;  ///< with profile_memory: their net allocations, summed
+  int64_t peak_memory_bytes = 0;  ///< with profile_memory: the highest peak among them
 };
 
 /// What one recording saw; made by stop().
@@ -88,6 +110,8 @@ class Profile {
   Profile() = default;
   /// Every event, ordered by thread, then start time (outer before inner).
   const std::vector<Event>& events() const { return events_; }
+  /// The allocations and releases, in time order (with ProfilerOptions::profile_memory).
+  const std::vector<MemoryEvent>& memory_events() const { return memory_; }
   /// Events overwritten because max_events was reached.
   int64_t dropped_events() const { return dropped_; }
   /// Wall time of the recording, nanoseconds.
@@ -104,9 +128,21 @@ class Profile {
   /// loom::Error naming the path and the system's reason when it cannot.
   void export_chrome_trace(const std::string& path) const;
 
+  /// A profile of the given events (what stop() makes; tests and tools build their own).
+  static Profile make(std::vector<Event> events, int64_t dropped, int64_t start_ns,
+                      int64_t end_ns, std::vector<MemoryEvent> memory = {}) {
+    Profile p;
+    p.events_ = std::move(events);
+    p.memory_ = std::move(memory);
+    p.dropped_ = dropped;
+    p.start_ns_ = start_ns;
+    p.end_ns_ = end_ns;
+    return p;
+  }
+
  private:
-  friend Profile stop();
   std::vector<Event> events_;
+  std::vector<MemoryEvent> memory_;
   int64_t dropped_ = 0;
   int64_t start_ns_ = 0;
   int64_t end_ns_ = 0;
@@ -117,8 +153,19 @@ class Profile {
 void start(const ProfilerOptions& options = {});
 /// Stops recording and returns what was recorded. Throws loom::Error if none is recording.
 Profile stop();
+/// What was recorded so far, while recording goes on (events still open end now). Throws
+/// loom::Error if none is recording.
+Profile snapshot();
 /// True while a profiler records.
 bool is_recording();
+
+/// Note [Profiling a program from outside]: when the environment names a folder in
+/// LOOM_PROFILE, libloom_core starts a profiler as it loads (LOOM_PROFILE_SHAPES=1 records
+/// shapes), rewrites <folder>/trace.json from a snapshot every LOOM_PROFILE_FLUSH_SECONDS
+/// (default 1; 0: only at exit), so that a crash leaves the trace up to the last write, and
+/// at exit writes trace.json and profile.txt (the tables) there. `loom profile -- CMD` sets it.
+/// Returns the folder, or "" when the environment does not ask for it.
+std::string environment_profile_dir();
 
 /// A user range (PyTorch's record_function): an event from construction to destruction, on
 /// this thread, enclosing the ops called meanwhile. Free when the profiler is off.

@@ -51,6 +51,7 @@ class OpScope {
   uint64_t session_ = 0;
   uint64_t serial_ = 0;
   bool wants_shapes_ = false;
+  bool tracked_ = false;  // on the thread's op stack for the memory history only
 };
 
 /// A provider kernel handed the current call of op on to the runner-up at backend key `key`

@@ -1,0 +1,51 @@
+// profiler.*: what the profiler costs per op (docs/design/profiler.md). The op is a kernel
+// that does nothing (as dispatch.noop.typed), so the difference between the sides is the
+// profiler's own work: profiler.op.on's ratio_raw is on / off. The profiler's cost when off is
+// one bit test inside the dispatch measured by the raw side (a build without it does not exist
+// to compare with). An event is 48 bytes in memory (static_assert in core/src/profiler).
+#include "harness.h"
+#include "loom/dispatcher/dispatcher.h"
+#include "loom/dispatcher/library.h"
+#include "loom/profiler/profiler.h"
+
+namespace loom::bench {
+namespace {
+
+LOOM_LIBRARY(bench_prof, m) { m.def("noop(Tensor self) -> Tensor"); }
+LOOM_LIBRARY_IMPL(bench_prof, CPU, m) {
+  m.impl("noop", [](const Tensor& self) { return self; });
+}
+
+Side noop_side() {
+  const auto noop = Dispatcher::instance()
+                        .find_op_or_throw("bench_prof::noop")
+                        .typed<Tensor(const Tensor&)>();
+  const Tensor x = Tensor::empty({1});
+  return ns_per_call([=] { do_not_optimize(noop(x)); });
+}
+
+// A profiler recording only while this side samples (the other side runs with it off).
+Side profiled(Side side, profiler::ProfilerOptions options) {
+  return [side, options]() {
+    profiler::start(options);
+    std::vector<double> r = side();
+    profiler::stop();
+    return r;
+  };
+}
+
+LOOM_BENCH("profiler.op.on", unit::ns, .target = 150, .max_ratio_raw = 6.0) {
+  // A ring of 64K events: the steady state of a long run (the oldest overwritten).
+  return profiled(noop_side(), {.max_events = 1 << 16});
+}
+
+LOOM_BENCH_PEER(raw, "profiler.op.on") { return noop_side(); }
+
+LOOM_BENCH("profiler.op.on.shapes", unit::ns) {
+  return profiled(noop_side(), {.record_shapes = true, .max_events = 1 << 16});
+}
+
+LOOM_BENCH_PEER(raw, "profiler.op.on.shapes") { return noop_side(); }
+
+}  // namespace
+}  // namespace loom::bench
