@@ -377,5 +377,28 @@ TEST_F(ProfilerTest, MemoryStatisticsAndHistory) {
   EXPECT_TRUE(memory::snapshot().empty());
 }
 
+
+TEST_F(ProfilerTest, RangeOpsOpenRangesForCallersByName) {
+  // What a C client does (OpFind + OpCall go through call_boxed).
+  const OperatorHandle enter = Dispatcher::instance().find_op_or_throw("profiler::record_function_enter");
+  const OperatorHandle exit_op = Dispatcher::instance().find_op_or_throw("profiler::record_function_exit");
+  profiler::start();
+  Stack s;
+  s.emplace_back(std::string("boxed range"));
+  enter.call_boxed(s);
+  ASSERT_EQ(s.size(), 1u);
+  const int64_t handle = s[0].to_int();
+  call_leaf(Tensor::empty({1}));
+  s.clear();
+  s.emplace_back(handle);
+  exit_op.call_boxed(s);
+  const profiler::Profile p = profiler::stop();
+  ASSERT_EQ(p.events().size(), 2u) << "the range ops make no op events of their own";
+  EXPECT_EQ(p.events()[0].name, "boxed range");
+  EXPECT_EQ(p.events()[0].kind, profiler::Event::Kind::Range);
+  EXPECT_EQ(p.events()[1].name, "prof::leaf");
+  EXPECT_EQ(p.events()[1].depth, 1);
+}
+
 }  // namespace
 }  // namespace loom

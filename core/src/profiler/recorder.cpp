@@ -13,6 +13,7 @@
 #include "profiler/recorder.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <exception>
 
@@ -203,8 +204,28 @@ void track_ops(int delta) {
   use_profiling_key(delta);
 }
 
+namespace {
+std::array<std::atomic<const OperatorEntry*>, 8> g_excluded{};
+bool excluded(const OperatorEntry* op) {
+  for (const auto& e : g_excluded) {
+    const OperatorEntry* x = e.load(std::memory_order_relaxed);
+    if (x == nullptr) return false;
+    if (x == op) return true;
+  }
+  return false;
+}
+}  // namespace
+
+void exclude_from_profile(const OperatorEntry* op) {
+  for (auto& e : g_excluded) {
+    const OperatorEntry* expected = nullptr;
+    if (e.compare_exchange_strong(expected, op) || expected == op) return;
+  }
+  LOOM_THROW(Error, "profiler: more than ", g_excluded.size(), " ops excluded from profiles");
+}
+
 OpScope::OpScope(const OperatorEntry* op, DispatchKeySet ks) {
-  if (!state().recording.load(std::memory_order_relaxed)) {
+  if (!state().recording.load(std::memory_order_relaxed) || excluded(op)) {
     if (g_op_tracking.load(std::memory_order_relaxed) > 0) {
       t_ops.push_back(op);
       tracked_ = true;

@@ -28,6 +28,10 @@
 #include <string_view>
 #include <vector>
 
+namespace loom {
+class OperatorEntry;
+}  // namespace loom
+
 namespace loom::profiler {
 
 /// What a profile records.
@@ -225,5 +229,11 @@ class ScheduledProfiler {
   int64_t step_ = 0;
   bool recording_ = false;
 };
+
+namespace detail {
+/// Calls of op make no op events (the range ops of the profiler namespace, whose range is the
+/// event). At most 8 such ops.
+void exclude_from_profile(const OperatorEntry* op);
+}  // namespace detail
 
 }  // namespace loom::profiler
