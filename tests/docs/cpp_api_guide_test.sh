@@ -4,14 +4,8 @@
 # with pkg-config and checks what the guide says it prints. Run by ctest with the source and
 # build folders as arguments.
 set -euo pipefail
-src="$1" build="$(cd "$2" && pwd)"
-export LOOM_PREFIX="$build/guide-tests/loom-prefix"
-[ -e "$LOOM_PREFIX/lib/cmake/Loom/LoomConfig.cmake" ] || { echo "no install in $LOOM_PREFIX"; exit 1; }
-work="$build/guide-tests/cpp_api"
-log="$work.log"
-bash "$src/tests/docs/run_guide.sh" "$src" "$build" "$src/docs/guide/cpp-api.md" "$work" 1 \
-  2>&1 | tee "$log"
-out="$(cat "$log")"
+source "$(dirname "$0")/installed_guide.sh"
+follow_installed_guide "$1" "$2" cpp-api.md cpp_api 1
 # The program runs twice (CMake, pkg-config): the same lines each time.
 [ "$(grep -c "mat1 and mat2 shapes cannot be multiplied (3x4 and 3x3)" <<<"$out")" = 2 ]
 [ "$(grep -c "^x\[1:, \[0, 3\]\] = tensor(\[\[ 4.,  7.\]," <<<"$out")" = 2 ]
@@ -20,5 +14,5 @@ out="$(cat "$log")"
 needed="$(readelf -d "$work/first/build/first" | grep -E 'NEEDED|RUNPATH')"
 grep -q 'libloom_core.so.[0-9]*\.[0-9]*\.[0-9]*\]' <<<"$needed"
 grep -q "$LOOM_PREFIX/lib" <<<"$needed"
-if grep -q "$build/lib" <<<"$needed"; then echo "the program points into the build tree"; exit 1; fi
-rm -rf "$work" "$work.sh" "$log"
+if grep -q "$(cd "$2" && pwd)/lib" <<<"$needed"; then echo "the program points into the build tree"; exit 1; fi
+done_with_guide

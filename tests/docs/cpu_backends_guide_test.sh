@@ -3,14 +3,8 @@
 # of the fixture (install_prefix.sh) and checks what the guide says the program prints. Run by
 # ctest with the source and build folders as arguments.
 set -euo pipefail
-src="$1" build="$(cd "$2" && pwd)"
-export LOOM_PREFIX="$build/guide-tests/loom-prefix"
-[ -e "$LOOM_PREFIX/lib/cmake/Loom/LoomConfig.cmake" ] || { echo "no install in $LOOM_PREFIX"; exit 1; }
-work="$build/guide-tests/cpu_backends"
-log="$work.log"
-bash "$src/tests/docs/run_guide.sh" "$src" "$build" "$src/docs/guide/cpu-backends.md" "$work" \
-  2>&1 | tee "$log"
-out="$(cat "$log")"
+source "$(dirname "$0")/installed_guide.sh"
+follow_installed_guide "$1" "$2" cpu-backends.md cpu_backends
 if [ -f "$LOOM_PREFIX/lib/loom/plugins/libloom_cpu_onednn.so" ]; then
   # The first run: oneDNN by default; the second: LOOM_CPU_PROVIDER=reference.
   [ "$(grep -c '^active: onednn$' <<<"$out")" = 1 ]
@@ -21,4 +15,4 @@ else
 fi
 [ "$(grep -c '^results agree: yes$' <<<"$out")" = 2 ]
 [ "$(grep -c '^after unload: reference, still agrees: yes$' <<<"$out")" = 2 ]
-rm -rf "$work" "$work.sh" "$log"
+done_with_guide

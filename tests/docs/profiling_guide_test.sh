@@ -5,15 +5,8 @@
 # events), `loom train --profile`'s files, and `loom profile`'s output.
 # Run by ctest with the source and build folders as arguments.
 set -euo pipefail
-src="$1" build="$(cd "$2" && pwd)"
-export LOOM_PREFIX="$build/guide-tests/loom-prefix"
-[ -e "$LOOM_PREFIX/lib/cmake/Loom/LoomConfig.cmake" ] || { echo "no install in $LOOM_PREFIX"; exit 1; }
-work="$build/guide-tests/profiling"
-log="$work.log"
-bash "$src/tests/docs/run_guide.sh" "$src" "$build" "$src/docs/guide/profiling.md" "$work" 1 \
-  2>&1 | tee "$log"
-out="$(cat "$log")"
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "$0")/installed_guide.sh"
+follow_installed_guide "$1" "$2" profiling.md profiling 1
 
 # Section 3: the tables and the trace.
 grep -q "^Name .*Self %.*Self Mem.*Peak Mem" <<<"$out" || fail "no table with memory columns"
@@ -51,4 +44,4 @@ grep -q "loom profile: .*trace.json" "$work/outside.txt" || fail "loom profile d
 test -s "$work/outside/trace.json" && test -s "$work/outside/profile.txt" ||
   fail "loom profile left no trace.json / profile.txt"
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/outside/trace.json"
-rm -rf "$work" "$work.sh" "$log"
+done_with_guide

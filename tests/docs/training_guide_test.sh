@@ -6,15 +6,8 @@
 # installed by the guide into a virtual environment) sees the scalars the loop logged.
 # Run by ctest with the source and build folders as arguments.
 set -euo pipefail
-src="$1" build="$(cd "$2" && pwd)"
-export LOOM_PREFIX="$build/guide-tests/loom-prefix"
-[ -e "$LOOM_PREFIX/lib/cmake/Loom/LoomConfig.cmake" ] || { echo "no install in $LOOM_PREFIX"; exit 1; }
-work="$build/guide-tests/training"
-log="$work.log"
-bash "$src/tests/docs/run_guide.sh" "$src" "$build" "$src/docs/guide/training.md" "$work" 1 \
-  2>&1 | tee "$log"
-out="$(cat "$log")"
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "$0")/installed_guide.sh"
+follow_installed_guide "$1" "$2" training.md training 1
 
 # Section 2: the job's result line, run folder and event file.
 grep -Eq '^RESULT model=mlp epochs=1 test_accuracy=0\.[0-9]{4} train_seconds=[0-9.]+$' <<<"$out" ||
@@ -50,4 +43,4 @@ for tag in train/loss train/lr; do
   grep -Eq "^$tag: [0-9]+ values" <<<"$job" || fail "loom train --tensorboard logged no $tag"
 done
 grep -q "^epoch/" <<<"$job" || fail "loom train --tensorboard logged no per-epoch metric"
-rm -rf "$work" "$work.sh" "$log"
+done_with_guide
