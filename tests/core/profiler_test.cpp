@@ -14,6 +14,7 @@
 #include "loom/core/memory.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/library.h"
+#include "loom/dispatcher/plugin_loader.h"
 #include "loom/loom.h"
 
 namespace loom {
@@ -398,6 +399,47 @@ TEST_F(ProfilerTest, RangeOpsOpenRangesForCallersByName) {
   EXPECT_EQ(p.events()[0].kind, profiler::Event::Kind::Range);
   EXPECT_EQ(p.events()[1].name, "prof::leaf");
   EXPECT_EQ(p.events()[1].depth, 1);
+}
+
+
+// A timer that counts, for the fake device of the test plugin fake_device.
+class CountingTimer final : public profiler::DeviceTimer {
+ public:
+  uint64_t start() override { return ++started; }
+  void stop(uint64_t token) override { stopped.push_back(token); }
+  int64_t elapsed_ns(uint64_t token) override { return 1000 * static_cast<int64_t>(token); }
+  void clear() override { ++cleared; }
+  uint64_t started = 0;
+  std::vector<uint64_t> stopped;
+  int cleared = 0;
+};
+
+TEST_F(ProfilerTest, ADeviceTimerTimesTheOpsOnItsDevice) {
+  const char* dir = std::getenv("LOOM_TEST_PLUGIN_DIR");
+  if (dir == nullptr || *dir == '\0') dir = LOOM_TEST_PLUGIN_DIR_DEFAULT;
+  ::setenv("LOOM_PLUGIN_PATH", dir, 1);
+  PluginLoader::instance().load("fake_device");
+  ::unsetenv("LOOM_PLUGIN_PATH");
+  const DeviceType fake = DeviceType::from_name("fake");
+  CountingTimer timer;
+  const RegistrationHandle registered = profiler::register_device_timer(fake, &timer);
+  EXPECT_THROW(profiler::register_device_timer(fake, &timer), Error);
+  const Tensor x = Tensor::empty({3}, TensorOptions{}.with(Device("fake")));
+  static const auto twice =
+      Dispatcher::instance().find_op_or_throw("testns::twice").typed<Tensor(const Tensor&)>();
+  profiler::start();
+  twice(x);                        // on the fake device: timed
+  call_leaf(Tensor::empty({1}));  // on the CPU: not
+  const profiler::Profile p = profiler::stop();
+  const auto on_device = named(p, "testns::twice");
+  ASSERT_EQ(on_device.size(), 1u);
+  EXPECT_EQ(on_device[0].device_ns, 1000);
+  EXPECT_EQ(on_device[0].plugin, "fake_device");
+  EXPECT_EQ(named(p, "prof::leaf")[0].device_ns, -1);
+  EXPECT_EQ(timer.stopped, std::vector<uint64_t>{1});
+  EXPECT_EQ(timer.cleared, 1);
+  EXPECT_NE(p.table().find("Device"), std::string::npos);
+  EXPECT_NE(p.chrome_trace().find("\"device_us\":1.000"), std::string::npos);
 }
 
 }  // namespace

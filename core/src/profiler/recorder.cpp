@@ -97,6 +97,13 @@ const std::string* intern(std::string_view s) {
 
 namespace {
 
+// Note [Device time]: one timer per device type, by type id.
+std::array<std::atomic<DeviceTimer*>, 64> g_timers{};
+DeviceTimer* device_timer(int type_id) {
+  return type_id >= 0 && type_id < 64 ? g_timers[type_id].load(std::memory_order_acquire)
+                                       : nullptr;
+}
+
 struct LabelTable {
   std::mutex mu;
   std::vector<std::pair<std::string, std::string>> names{{"", ""}};
@@ -121,7 +128,7 @@ ThreadBuffer* open_event(const void* name, uint8_t kind, uint16_t label, int64_t
   const uint32_t i = reserve_slot(b);
   if (i == UINT32_MAX) return nullptr;
   const uint64_t id = b.next_serial++;
-  b.events[i] = RawEvent{name, now_ns(), 0, seq, 0, 0, label, kind,
+  b.events[i] = RawEvent{name, now_ns(), 0, seq, 0, 0, 0, label, kind,
                          static_cast<uint8_t>(std::min<size_t>(b.open.size(), 255))};
   b.serials[i] = id;
   if (i < b.shapes.size()) b.shapes[i].clear();
@@ -147,6 +154,11 @@ bool close_event(ThreadBuffer& b, uint64_t session, uint64_t serial, bool op_eve
   if (b.serials[i] != serial) return innermost;  // overwritten by the ring meanwhile
   RawEvent& e = b.events[i];
   e.end_ns = end;
+  if (e.timer != 0) {
+    if (DeviceTimer* t = device_timer(static_cast<int>(e.timer >> 56))) {
+      t->stop(e.timer & ((uint64_t{1} << 56) - 1));
+    }
+  }
   // Note [Linking forward and backward]: the op keeps the sequence number it saw at its start
   // only if a node was made meanwhile (the counter moved); else it made none.
   if (op_event && e.seq >= 0 && autograd::peek_sequence_nr() == static_cast<uint64_t>(e.seq)) {
@@ -242,6 +254,20 @@ OpScope::OpScope(const OperatorEntry* op, DispatchKeySet ks) {
                                static_cast<int64_t>(autograd::peek_sequence_nr()), &slot,
                                &serial_, &session_);
   buffer_ = b;
+  // A device with a timer (a dynamic backend key: device type id = key - 1).
+  if (b != nullptr && backend != 0) {
+    const int key = 63 - __builtin_clzll(backend);
+    if (key >= static_cast<int>(DispatchKey::FirstDynamicBackend)) {
+      if (DeviceTimer* t = device_timer(key - 1)) {
+        if (const uint64_t token = t->start()) {
+          std::lock_guard<std::mutex> lock(b->mu);
+          if (b->session == session_ && b->serials[slot] == serial_) {
+            b->events[slot].timer = (static_cast<uint64_t>(key - 1) << 56) | token;
+          }
+        }
+      }
+    }
+  }
   wants_shapes_ = b != nullptr && state().options.record_shapes;
 }
 
@@ -267,7 +293,7 @@ void note_memory(Device device, int64_t bytes) {
   if (i == UINT32_MAX) return;
   const auto code = static_cast<uint16_t>(static_cast<uint8_t>(device.type().id) |
                                           (static_cast<uint16_t>((device.index() + 1) & 0xff) << 8));
-  b.events[i] = RawEvent{nullptr, now_ns(), 0, bytes, 0, 0, code, kRawMemory, 0};
+  b.events[i] = RawEvent{nullptr, now_ns(), 0, bytes, 0, 0, 0, code, kRawMemory, 0};
   b.serials[i] = b.next_serial++;
 }
 
@@ -374,6 +400,19 @@ using detail::state;
 
 bool is_recording() { return detail::recording(); }
 
+RegistrationHandle register_device_timer(DeviceType type, DeviceTimer* timer) {
+  LOOM_CHECK(type.id >= 0 && type.id < 64, "profiler::register_device_timer: device type id ",
+             static_cast<int>(type.id), " is out of range");
+  DeviceTimer* expected = nullptr;
+  LOOM_CHECK(detail::g_timers[type.id].compare_exchange_strong(expected, timer),
+             "profiler::register_device_timer: a timer for device type '", type.name(),
+             "' is registered already");
+  return RegistrationHandle([id = type.id, timer] {
+    DeviceTimer* mine = timer;
+    detail::g_timers[id].compare_exchange_strong(mine, nullptr);
+  });
+}
+
 void start(const ProfilerOptions& options) {
   State& st = state();
   std::lock_guard<std::mutex> lock(st.mu);
@@ -447,6 +486,11 @@ Profile collect(State& st, bool finishing) {
       e.depth = r.depth;
       e.sequence_nr = r.seq;
       e.self_memory_bytes = r.memory;
+      if (finishing && r.timer != 0) {
+        if (DeviceTimer* t = detail::device_timer(static_cast<int>(r.timer >> 56))) {
+          e.device_ns = t->elapsed_ns(r.timer & ((uint64_t{1} << 56) - 1));
+        }
+      }
       events.push_back(std::move(e));
     }
     if (finishing) {
@@ -456,6 +500,11 @@ Profile collect(State& st, bool finishing) {
       std::vector<uint64_t>().swap(b.serials);
       std::vector<std::string>().swap(b.shapes);
       b.open.clear();
+    }
+  }
+  if (finishing) {
+    for (auto& t : detail::g_timers) {
+      if (DeviceTimer* timer = t.load(std::memory_order_acquire)) timer->clear();
     }
   }
   finish_profile(events, memory);

@@ -21,7 +21,7 @@ namespace loom::profiler::detail {
 
 enum RawKind : uint8_t { kRawOp = 0, kRawRange = 1, kRawBackward = 2, kRawMemory = 3 };
 
-// One event as recorded: 48 bytes. The name is an OperatorEntry* for ops (entries live as long
+// One event as recorded: 56 bytes. The name is an OperatorEntry* for ops (entries live as long
 // as the process), an interned string for ranges and nodes, null for memory events. A memory
 // event keeps its bytes in seq and its device in label (Note [Memory events]).
 struct RawEvent {
@@ -30,12 +30,13 @@ struct RawEvent {
   int64_t end_ns;  // 0 while open
   int64_t seq;     // -1: none
   int64_t memory;  // net bytes allocated by the event itself (profile_memory)
+  uint64_t timer;  // Note [Device time]: device type id << 56 | the timer's token; 0: none
   uint32_t shapes; // 1 + index into ThreadBuffer::shapes; 0: none
   uint16_t label;  // Note [Kernel labels]
   uint8_t kind;    // RawKind
   uint8_t depth;
 };
-static_assert(sizeof(RawEvent) == 48, "an event should stay small (issue: <= 100 bytes)");
+static_assert(sizeof(RawEvent) == 56, "an event should stay small (issue: <= 100 bytes)");
 
 // An open event on a thread's stack.
 struct OpenEvent {

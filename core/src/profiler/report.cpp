@@ -130,6 +130,7 @@ std::vector<EventStats> Profile::key_averages(GroupBy by) const {
     s.total_ns += e.end_ns - e.start_ns;
     s.self_memory_bytes += e.self_memory_bytes;
     s.peak_memory_bytes = std::max(s.peak_memory_bytes, e.peak_memory_bytes);
+    if (e.device_ns > 0) s.device_ns += e.device_ns;
     if (by != GroupBy::Provider && !e.provider.empty()) providers[it->second].insert(e.provider);
   }
   if (by != GroupBy::Provider) {
@@ -202,15 +203,21 @@ std::string Profile::table(GroupBy by, size_t row_limit) const {
   const char* extra_title = by == GroupBy::OpAndShapes ? "Input shapes" : "Provider";
   const size_t extra_w = by == GroupBy::OpAndShapes ? 48 : 20;
   const bool mem = !memory_.empty();
+  const bool device = std::any_of(events_.begin(), events_.end(),
+                                  [](const Event& e) { return e.device_ns >= 0; });
   std::ostringstream os;
   auto line = [&] {
-    os << std::string(name_w + extra_w + 2 + 10 * 2 + 12 * 3 + 8 + (mem ? 24 : 0), '-') << "\n";
+    os << std::string(name_w + extra_w + 2 + 10 * 2 + 12 * 3 + 8 + (mem ? 24 : 0) +
+                          (device ? 12 : 0),
+                      '-')
+       << "\n";
   };
   line();
   os << absl::StrFormat("%-*s  %-*s%10s%12s%10s%12s%12s%8s", static_cast<int>(name_w), "Name",
                         static_cast<int>(extra_w), extra_title, "Self %", "Self", "Total %",
                         "Total", "Avg", "Calls");
   if (mem) os << absl::StrFormat("%12s%12s", "Self Mem", "Peak Mem");
+  if (device) os << absl::StrFormat("%12s", "Device");
   os << "\n";
   line();
   for (size_t i = 0; i < rows.size() && i < row_limit; ++i) {
@@ -226,6 +233,7 @@ std::string Profile::table(GroupBy by, size_t row_limit) const {
       os << absl::StrFormat("%12s%12s", format_bytes(r.self_memory_bytes),
                             format_bytes(r.peak_memory_bytes));
     }
+    if (device) os << absl::StrFormat("%12s", r.device_ns > 0 ? format_time(r.device_ns) : "-");
     os << "\n";
   }
   line();
@@ -283,6 +291,11 @@ std::string Profile::chrome_trace() const {
     arg("input_shapes", e.shapes);
     if (e.sequence_nr >= 0) {
       out += absl::StrFormat("%s\"sequence_nr\":%d", first ? "" : ",", e.sequence_nr);
+      first = false;
+    }
+    if (e.device_ns >= 0) {
+      out += absl::StrFormat("%s\"device_us\":%.3f", first ? "" : ",",
+                             static_cast<double>(e.device_ns) / 1e3);
     }
     out += "}}";
     if (e.kind == Event::Kind::Backward && e.sequence_nr >= 0) {

@@ -28,6 +28,9 @@
 #include <string_view>
 #include <vector>
 
+#include "loom/core/device.h"
+#include "loom/core/registration.h"
+
 namespace loom {
 class OperatorEntry;
 }  // namespace loom
@@ -76,6 +79,9 @@ struct Event {
   /// With profile_memory: the most tensor memory allocated during the event, counted from the
   /// start of the recording (on every device and thread: the process's figure).
   int64_t peak_memory_bytes = 0;
+  /// An op on a device whose plugin registered a DeviceTimer (CUDA): nanoseconds the device
+  /// spent between the op's start and end on its stream; -1 otherwise.
+  int64_t device_ns = -1;
 };
 
 /// One allocation or release of tensor memory (ProfilerOptions::profile_memory).
@@ -105,6 +111,7 @@ struct EventStats {
   int64_t total_ns = 0;   ///< their durations, summed (children included)
   int64_t self_memory_bytes = 0;  ///< with profile_memory: their net allocations, summed
   int64_t peak_memory_bytes = 0;  ///< with profile_memory: the highest peak among them
+  int64_t device_ns = 0;          ///< device time of those that have one, summed
 };
 
 /// What one recording saw; made by stop().
@@ -229,6 +236,27 @@ class ScheduledProfiler {
   int64_t step_ = 0;
   bool recording_ = false;
 };
+
+/// Note [Device time]: a device plugin measures the device's side of op events on its device
+/// type (the CUDA plugin with CUDA events on the current stream). The profiler calls start()
+/// as an op event on that device opens, stop(token) as it closes, and, when stop() makes the
+/// profile, elapsed_ns(token) (which may wait for the device) and then clear().
+class DeviceTimer {
+ public:
+  virtual ~DeviceTimer() = default;
+  /// Marks an op's start on the device; returns a token (0: this op is not timed).
+  virtual uint64_t start() = 0;
+  /// Marks its end.
+  virtual void stop(uint64_t token) = 0;
+  /// The device nanoseconds between start and stop of token, or -1 if unknown.
+  virtual int64_t elapsed_ns(uint64_t token) = 0;
+  /// Forgets every token (the profile is made).
+  virtual void clear() = 0;
+};
+
+/// Registers timer for op events on device type `type` (one per type; the plugin keeps the
+/// handle, whose destruction unregisters it). Throws loom::Error if one is registered.
+RegistrationHandle register_device_timer(DeviceType type, DeviceTimer* timer);
 
 namespace detail {
 /// Calls of op make no op events (the range ops of the profiler namespace, whose range is the

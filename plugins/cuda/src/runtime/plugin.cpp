@@ -9,6 +9,7 @@
 #include "runtime/context.h"
 #include "runtime/generator.h"
 #include "runtime/hooks.h"
+#include "runtime/profiler_timer.h"
 
 LOOM_PLUGIN("cuda", LOOM_VERSION_STRING,
             "CUDA backend: caching allocator, streams, pinned memory, own kernels, cuBLAS, cuDNN",
@@ -25,6 +26,8 @@ LOOM_PLUGIN_ON_LOAD(ctx) {
                }),
            "Philox generator factory for device type 'cuda'");
   ctx.keep(loom::register_device_hooks(cuda, &loom::cuda::hooks()), "device hooks for 'cuda'");
+  ctx.keep(loom::profiler::register_device_timer(cuda, &loom::cuda::profiler_timer()),
+           "profiler timer for 'cuda'");
   // Undone first on unload: the cached blocks go back to the driver while it is still there.
   ctx.keep(loom::RegistrationHandle([] {
              try {
