@@ -34,7 +34,7 @@ Side profiled(Side side, profiler::ProfilerOptions options) {
   };
 }
 
-LOOM_BENCH("profiler.op.on", unit::ns, .target = 150, .max_ratio_raw = 6.0) {
+LOOM_BENCH("profiler.op.on", unit::ns, .target = 150) {
   // A ring of 64K events: the steady state of a long run (the oldest overwritten).
   return profiled(noop_side(), {.max_events = 1 << 16});
 }
