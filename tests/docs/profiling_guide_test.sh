@@ -29,8 +29,30 @@ ranges = {e["name"] for e in events if e["ph"] == "X" and e["cat"] == "user_rang
 assert "train_step" in ranges and "Optimizer.step#SGD.step" in ranges, ranges
 nodes = {e["name"] for e in events if e["ph"] == "X" and e["cat"] == "backward"}
 assert "Conv2dBackward0" in nodes, nodes
-print("trace.json: %d events, %d ops" % (len(events), len(ops)))
+# What Chrome's trace format requires of each kind (Perfetto's JSON importer reads the same).
+flows = {}
+for e in events:
+    assert isinstance(e.get("pid"), int) and isinstance(e.get("tid"), int), e
+    if e["ph"] == "X":
+        assert isinstance(e["name"], str) and e["name"], e
+        assert isinstance(e["ts"], (int, float)) and isinstance(e["dur"], (int, float)), e
+    elif e["ph"] == "C":
+        assert all(isinstance(v, (int, float)) for v in e["args"].values()), e
+    elif e["ph"] in ("s", "f"):
+        flows.setdefault(e["id"], set()).add(e["ph"])
+    elif e["ph"] == "M":
+        assert e["name"] in ("process_name", "thread_name") and e["args"]["name"], e
+    else:
+        raise AssertionError("unexpected phase %r" % e["ph"])
+assert flows and all(v == {"s", "f"} for v in flows.values()), flows
+print("trace.json: %d events, %d ops, %d forward-backward arrows" % (len(events), len(ops), len(flows)))
 PY
+# Perfetto's own trace processor, where its binary is at hand (the perfetto package downloads
+# it from outside PyPI at first use, which CI's machines cannot): LOOM_PERFETTO_SHELL=<path>.
+if [ -n "${LOOM_PERFETTO_SHELL:-}" ]; then
+  slices="$(printf 'select count(*) from slice;\n' | "$LOOM_PERFETTO_SHELL" -q /dev/stdin "$work/prof/trace.json" | tail -1)"
+  [ "${slices//[^0-9]/}" -gt 0 ] || fail "Perfetto's trace processor read no slices: $slices"
+fi
 
 # Section 4: loom train --profile.
 test -s "$work/runs/prof/trace.json" || fail "loom train --profile wrote no trace.json"
