@@ -63,5 +63,6 @@ const char* isa_name(Isa level);
   namespace isa_default {     \
   __VA_ARGS__                 \
   }
+/// Without the per-ISA copies: the baseline copy of fn.
 #define LOOM_ISA_CALL(fn) (&::loom::cpu::isa_default::fn)
 #endif

@@ -172,7 +172,7 @@ bool is_recording();
 
 /// Note [Profiling a program from outside]: when the environment names a folder in
 /// LOOM_PROFILE, libloom_core starts a profiler as it loads (LOOM_PROFILE_SHAPES=1 records
-/// shapes), rewrites <folder>/trace.json from a snapshot every LOOM_PROFILE_FLUSH_SECONDS
+/// shapes), rewrites trace.json in that folder from a snapshot every LOOM_PROFILE_FLUSH_SECONDS
 /// (default 1; 0: only at exit), so that a crash leaves the trace up to the last write, and
 /// at exit writes trace.json and profile.txt (the tables) there. `loom profile -- CMD` sets it.
 /// Returns the folder, or "" when the environment does not ask for it.
