@@ -199,6 +199,22 @@ std::vector<StepRow> parse_steps_csv(const std::string& text) {
 
 namespace {
 
+/// A panel's title, frame and five labelled ticks of the value axis (lo..hi); y maps a value
+/// to its height.
+template <typename YMap>
+void panel_frame(std::ostringstream& os, const std::string& title, double left, double right,
+                 double top, double bottom, double y0, double lo, double hi, YMap y) {
+  os << "<text x='" << (left + right) / 2 << "' y='" << y0 + 18
+     << "' text-anchor='middle' font-size='14'>" << title << "</text>\n";
+  os << "<rect x='" << left << "' y='" << top << "' width='" << right - left << "' height='"
+     << bottom - top << "' fill='none' stroke='#888'/>\n";
+  for (int i = 0; i <= 4; ++i) {
+    const double v = lo + (hi - lo) * i / 4;
+    os << "<text x='" << left - 5 << "' y='" << y(v) + 4 << "' text-anchor='end' font-size='10'>"
+       << std::setprecision(3) << v << "</text>\n";
+  }
+}
+
 /// The per-step panel: each step's loss (thin, every k-th step past ~1500 points) and its
 /// exponential moving average (TensorBoard's smoothing, weight 0.9, bias-corrected), against
 /// the step; a dashed line where each epoch ends.
@@ -225,15 +241,7 @@ void step_panel(std::ostringstream& os, double x0, double y0, double w, double h
   auto Y = [&](double v) {
     return bottom - (bottom - top) * (std::clamp(v, lo, hi) - lo) / (hi - lo);
   };
-  os << "<text x='" << (left + right) / 2 << "' y='" << y0 + 18
-     << "' text-anchor='middle' font-size='14'>training loss per step</text>\n";
-  os << "<rect x='" << left << "' y='" << top << "' width='" << right - left << "' height='"
-     << bottom - top << "' fill='none' stroke='#888'/>\n";
-  for (int i = 0; i <= 4; ++i) {
-    const double v = lo + (hi - lo) * i / 4;
-    os << "<text x='" << left - 5 << "' y='" << Y(v) + 4 << "' text-anchor='end' font-size='10'>"
-       << std::setprecision(3) << v << "</text>\n";
-  }
+  panel_frame(os, "training loss per step", left, right, top, bottom, y0, lo, hi, Y);
   for (int i = 0; i <= 4; ++i) {
     const double s = std::round(first + (last - first) * i / 4);
     os << "<text x='" << X(s) << "' y='" << bottom + 14 << "' text-anchor='middle' font-size='10'>"
@@ -295,15 +303,7 @@ void panel(std::ostringstream& os, double x0, double y0, double w, double h,
     return epochs <= 1 ? (left + right) / 2 : left + (right - left) * (e - 1) / (epochs - 1);
   };
   auto Y = [&](double v) { return bottom - (bottom - top) * (v - lo) / (hi - lo); };
-  os << "<text x='" << (left + right) / 2 << "' y='" << y0 + 18
-     << "' text-anchor='middle' font-size='14'>" << title << "</text>\n";
-  os << "<rect x='" << left << "' y='" << top << "' width='" << right - left << "' height='"
-     << bottom - top << "' fill='none' stroke='#888'/>\n";
-  for (int i = 0; i <= 4; ++i) {
-    const double v = lo + (hi - lo) * i / 4;
-    os << "<text x='" << left - 5 << "' y='" << Y(v) + 4 << "' text-anchor='end' font-size='10'>"
-       << std::setprecision(3) << v << "</text>\n";
-  }
+  panel_frame(os, title, left, right, top, bottom, y0, lo, hi, Y);
   for (int64_t e = 1; e <= epochs; ++e) {
     os << "<text x='" << X(static_cast<double>(e)) << "' y='" << bottom + 14
        << "' text-anchor='middle' font-size='10'>" << e << "</text>\n";
