@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the core, dispatcher, plugin, operator and autograd suites and the conformance harness under
 # ASan+UBSan, and the
-# registration race and dispatcher suites under ThreadSanitizer. Called by
+# registration race, dispatcher and profiler suites under ThreadSanitizer. Called by
 # scripts/run-tests.sh.
 # A suite joins by adding its target name to the lists below.
 set -euo pipefail
@@ -72,14 +72,18 @@ for t in "${asan_tests[@]}"; do
   fi
 done
 
-echo "== ThreadSanitizer: registration_race_test"
+# The profiler too: per-thread buffers that start() and stop() take from other threads.
+echo "== ThreadSanitizer: registration_race_test dispatcher_test profiler_test"
 loom_build "$ROOT/build-tsan" -DLOOM_SANITIZE=thread -DLOOM_BUILD_BENCH=OFF \
-  -DLOOM_BUILD_TESTS=ON -DLOOM_WITH_DOXYGEN=OFF -- registration_race_test dispatcher_test
+  -DLOOM_BUILD_TESTS=ON -DLOOM_WITH_DOXYGEN=OFF -- registration_race_test dispatcher_test \
+  profiler_test
 # gcc-12's TSan aborts ("unexpected memory mapping") on kernels with high mmap
 # randomisation; running without ASLR avoids that.
 no_aslr=()
 setarch "$(uname -m)" -R true 2>/dev/null && no_aslr=(setarch "$(uname -m)" -R)
-for t in registration_race_test dispatcher_test; do
+for t in registration_race_test dispatcher_test profiler_test; do
   echo "-- $t (TSan)"
-  TSAN_OPTIONS="halt_on_error=1" "${no_aslr[@]}" "$ROOT/build-tsan/bin/$t" --gtest_brief=1
+  TSAN_OPTIONS="halt_on_error=1" LOOM_PLUGIN_PATH= \
+    LOOM_TEST_PLUGIN_DIR="$ROOT/build-tsan/lib/loom/test_plugins" \
+    "${no_aslr[@]}" "$ROOT/build-tsan/bin/$t" --gtest_brief=1
 done

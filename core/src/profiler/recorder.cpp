@@ -68,7 +68,9 @@ uint32_t reserve_slot(ThreadBuffer& b) {
   if (st.budget.fetch_sub(1, std::memory_order_relaxed) > 0) {
     b.events.emplace_back();
     b.serials.push_back(0);
-    if (!b.shapes.empty() || st.options.record_shapes) b.shapes.emplace_back();
+    if (!b.shapes.empty() || st.record_shapes.load(std::memory_order_relaxed)) {
+      b.shapes.emplace_back();
+    }
     return static_cast<uint32_t>(b.events.size() - 1);
   }
   st.budget.fetch_add(1, std::memory_order_relaxed);
@@ -268,7 +270,7 @@ OpScope::OpScope(const OperatorEntry* op, DispatchKeySet ks) {
       }
     }
   }
-  wants_shapes_ = b != nullptr && state().options.record_shapes;
+  wants_shapes_ = b != nullptr && state().record_shapes.load(std::memory_order_relaxed);
 }
 
 OpScope::~OpScope() {
@@ -281,7 +283,10 @@ OpScope::~OpScope() {
 // innermost open event of the thread, whose own net allocation that is.
 void note_memory(Device device, int64_t bytes) {
   State& st = state();
-  if (!st.recording.load(std::memory_order_relaxed) || !st.options.profile_memory) return;
+  if (!st.recording.load(std::memory_order_relaxed) ||
+      !st.profile_memory.load(std::memory_order_relaxed)) {
+    return;
+  }
   ThreadBuffer& b = this_thread_buffer();
   std::lock_guard<std::mutex> lock(b.mu);
   const uint64_t s = st.session.load(std::memory_order_acquire);
@@ -421,6 +426,8 @@ void start(const ProfilerOptions& options) {
   LOOM_CHECK(options.max_events >= 1, "profiler::start: max_events must be at least 1, got ",
              options.max_events);
   st.options = options;
+  st.record_shapes.store(options.record_shapes, std::memory_order_relaxed);
+  st.profile_memory.store(options.profile_memory, std::memory_order_relaxed);
   st.budget.store(options.max_events, std::memory_order_relaxed);
   st.start_ns = detail::now_ns();
   st.session.fetch_add(1, std::memory_order_acq_rel);
@@ -482,7 +489,9 @@ Profile collect(State& st, bool finishing) {
       if (r.shapes != 0 && r.shapes - 1 < b.shapes.size()) e.shapes = b.shapes[r.shapes - 1];
       e.thread = b.thread_number;
       e.start_ns = r.start_ns;
-      e.end_ns = r.end_ns != 0 ? r.end_ns : end_ns;
+      // Still open: it ends now (an event opened by a thread that raced stop() may have
+      // stamped its start after end_ns was read).
+      e.end_ns = r.end_ns != 0 ? r.end_ns : std::max(end_ns, r.start_ns);
       e.depth = r.depth;
       e.sequence_nr = r.seq;
       e.self_memory_bytes = r.memory;

@@ -65,7 +65,9 @@ struct State {
   std::atomic<bool> recording{false};
   std::atomic<uint64_t> session{0};
   std::atomic<int64_t> budget{0};  // events that may still be added before rings wrap
-  ProfilerOptions options;
+  ProfilerOptions options;  // under mu; the threads that record read the two flags below
+  std::atomic<bool> record_shapes{false};
+  std::atomic<bool> profile_memory{false};
   int64_t start_ns = 0;
   int64_t next_thread_number = 1;
 };
