@@ -65,9 +65,8 @@ KernelFunction hand_off_kernel(const HandOffChain* chain) {
       ~Restore() { t_hand_off = saved; }
     } restore{saved};
     t_hand_off = HandOffState{chain, level};
-    if (profiler::detail::recording()) {
-      profiler::detail::note_hand_off(op.entry(), static_cast<DispatchKey>(chain->key),
-                                      chain->links[level]->label);
+    if (profiler::detail::profiling_key_on()) {
+      profiler::detail::note_hand_off(op.entry(), chain->links[level]->label);
     }
     chain->links[level]->fn.call_boxed(op, stack);
   });

@@ -24,6 +24,7 @@ namespace {
 struct EnvironmentProfiler {
   std::string dir;
   double interval = 1.0;
+  bool shapes = false;  // LOOM_PROFILE_SHAPES=1
   std::thread flusher;
   std::mutex mu;
   std::condition_variable cv;
@@ -69,9 +70,7 @@ void finish_at_exit() {
     if (!is_recording()) return;
     const Profile p = stop();
     p.export_chrome_trace(env->dir + "/trace.json");
-    const char* shapes = std::getenv("LOOM_PROFILE_SHAPES");
-    write_text_atomically(env->dir + "/profile.txt",
-                          tables(p, shapes != nullptr && std::string(shapes) == "1"));
+    write_text_atomically(env->dir + "/profile.txt", tables(p, env->shapes));
   } catch (const std::exception& e) {
     warn(std::string("LOOM_PROFILE: ") + e.what());
   }
@@ -96,7 +95,8 @@ void start_from_environment() {
   }
   try {
     const char* shapes = std::getenv("LOOM_PROFILE_SHAPES");
-    start(ProfilerOptions{.record_shapes = shapes != nullptr && std::string(shapes) == "1"});
+    env->shapes = shapes != nullptr && std::string(shapes) == "1";
+    start(ProfilerOptions{.record_shapes = env->shapes});
   } catch (const std::exception& e) {
     warn(std::string("LOOM_PROFILE: ") + e.what());
     return;

@@ -373,9 +373,8 @@ void OpScope::add_other() {
   if (std::string* s = shapes_of(buffer_, serial_)) *s += s->empty() ? "-" : ", -";
 }
 
-void note_hand_off(const OperatorEntry* op, DispatchKey key, uint16_t label) {
-  (void)key;
-  if (label == 0) return;
+void note_hand_off(const OperatorEntry* op, uint16_t label) {
+  if (label == 0 || !state().recording.load(std::memory_order_relaxed)) return;
   ThreadBuffer& b = this_thread_buffer();
   std::lock_guard<std::mutex> lock(b.mu);
   // The innermost open op event of this op: the call being handed on.

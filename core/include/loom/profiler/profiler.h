@@ -18,7 +18,7 @@
 /// @endcode
 ///
 /// Costs: with the profiler off, one bit test per op call; on, two clock reads and one event
-/// of 48 bytes (more with shapes). Memory is bounded: past ProfilerOptions::max_events the
+/// of 56 bytes (more with shapes). Memory is bounded: past ProfilerOptions::max_events the
 /// oldest events of the recording thread are overwritten and counted as dropped.
 
 #include <cstdint>

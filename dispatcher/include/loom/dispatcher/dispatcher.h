@@ -233,8 +233,8 @@ class OperatorHandle::Typed<R(Args...)> {
   R call_next_provider(DispatchKey key, Args... args) const {
     const KernelFunction* k = op_.entry()->next_provider(key);
     if (__builtin_expect(k == nullptr, 0)) Dispatcher::instance().report_no_next_provider(op_, key);
-    if (__builtin_expect(profiler::detail::recording(), 0)) {
-      profiler::detail::note_hand_off(op_.entry(), key, op_.entry()->next_provider_label(key));
+    if (__builtin_expect(profiler::detail::profiling_key_on(), 0)) {
+      profiler::detail::note_hand_off(op_.entry(), op_.entry()->next_provider_label(key));
     }
     return k->template call<R, Args...>(op_, std::forward<Args>(args)...);
   }

@@ -54,12 +54,21 @@ class OpScope {
   bool tracked_ = false;  // on the thread's op stack for the memory history only
 };
 
-/// A provider kernel handed the current call of op on to the runner-up at backend key `key`
-/// (Note [Next provider]): the open event of op, if any, names that provider instead.
-void note_hand_off(const OperatorEntry* op, DispatchKey key, uint16_t label);
+/// A provider kernel handed the current call of op on to the runner-up whose kernel label is
+/// `label` (Note [Next provider]): the open event of op, if any, names that provider instead.
+void note_hand_off(const OperatorEntry* op, uint16_t label);
 
-/// True while a profiler records (a relaxed load; the hand-off path checks it).
+/// True while a profiler records.
 bool recording();
+
+/// True while the Profiling key is on for every thread (a profiler records, or the memory
+/// history keeps its op stack): one relaxed load, inline, for the hand-off path to test before
+/// calling into the profiler.
+inline bool profiling_key_on() {
+  return (process_included_keys.load(std::memory_order_relaxed) >>
+          static_cast<int>(DispatchKey::Profiling)) &
+         1;
+}
 
 /// Note [Kernel labels]: the provider and plugin of a kernel, as one small id that an op event
 /// carries (the dispatcher publishes each selected kernel's label beside it). Interned once per
