@@ -10,7 +10,13 @@ bash "$ROOT/scripts/install-deps.sh"
 
 echo "== build and test (RelWithDebInfo)"
 loom_build "$ROOT/build" -DLOOM_BUILD_TESTS=ON
-ctest --test-dir "$ROOT/build" -j "$JOBS" --output-on-failure
+# A failing test's output scrolls by among 1,700 others; CI keeps only the end of the log, so the
+# failed tests run once more, alone, and print last (the run still fails).
+ctest --test-dir "$ROOT/build" -j "$JOBS" --output-on-failure || {
+  echo "== the failed tests again, alone, with their output"
+  ctest --test-dir "$ROOT/build" --rerun-failed --output-on-failure 2>&1 | tail -n 150 || true
+  exit 1
+}
 
 echo "== ONNX conformance (Debian's libonnx-testdata node tests)"
 "$ROOT/build/bin/loom" conformance onnx > "$ROOT/build/onnx-conformance.txt" || {

@@ -32,7 +32,11 @@ foreach(t Loom::loom Loom::sdk Loom::core Loom::nn Loom::optim Loom::data Loom::
 endforeach()
 message(STATUS "LOOM_CPP_LIBRARIES=\${LOOM_CPP_LIBRARIES}")
 CMAKE
-  cmake -S "$work/$name" -B "$work/$name/build" -DCMAKE_PREFIX_PATH="$prefix" 2>&1
+  echo "-- find_package(Loom $args)" >&2
+  # Only the prefix under test: no Loom from the environment or CMake's package registries.
+  env -u CMAKE_PREFIX_PATH -u Loom_DIR -u PKG_CONFIG_PATH \
+    cmake -S "$work/$name" -B "$work/$name/build" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF 2>&1
 }
 
 # 1. The whole C++ API by component, at this version and at its major.minor.
