@@ -385,5 +385,210 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, OpConformance, ::testing::ValuesIn(all_cases()), case_name);
 
+// ---- The Meta key (Note [Meta kernels share the reference's setup] in ops/core/cpu/meta.h) ---
+// Every op with a Meta kernel, on every sample, dtype (float32, float16, int64) and layout:
+// the Meta call must give what the reference gives on the cpu, in sizes, dtype and strides
+// (of the dims longer than 1) and on the meta device, an in-place form must return self, and
+// an input the reference refuses must be refused on meta too (with an error, not a crash).
+
+/// A meta tensor with t's sizes, strides, storage offset and dtype.
+Tensor meta_twin(const Tensor& t) {
+  if (!t.defined()) return t;
+  int64_t extent = t.numel() == 0 ? 0 : t.storage_offset() + 1;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.numel() > 0) extent += (t.size(d) - 1) * t.stride(d);
+  }
+  return Tensor::empty({extent}, TensorOptions{}.with(t.dtype()).with(Device(DeviceType::meta())))
+      .as_strided_view(t.sizes(), t.strides(), t.storage_offset());
+}
+
+Stack meta_args(const Stack& cpu) {
+  Stack st;
+  for (const IValue& v : cpu) {
+    if (v.is_tensor()) {
+      st.emplace_back(meta_twin(v.to_tensor()));
+    } else if (v.tag() == IValue::Tag::TensorList) {
+      std::vector<Tensor> list;
+      for (const Tensor& t : v.to_tensor_list()) list.push_back(meta_twin(t));
+      st.emplace_back(std::move(list));
+    } else {
+      st.push_back(v);
+    }
+  }
+  return st;
+}
+
+/// "" when meta carries want's metadata.
+std::string compare_metadata(const Tensor& meta, const Tensor& want) {
+  if (!meta.defined() || !want.defined()) {
+    return meta.defined() == want.defined() ? "" : "one result is undefined";
+  }
+  if (!meta.device().is_meta()) return str_cat("result on ", meta.device().str(), ", not meta");
+  if (sizes_str(meta.sizes()) != sizes_str(want.sizes())) {
+    return str_cat("sizes ", sizes_str(meta.sizes()), ", reference ", sizes_str(want.sizes()));
+  }
+  if (meta.dtype() != want.dtype()) {
+    return str_cat("dtype ", dtype_name(meta.dtype()), ", reference ", dtype_name(want.dtype()));
+  }
+  for (int64_t d = 0; d < want.dim(); ++d) {
+    if (want.size(d) > 1 && meta.stride(d) != want.stride(d)) {
+      return str_cat("strides ", sizes_str(meta.strides()), ", reference ",
+                     sizes_str(want.strides()));
+    }
+  }
+  return "";
+}
+
+bool has_meta_kernel(const OperatorHandle& op) {
+  for (const KernelInfo& k : Dispatcher::instance().kernels(op)) {
+    if (k.key == DispatchKey::Meta) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> meta_ops() {
+  load_plugins();
+  std::vector<std::string> names;
+  for (const OperatorHandle& op : Dispatcher::instance().ops()) {
+    if (op.has_schema() && has_meta_kernel(op)) names.push_back(op.name());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+/// Whether the reference runs the call when every dtype-d tensor argument holds ones instead:
+/// then its refusal was about the values, which meta does not have.
+bool runs_on_ones(const Plan& plan, const OperatorHandle& base, const Stack& cpu_args, DType d) {
+  Stack st;
+  for (const IValue& v : cpu_args) {
+    if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().dtype() == d) {
+      const Tensor& t = v.to_tensor();
+      st.emplace_back(testing::make_tensor(std::vector<double>(static_cast<size_t>(t.numel()), 1.0),
+                                           t.sizes(), d));
+    } else {
+      st.push_back(v);
+    }
+  }
+  try {
+    call(plan.in_place ? plan.op : base, std::move(st), DispatchKey::CPU, "reference");
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+class MetaKernels : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MetaKernels, MatchReferenceMetadata) {
+  const Plan plan = plan_for(*Dispatcher::instance().find_op(GetParam()));
+  if (!plan.skip_reason.empty()) GTEST_SKIP() << GetParam() << ": " << plan.skip_reason;
+  const OperatorHandle base = plan.functional.value_or(plan.op);
+  const Samples samples = samples_for(base);
+  if (samples.samples.empty()) GTEST_SKIP() << GetParam() << ": " << samples.skip_reason;
+  int checked = 0;
+  for (const Sample& s : samples.samples) {
+    for (DType d : {DType::Float32, DType::Float16, DType::Int64}) {
+      for (Layout layout : {Layout::Contiguous, Layout::NonContiguous}) {
+        const std::string where =
+            str_cat(GetParam(), " on ", s.label, ", ", dtype_name(d),
+                    layout == Layout::Contiguous ? ", contiguous" : ", non-contiguous");
+        // The same call on the cpu (reference) and on meta; out= forms get outputs shaped by
+        // their functional's cpu result, and their meta twins.
+        Stack cpu_args = convert_args(s, d, layout, kCPU);
+        normalize_boxed_arguments(base, cpu_args);
+        Stack meta_in = meta_args(cpu_args);
+        std::vector<Tensor> want, got;
+        std::string cpu_error;
+        try {
+          if (plan.functional && !plan.in_place) {
+            const Stack fres = call(base, cpu_args, DispatchKey::CPU, "reference");
+            Stack oargs = out_form_args(plan.op, base, cpu_args, tensors_of(fres));
+            Stack margs = meta_args(oargs);
+            for (size_t i = 0; i < oargs.size(); ++i) {
+              if (writes(plan.op.schema().arguments()[i])) {
+                want.push_back(oargs[i].to_tensor());
+                got.push_back(margs[i].to_tensor());
+              }
+            }
+            call(plan.op, std::move(oargs), DispatchKey::CPU, "reference");
+            meta_in = std::move(margs);
+          } else {
+            want = tensors_of(call(plan.op, cpu_args, DispatchKey::CPU, "reference"));
+          }
+        } catch (const Error& e) {
+          cpu_error = e.what();
+        }
+        std::vector<Tensor> meta_results;
+        std::string meta_error;
+        try {
+          const Tensor self = plan.in_place ? meta_in.at(0).to_tensor() : Tensor();
+          meta_results = tensors_of(call(plan.op, meta_in, DispatchKey::Meta, "reference"));
+          if (plan.in_place) {
+            ASSERT_EQ(meta_results.size(), 1u) << where;
+            EXPECT_TRUE(meta_results[0].is_same(self)) << where << ": in-place result is not self";
+          }
+        } catch (const Error& e) {
+          meta_error = e.what();
+        }
+        if (!cpu_error.empty()) {
+          // A refusal of the values (an integer division by zero) is not one meta can make:
+          // the same call on ones must then run.
+          if (meta_error.empty() && !runs_on_ones(plan, base, cpu_args, d)) {
+            ADD_FAILURE() << where << ": the reference refused (" << cpu_error
+                          << ") but meta did not";
+          }
+          continue;
+        }
+        ASSERT_EQ(meta_error, "") << where << ": meta refused what the reference ran";
+        if (!(plan.functional && !plan.in_place)) got = meta_results;
+        ASSERT_EQ(got.size(), want.size()) << where << ": number of results";
+        for (size_t i = 0; i < got.size(); ++i) {
+          EXPECT_EQ(compare_metadata(got[i], want[i]), "") << where << ", result " << i;
+        }
+        ++checked;
+      }
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << GetParam() << ": no sample runs on the reference";
+}
+
+std::string meta_case_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param;
+  for (char& ch : n) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Meta, MetaKernels, ::testing::ValuesIn(meta_ops()), meta_case_name);
+
+/// How far the Meta key reaches: prints the ops that have a kernel at CPU but none at Meta
+/// (and no composite one), so that a run shows what shape propagation cannot cross yet.
+TEST(MetaKernelsCoverage, ListsTheOpsWithoutOne) {
+  load_plugins();
+  int with = 0;
+  std::vector<std::string> without;
+  for (const OperatorHandle& op : Dispatcher::instance().ops()) {
+    if (!op.has_schema()) continue;
+    bool cpu = false, meta = false;
+    for (const KernelInfo& k : Dispatcher::instance().kernels(op)) {
+      cpu = cpu || k.key == DispatchKey::CPU;
+      meta = meta || k.key == DispatchKey::Meta || k.key == DispatchKey::CompositeImplicitAutograd;
+    }
+    if (!cpu) continue;
+    if (meta) {
+      ++with;
+    } else {
+      without.push_back(op.name());
+    }
+  }
+  std::sort(without.begin(), without.end());
+  std::string list;
+  for (const std::string& n : without) list += str_cat("  ", n, "\n");
+  std::printf("Meta kernels: %d of %zu ops with a CPU kernel; without one:\n%s", with,
+              with + without.size(), list.c_str());
+  EXPECT_GT(with, 0);
+}
+
 }  // namespace
 }  // namespace loom::conformance

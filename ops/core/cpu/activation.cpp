@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "cpu/meta.h"
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/pointwise.h"
@@ -208,7 +209,7 @@ Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const S
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("threshold_backward", &threshold_backward);
   m.impl("relu", &unary_fn<Relu>);

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string_view>
 
+#include "cpu/meta.h"
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/integer_math.h"
@@ -535,7 +536,7 @@ struct Atan2 {
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("add.Tensor", &add);
   m.impl("add_.Tensor", &add_);

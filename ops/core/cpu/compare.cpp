@@ -1,6 +1,7 @@
 // Reference CPU kernels: comparisons (eq ne lt le gt ge), logical and bitwise ops.
 #include <string_view>
 
+#include "cpu/meta.h"
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
 
@@ -82,7 +83,7 @@ void register_tensor_scalar(Library& m, std::string_view base) {
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   register_tensor_scalar<Eq>(m, "eq");
   register_tensor_scalar<Ne>(m, "ne");

@@ -2,6 +2,7 @@
 // broadcasting, on the TensorIterator engine).
 #include <optional>
 
+#include "cpu/meta.h"
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
 
@@ -45,7 +46,7 @@ Tensor to_dtype(const Tensor& self, DType dtype, bool /*non_blocking*/, bool cop
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("copy_", &copy_);
   m.impl("clone", &clone);

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "cpu/meta.h"
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/creation.h"
@@ -42,7 +43,8 @@ Tensor& fill_(Tensor& self, const Scalar& value) {
 
 Tensor& fill_tensor_(Tensor& self, const Tensor& value) {
   meta::check_fill_value(value);
-  fill_impl("fill_.Tensor", self, value.item());
+  // A meta value has no element to read; its checks above are what meta can do.
+  fill_impl("fill_.Tensor", self, is_meta(value) ? Scalar(0) : value.item());
   return self;
 }
 
@@ -53,7 +55,7 @@ Tensor& zero_(Tensor& self) {
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("fill_.Scalar", &fill_);
   m.impl("fill_.Tensor", &fill_tensor_);

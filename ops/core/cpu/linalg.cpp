@@ -4,6 +4,7 @@
 #include "loom/ops/meta/linalg.h"
 
 #include "cpu/gemm.h"
+#include "cpu/meta.h"
 #include "loom/core/memory_overlap.h"
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
@@ -22,13 +23,14 @@ using meta::expand_view;
 
 namespace {
 
-Tensor new_empty(IntArrayRef sizes, DType t) {
-  return Tensor::empty(sizes, TensorOptions{}.with(t));
+Tensor new_empty(IntArrayRef sizes, DType t, Device device) {
+  return Tensor::empty(sizes, TensorOptions{}.with(t).with(device));
 }
 
 /// dst = beta * src elementwise (same sizes, any strides); beta == 0 writes zeros without
 /// reading src, as PyTorch's addmm ignores NaN in self then.
 void scale_into(std::string_view op, const Tensor& dst, const Tensor& src, const Scalar& beta) {
+  if (is_meta(dst)) return;  // Note [Meta kernels share the reference's setup]
   dispatch(op, dst.dtype(), [&]<typename S>(S*) {
     using A = AccOf<S>;
     const A b = beta.to<A>();
@@ -44,6 +46,7 @@ void scale_into(std::string_view op, const Tensor& dst, const Tensor& src, const
 /// c = beta*c + alpha*(a @ b) for 2-D views (c must not overlap a or b).
 void gemm_into(std::string_view op, const Tensor& a, const Tensor& b, const Tensor& c,
                const Scalar& beta, const Scalar& alpha, bool parallel = true) {
+  if (is_meta(c)) return;
   dispatch(op, c.dtype(), [&]<typename S>(S*) {
     using A = AccOf<S>;
     gemm::gemm<S>(a.size(0), b.size(1), a.size(1), alpha.to<A>(), mat_of<const S>(a, 0, 1),
@@ -67,7 +70,7 @@ void into_out(const Tensor& out, std::initializer_list<const Tensor*> inputs, F&
   if (!alias) {
     compute(out);
   } else {
-    Tensor tmp = new_empty(out.sizes(), out.dtype());
+    Tensor tmp = new_empty(out.sizes(), out.dtype(), out.device());
     compute(tmp);
     scale_into("copy", out, tmp, Scalar(1));
   }
@@ -84,7 +87,7 @@ void check_mm(std::string_view op, const Tensor& self, const Tensor& mat2) {
 
 Tensor mm(const Tensor& self, const Tensor& mat2) {
   check_mm("mm", self, mat2);
-  Tensor out = new_empty({self.size(0), mat2.size(1)}, self.dtype());
+  Tensor out = new_empty({self.size(0), mat2.size(1)}, self.dtype(), self.device());
   gemm_into("mm", self, mat2, out, Scalar(0), Scalar(1));
   return out;
 }
@@ -121,7 +124,7 @@ void addmm_compute(std::string_view op, const Tensor& self, const Tensor& mat1, 
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
              const Scalar& alpha) {
   check_addmm("addmm", self, mat1, mat2);
-  Tensor out = new_empty({mat1.size(0), mat2.size(1)}, mat1.dtype());
+  Tensor out = new_empty({mat1.size(0), mat2.size(1)}, mat1.dtype(), mat1.device());
   addmm_compute("addmm", self, mat1, mat2, beta, alpha, out);
   return out;
 }
@@ -164,7 +167,7 @@ void check_bmm(std::string_view op, const Tensor& b1, const Tensor& b2) {
 Tensor bmm(const Tensor& self, const Tensor& mat2) {
   check_defined("bmm", {{"self", self}, {"mat2", mat2}});
   check_bmm("bmm", self, mat2);
-  Tensor out = new_empty({self.size(0), self.size(1), mat2.size(2)}, self.dtype());
+  Tensor out = new_empty({self.size(0), self.size(1), mat2.size(2)}, self.dtype(), self.device());
   batched_gemm_into("bmm", self, mat2, out, Scalar(0), Scalar(1));
   return out;
 }
@@ -185,7 +188,8 @@ Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, c
   check_bmm("baddbmm", batch1, batch2);
   check_same_dtype("baddbmm", {{"self", self}, {"batch1", batch1}});
   check_mm_scalars("baddbmm", batch1.dtype(), beta, alpha);
-  Tensor out = new_empty({batch1.size(0), batch1.size(1), batch2.size(2)}, batch1.dtype());
+  Tensor out =
+      new_empty({batch1.size(0), batch1.size(1), batch2.size(2)}, batch1.dtype(), batch1.device());
   const Tensor s = expand_view("baddbmm", self, out.sizes());
   if (beta.to_double() == 0) {
     batched_gemm_into("baddbmm", batch1, batch2, out, Scalar(0), alpha);
@@ -202,7 +206,7 @@ Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, co
   check_bmm("addbmm", batch1, batch2);
   check_same_dtype("addbmm", {{"self", self}, {"batch1", batch1}});
   check_mm_scalars("addbmm", batch1.dtype(), beta, alpha);
-  Tensor out = new_empty({batch1.size(1), batch2.size(2)}, batch1.dtype());
+  Tensor out = new_empty({batch1.size(1), batch2.size(2)}, batch1.dtype(), batch1.device());
   // out = beta*self, then the products summed into it one batch at a time.
   scale_into("addbmm", out, expand_view("addbmm", self, out.sizes()), beta);
   for (int64_t b = 0; b < batch1.size(0); ++b) {
@@ -223,7 +227,7 @@ Tensor dot(const Tensor& self, const Tensor& tensor) {
   check_defined("dot", {{"self", self}, {"tensor", tensor}});
   check_same_device("dot", {{"self", self}, {"tensor", tensor}});
   meta::check_dot(self, tensor);
-  Tensor out = new_empty({}, self.dtype());
+  Tensor out = new_empty({}, self.dtype(), self.device());
   const Tensor a =
       self.as_strided_view({1, self.size(0)}, {0, self.stride(0)}, self.storage_offset());
   const Tensor b =
@@ -236,7 +240,7 @@ Tensor mv(const Tensor& self, const Tensor& vec) {
   check_defined("mv", {{"self", self}, {"vec", vec}});
   check_same_device("mv", {{"self", self}, {"vec", vec}});
   meta::check_mv(self, vec);
-  Tensor out = new_empty({self.size(0)}, self.dtype());
+  Tensor out = new_empty({self.size(0)}, self.dtype(), self.device());
   gemm_into("mv", self,
             vec.as_strided_view({vec.size(0), 1}, {vec.stride(0), 0}, vec.storage_offset()),
             out.as_strided_view({self.size(0), 1}, {1, 0}, 0), Scalar(0), Scalar(1));
@@ -246,7 +250,8 @@ Tensor mv(const Tensor& self, const Tensor& vec) {
 /// A contiguous copy of t converted to dtype d.
 Tensor converted(const Tensor& t, DType d) {
   if (t.dtype() == d) return t;
-  Tensor out = new_empty(t.sizes(), d);
+  Tensor out = new_empty(t.sizes(), d, t.device());
+  if (is_meta(out)) return out;
   dispatch("to", d, [&]<typename D>(D*) {
     dispatch("to", t.dtype(), [&]<typename S>(S*) {
       D* o = static_cast<D*>(out.data_ptr());
@@ -264,7 +269,7 @@ Tensor outer(const Tensor& self, const Tensor& vec2) {
   check_same_device("outer", {{"self", self}, {"vec2", vec2}});
   const DType d = meta::check_outer(self, vec2);
   const Tensor a = converted(self, d), b = converted(vec2, d);
-  Tensor out = new_empty({a.size(0), b.size(0)}, d);
+  Tensor out = new_empty({a.size(0), b.size(0)}, d, a.device());
   gemm_into("outer", a.as_strided_view({a.size(0), 1}, {a.stride(0), 0}, a.storage_offset()),
             b.as_strided_view({1, b.size(0)}, {0, b.stride(0)}, b.storage_offset()), out, Scalar(0),
             Scalar(1));
@@ -279,6 +284,7 @@ Tensor outer(const Tensor& self, const Tensor& vec2) {
 /// broadcast batch dims may have stride 0 in a and b.
 void batched_gemm_into(std::string_view op, const Tensor& a, const Tensor& b, const Tensor& c,
                        const Scalar& beta, const Scalar& alpha) {
+  if (is_meta(c)) return;
   const int64_t nd = c.dim();
   const IntArrayRef batch = IntArrayRef(c.sizes().data(), static_cast<size_t>(nd - 2));
   std::vector<std::array<int64_t, 3>> offsets;
@@ -322,7 +328,7 @@ static Tensor matmul_reference(std::string_view op, const Tensor& a, const Tenso
   const meta::MatmulShape shape = meta::matmul_shape(op, A, B, da, db);
   const std::vector<int64_t>& batch = shape.batch;
   const int64_t m = shape.m, k = shape.k, n = shape.n;
-  Tensor out = new_empty(shape.result, a.dtype());
+  Tensor out = new_empty(shape.result, a.dtype(), a.device());
   int64_t row_stride = 0;
   if (B.dim() == 2 && meta::mergeable(A, 0, A.dim() - 2, &row_stride)) {
     // [..., m, k] @ [k, n]: one GEMM over the merged rows, as PyTorch folds it.
@@ -361,13 +367,14 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
   }
   if (input.dim() == 2 && wt.dim() == 2 && has_bias) {
     check_mm("linear", input, wt);
-    Tensor out = new_empty({input.size(0), wt.size(1)}, input.dtype());
+    Tensor out = new_empty({input.size(0), wt.size(1)}, input.dtype(), input.device());
     addmm_compute("linear", *bias, input, wt, Scalar(1), Scalar(1), out);
     return out;
   }
   Tensor out = matmul_reference("linear", input, wt);
   if (has_bias) {
     const Tensor b = expand_view("linear", *bias, out.sizes());
+    if (is_meta(out)) return out;
     dispatch("linear", out.dtype(), [&]<typename S>(S*) {
       S* o = static_cast<S*>(out.data_ptr());
       const S* s = static_cast<const S*>(b.data_ptr());
@@ -381,7 +388,7 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("mm", &mm);
   m.impl("mm.out", &mm_out);

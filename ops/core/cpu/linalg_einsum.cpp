@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cpu/gemm.h"
+#include "cpu/meta.h"
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/einsum.h"
@@ -56,7 +57,8 @@ Term sum_to(std::string_view op, const Term& x, const std::vector<int>& keep) {
     in_strides.push_back(x.strides[j]);
     acc_strides.push_back(0);
   }
-  out.t = Tensor::empty(out.sizes, TensorOptions{}.with(x.t.dtype()));
+  out.t = Tensor::empty(out.sizes, options_like(x.t, x.t.dtype()));
+  if (is_meta(out.t)) return out;
   dispatch(op, x.t.dtype(), [&]<typename S>(S*) {
     using A = AccOf<S>;
     std::vector<A> acc(static_cast<size_t>(out.t.numel()), A(0));
@@ -145,7 +147,7 @@ Term contract(std::string_view op, const Term& x0, const Term& y0,
   for (int l : out.labels)
     out.sizes.push_back(x.find(l) >= 0 ? x.sizes[x.find(l)] : y.sizes[y.find(l)]);
   out.strides = row_major_strides(out.sizes);
-  out.t = Tensor::empty(out.sizes, TensorOptions{}.with(x.t.dtype()));
+  out.t = Tensor::empty(out.sizes, options_like(x.t, x.t.dtype()));
   const Tensor c = out.t.as_strided_view({a.size(0), a.size(1), b.size(2)},
                                          {a.size(1) * b.size(2), b.size(2), 1}, 0);
   batched_gemm_into(op, a, b, c, Scalar(0), Scalar(1));
@@ -185,7 +187,7 @@ Tensor einsum(std::string_view equation, TensorList tensors, std::optional<IntAr
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("einsum", &einsum);
 }

@@ -33,17 +33,26 @@ void TensorIterator::check_dtypes(std::initializer_list<DType> storage) const {
 }
 
 void TensorIterator::build() {
-  // Devices: this is the CPU engine.
+  // Devices: this is the CPU engine, and the Meta key's (Note [Meta kernels share the
+  // reference's setup]): every operand on the cpu, or every operand on meta.
+  if (kind_ != OutputKind::New) {
+    LOOM_CHECK_T(TypeError, out_.defined(), op_, ": the output tensor is undefined");
+  }
+  meta_ = kind_ != OutputKind::New ? out_.device().is_meta()
+                                   : !inputs_.empty() && inputs_[0].tensor.device().is_meta();
+  const Device device = meta_ ? Device(DeviceType::meta()) : Device();
+  const char* expected = meta_ ? "meta" : "cpu";
+  const auto on_device = [&](const Tensor& t) {
+    return meta_ ? t.device().is_meta() : t.device().is_cpu();
+  };
   for (const Operand& in : inputs_) {
-    LOOM_CHECK_T(DeviceError, in.tensor.device().is_cpu(), op_,
-                 ": expected all tensors to be on the cpu, but got ", in.name, " on ",
+    LOOM_CHECK_T(DeviceError, on_device(in.tensor), op_,
+                 ": expected all tensors to be on the ", expected, ", but got ", in.name, " on ",
                  in.tensor.device().str());
   }
   if (kind_ != OutputKind::New) {
-    LOOM_CHECK_T(TypeError, out_.defined(), op_, ": the output tensor is undefined");
-    LOOM_CHECK_T(DeviceError, out_.device().is_cpu(), op_,
-                 ": expected all tensors to be on the cpu, but got the output on ",
-                 out_.device().str());
+    LOOM_CHECK_T(DeviceError, on_device(out_), op_, ": expected all tensors to be on the ",
+                 expected, ", but got the output on ", out_.device().str());
   }
 
   // Shape.
@@ -65,19 +74,20 @@ void TensorIterator::build() {
     for (const Operand& in : inputs_) {
       if (!(layout = dense_layout_of(in.tensor, shape())).empty()) break;
     }
+    const TensorOptions options = TensorOptions{}.with(result_).with(device);
     if (layout.empty()) {
-      out_ = Tensor::empty(shape(), TensorOptions{}.with(result_));
+      out_ = Tensor::empty(shape(), options);
     } else {  // Note [Output layout follows the input]
-      out_ = Tensor::empty({numel_}, TensorOptions{}.with(result_))
-                 .as_strided_view(shape(), layout, 0);
+      out_ = Tensor::empty({numel_}, options).as_strided_view(shape(), layout, 0);
     }
   } else {
     meta::check_written_output(op_, out_, result_, kind_, !inputs_.empty());
     // A mis-sized out= is resized, as PyTorch's resize_output does.
     resize_output(op_, out_, shape());
   }
-  result_buf_ =
-      out_.dtype() == result_ ? out_ : Tensor::empty(shape(), TensorOptions{}.with(result_));
+  result_buf_ = out_.dtype() == result_
+                    ? out_
+                    : Tensor::empty(shape(), TensorOptions{}.with(result_).with(device));
 
   // Inputs read in their dtype, and from a copy where they may share memory with the
   // output (Note [Memory overlap]).
@@ -106,7 +116,7 @@ void TensorIterator::build() {
 }
 
 bool TensorIterator::flat(DType dtype) const {
-  if (sizes_.size() != 1 || numel_ <= 1 || result_buf_.dtype() != dtype) return false;
+  if (meta_ || sizes_.size() != 1 || numel_ <= 1 || result_buf_.dtype() != dtype) return false;
   const auto es = static_cast<int64_t>(result_buf_.element_size());
   if (strides_[0][0] != es) return false;
   for (size_t k = 0; k < inputs_.size(); ++k) {
@@ -258,7 +268,7 @@ void copy_into(std::string_view op, const Tensor& dst, const Tensor& src) {
 }
 
 Tensor cast_copy(const Tensor& t, DType dtype) {
-  Tensor out = Tensor::empty(t.sizes(), TensorOptions{}.with(dtype));
+  Tensor out = Tensor::empty(t.sizes(), TensorOptions{}.with(dtype).with(t.device()));
   copy_into("to", out, t);
   return out;
 }

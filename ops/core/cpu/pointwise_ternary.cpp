@@ -2,6 +2,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "cpu/meta.h"
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/integer_math.h"
@@ -139,7 +140,7 @@ struct AddcKernels {
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("where.self", &where_self);
   m.impl("where.self_out", &where_self_out);

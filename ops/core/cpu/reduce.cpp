@@ -2,6 +2,7 @@
 // reduce_engine.h). float32 sums run the per-ISA cascade (Note [Cascade sum] in
 // cpu/vec/reduce_simd.h) over contiguous rows and over outer dims, float16/bfloat16 rows
 // through a float buffer; chunk partials add in double, in a fixed order.
+#include "cpu/meta.h"
 #include "cpu/reduce_engine.h"
 #include "cpu/vec/reduce_kernels.h"
 #include "loom/dispatcher/library.h"
@@ -133,8 +134,8 @@ struct LogicalOp {
 /// over dim 0 of a row-major matrix): the per-ISA column cascade, tiles of columns in
 /// parallel. False (nothing done) for other geometries.
 bool sum_f32_over_rows(const ReducePlan& p, const float* base, double* out) {
-  if (p.red_sizes.size() != 1 || p.red_strides[0] == 1 || p.outer_sizes.empty() ||
-      p.outer_strides.back() != 1 || p.red_numel < 2) {
+  if (p.device.is_meta() || p.red_sizes.size() != 1 || p.red_strides[0] == 1 ||
+      p.outer_sizes.empty() || p.outer_strides.back() != 1 || p.red_numel < 2) {
     return false;
   }
   constexpr int64_t kTile = 256;
@@ -176,7 +177,7 @@ Tensor reduce_to(const Tensor& src, const ReducePlan& plan, DType out_dtype) {
     } else {
       run_reduce(plan, data_of<T>(src), Op<T>{}, acc.data());
     }
-    return tensor_from_values(plan.out_sizes, out_dtype, acc.data());
+    return tensor_from_values(plan, out_dtype, acc.data());
   });
 }
 
@@ -216,7 +217,7 @@ Tensor mean_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdi
     sum_into(plan, data_of<T>(in), acc.data());
     const double n = static_cast<double>(plan.red_numel);
     for (double& a : acc) a /= n;  // 0/0 is nan for an empty reduction, as in PyTorch
-    return tensor_from_values(plan.out_sizes, out, acc.data());
+    return tensor_from_values(plan, out, acc.data());
   });
 }
 
@@ -252,7 +253,7 @@ Tensor any_dims(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("sum", &sum);
   m.impl("sum.dim_IntList", &sum_dims);

@@ -127,10 +127,13 @@ struct ReducePlan {
   DimVec outer_sizes, outer_strides, red_sizes, red_strides;
   int64_t outer_numel = 1;  ///< number of outputs
   int64_t red_numel = 1;    ///< elements reduced into each output
+  Device device;            ///< the input's device: meta runs no loop (Note [Meta kernels share
+                            ///< the reference's setup] in cpu/meta.h)
 };
 
 inline ReducePlan make_plan(const Tensor& self, const std::vector<bool>& mask, bool keepdim) {
   ReducePlan p;
+  p.device = self.device();
   for (int64_t d = 0; d < self.dim(); ++d) {
     if (mask[d]) {
       p.red_sizes.push_back(self.size(d));
@@ -232,7 +235,7 @@ void run_reduce(const ReducePlan& p, const T* base, Op op, typename Op::Acc* out
   using Acc = typename Op::Acc;
   const int64_t outer = p.outer_numel;
   const int64_t red = p.red_numel;
-  if (outer == 0) return;
+  if (outer == 0 || p.device.is_meta()) return;
   const bool big = outer * std::max<int64_t>(red, 1) >= kGrain;
   if constexpr (SteppableOp<Op, T>) {
     if (!p.outer_sizes.empty() && p.outer_strides.back() == 1 && !p.red_sizes.empty() &&
@@ -266,16 +269,26 @@ void run_reduce(const ReducePlan& p, const T* base, Op op, typename Op::Acc* out
   }
 }
 
-/// A contiguous tensor of dtype `to` and sizes `sizes` holding values[i] converted.
+/// A contiguous tensor of dtype `to`, plan's output sizes and device, holding values[i]
+/// converted (nothing to hold on meta).
 template <typename V>
-Tensor tensor_from_values(IntArrayRef sizes, DType to, const V* values) {
-  Tensor out = Tensor::empty(sizes, TensorOptions{}.with(to));
+Tensor tensor_from_values(const ReducePlan& plan, DType to, const V* values) {
+  Tensor out = Tensor::empty(plan.out_sizes, TensorOptions{}.with(to).with(plan.device));
+  if (plan.device.is_meta()) return out;
   const int64_t n = out.numel();
   dispatch_all(to, [&]<typename U>(U*) {
     U* o = data_of<U>(out);
     for (int64_t i = 0; i < n; ++i) store(o + i, values[i]);
   });
   return out;
+}
+
+/// tensor_from_values on the cpu, for a result of sizes that no plan describes.
+template <typename V>
+Tensor tensor_from_values(IntArrayRef sizes, DType to, const V* values) {
+  ReducePlan cpu;
+  cpu.out_sizes.assign(sizes.begin(), sizes.end());
+  return tensor_from_values(cpu, to, values);
 }
 
 /// Geometry of ops that work along one dim (scans, softmax): "lines" of len elements.
@@ -323,8 +336,8 @@ void for_each_line(const LinePlan& p, F&& f) {
 /// A contiguous copy of self converted to dtype `to` (self itself if nothing to do).
 inline Tensor cast_contiguous(const Tensor& self, DType to) {
   if (self.dtype() == to && self.is_contiguous()) return self;
-  Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(to));
-  if (self.numel() == 0) return out;
+  Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(to).with(self.device()));
+  if (self.numel() == 0 || self.device().is_meta()) return out;
   const int64_t last = self.dim() == 0 ? 0 : self.dim() - 1;
   const LinePlan p = make_lines(last, {&self, &out});
   dispatch_all(self.dtype(), [&]<typename T>(T*) {

@@ -1,6 +1,7 @@
 // Reference CPU kernels: max, min (full and .dim with indices), amax, amin, argmax, argmin.
 // NaN wins (it propagates, and its first index is reported); ties keep the first index.
 // Contiguous float32 rows run the per-ISA kernels (cpu/vec/reduce_kernels.h).
+#include "cpu/meta.h"
 #include "cpu/reduce_engine.h"
 #include "cpu/vec/reduce_kernels.h"
 #include "loom/dispatcher/library.h"
@@ -114,7 +115,7 @@ Tensor extreme(const Tensor& self, const std::vector<bool>& mask, bool keepdim) 
     using Op = typename ExtremeOp<kMax>::template Op<T>;
     std::vector<typename Op::Acc> acc(static_cast<size_t>(plan.outer_numel));
     run_reduce(plan, data_of<T>(self), Op{}, acc.data());
-    return tensor_from_values(plan.out_sizes, self.dtype(), acc.data());
+    return tensor_from_values(plan, self.dtype(), acc.data());
   });
 }
 
@@ -133,10 +134,8 @@ std::tuple<Tensor, Tensor> arg_extreme(const Tensor& self, const std::vector<boo
       idx[i] = acc[i].idx;
       val[i] = acc[i].v;
     }
-    Tensor values =
-        want_values ? tensor_from_values(plan.out_sizes, self.dtype(), val.data()) : Tensor();
-    return std::tuple<Tensor, Tensor>(values,
-                                      tensor_from_values(plan.out_sizes, DType::Int64, idx.data()));
+    Tensor values = want_values ? tensor_from_values(plan, self.dtype(), val.data()) : Tensor();
+    return std::tuple<Tensor, Tensor>(values, tensor_from_values(plan, DType::Int64, idx.data()));
   });
 }
 
@@ -198,7 +197,7 @@ Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("max", &max_full);
   m.impl("min", &min_full);

@@ -2,6 +2,7 @@
 // logsumexp. They accumulate in double (Note [Reduction geometry] in reduce_engine.h), except
 // contiguous float32 rows of var/std and the 2-norm, which run the per-ISA float cascade
 // (Note [Cascade sum] in cpu/vec/reduce_simd.h), as do logsumexp's.
+#include "cpu/meta.h"
 #include "cpu/reduce_engine.h"
 #include "cpu/vec/reduce_kernels.h"
 #include "cpu/vec/softmax_kernels.h"
@@ -61,7 +62,7 @@ Tensor reduce_floating(std::string_view op, const Tensor& src, const ReducePlan&
     run_reduce(plan, data_of<T>(src), Op<T>{}, acc.data());
     std::vector<double> out(acc.size());
     for (size_t i = 0; i < acc.size(); ++i) out[i] = finish(acc[i]);
-    return tensor_from_values(plan.out_sizes, src.dtype(), out.data());
+    return tensor_from_values(plan, src.dtype(), out.data());
   });
 }
 
@@ -94,9 +95,8 @@ std::tuple<Tensor, Tensor> moments_and_mean(const Tensor& self, std::optional<In
       spread[i] = take_sqrt ? std::sqrt(v) : v;
       mean[i] = acc[i].n == 0 ? std::nan("") : acc[i].mean;
     }
-    return std::tuple<Tensor, Tensor>(
-        tensor_from_values(plan.out_sizes, self.dtype(), spread.data()),
-        tensor_from_values(plan.out_sizes, self.dtype(), mean.data()));
+    return std::tuple<Tensor, Tensor>(tensor_from_values(plan, self.dtype(), spread.data()),
+                                      tensor_from_values(plan, self.dtype(), mean.data()));
   });
 }
 
@@ -217,7 +217,7 @@ Tensor norm_impl(const Tensor& input, const std::optional<Scalar>& p,
       if (spec.kind == NormKind::Two) a = std::sqrt(a);
       if (spec.kind == NormKind::General) a = std::pow(a, 1.0 / order);
     }
-    return tensor_from_values(plan.out_sizes, self.dtype(), acc.data());
+    return tensor_from_values(plan, self.dtype(), acc.data());
   });
 }
 
@@ -308,7 +308,7 @@ Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("var", &var);
   m.impl("var.dim", &var_dim);

@@ -1,5 +1,6 @@
 // Reference CPU kernels: cumsum, cumprod (accumulating in double or int64, as PyTorch's
 // CPU acc_type does).
+#include "cpu/meta.h"
 #include "cpu/reduce_engine.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/wrap_dim.h"
@@ -13,8 +14,8 @@ Tensor scan(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
   meta::wrap_dim(kProd ? "cumprod" : "cumsum", dim, self.dim());
   const DType out_dtype = meta::sum_dtype(self, dtype);
   const Tensor src = self.dtype() == out_dtype ? self : cast_contiguous(self, out_dtype);
-  Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(out_dtype));
-  if (out.numel() == 0) return out;
+  Tensor out = Tensor::empty(self.sizes(), options_like(self, out_dtype));
+  if (out.numel() == 0 || is_meta(out)) return out;
   const LinePlan plan = make_lines(dim, {&src, &out});
   dispatch_all(out_dtype, [&]<typename T>(T*) {
     const T* in = data_of<T>(src);
@@ -51,7 +52,7 @@ Tensor cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("cumsum", &cumsum);
   m.impl("cumprod", &cumprod);

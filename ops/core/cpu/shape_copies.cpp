@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu/meta.h"
 #include "cpu/strided_copy.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/library.h"
@@ -87,7 +88,7 @@ Tensor stack(TensorList tensors, int64_t dim) {
 Tensor repeat(const Tensor& self, IntArrayRef repeats) {
   const meta::RepeatPlan plan = meta::repeat_plan(self, repeats);
   Tensor out = empty_like_contiguous(self, plan.sizes);
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0 || is_meta(out)) return out;
   copy_strided(out.data_ptr(), plan.dst_strides, self.data_ptr(), plan.src_strides,
                plan.block_sizes, self.element_size());
   return out;
@@ -97,7 +98,7 @@ Tensor flip(const Tensor& self, IntArrayRef dims) {
   const std::vector<bool> flipped = meta::flip_dims(self, dims);
   Dims sizes(self.sizes().begin(), self.sizes().end());
   Tensor out = empty_like_contiguous(self, sizes);
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0 || is_meta(out)) return out;
   // Read the input backwards along each flipped dim: start at its last element there.
   Dims src_strides(self.strides().begin(), self.strides().end());
   int64_t offset = 0;
@@ -116,7 +117,7 @@ Tensor flip(const Tensor& self, IntArrayRef dims) {
 Tensor roll_one(const Tensor& self, int64_t shift, int64_t dim) {
   Dims sizes(self.sizes().begin(), self.sizes().end());
   Tensor out = empty_like_contiguous(self, sizes);
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0 || is_meta(out)) return out;
   const int64_t n = sizes[dim];
   const int64_t s = meta::roll_shift(shift, n);
   // out[s:] = self[:n-s]; out[:s] = self[n-s:].
@@ -155,7 +156,7 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
 Tensor triangle(const char* op, const Tensor& self, int64_t diagonal, bool upper) {
   meta::check_triangle_dims(op, self);
   Tensor out = contiguous_copy(self);
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0 || is_meta(out)) return out;
   const int64_t rows = self.size(-2);
   const int64_t cols = self.size(-1);
   const int64_t batch = out.numel() / (rows * cols);
@@ -180,7 +181,7 @@ Tensor triangle(const char* op, const Tensor& self, int64_t diagonal, bool upper
 Tensor& triangle_(const char* op, Tensor& self, int64_t diagonal, bool upper) {
   meta::check_triangle_dims(op, self);
   self.bump_version();
-  if (self.numel() == 0) return self;
+  if (self.numel() == 0 || is_meta(self)) return self;
   const int64_t nd = self.dim();
   const int64_t rows = self.size(-2), cols = self.size(-1);
   const int64_t rs = self.stride(-2), cs = self.stride(-1);
@@ -222,7 +223,7 @@ Tensor triu(const Tensor& self, int64_t diagonal) { return triangle("triu", self
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("cat", &cat);
   m.impl("stack", &stack);

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cpu/meta.h"
 #include "cpu/strided_copy.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/wrap_dim.h"
@@ -464,7 +465,7 @@ Tensor& t_(Tensor& self) { return take_geometry(self, t(self)); }
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("view", &view);
   m.impl("reshape", &reshape);

@@ -5,6 +5,7 @@
 // double computes in double.
 #include "loom/ops/meta/softmax.h"
 
+#include "cpu/meta.h"
 #include "cpu/reduce_engine.h"
 #include "cpu/vec/softmax_kernels.h"
 #include "loom/dispatcher/library.h"
@@ -96,8 +97,8 @@ template <bool kLog>
 Tensor softmax_forward(const char* op, const Tensor& self, int64_t dim, DType out_dtype) {
   meta::check_softmax_input(op, self, dim);
   const Tensor src = self.dtype() == out_dtype ? self : cast_contiguous(self, out_dtype);
-  Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(out_dtype));
-  if (out.numel() == 0) return out;
+  Tensor out = Tensor::empty(self.sizes(), options_like(self, out_dtype));
+  if (out.numel() == 0 || is_meta(out)) return out;
   const int64_t w = self.dim() == 0 ? 0 : wrap_dim(dim, self.dim());
   int64_t inner = 1;
   for (int64_t d = w + 1; d < self.dim(); ++d) inner *= self.size(d);
@@ -190,8 +191,8 @@ Tensor softmax_backward(const Tensor& grad, const Tensor& output, int64_t dim, D
   const char* op = kLog ? "_log_softmax_backward_data" : "_softmax_backward_data";
   check_defined(op, {{"grad_output", grad}, {"output", output}});
   meta::check_softmax_backward(op, grad, output, dim);
-  Tensor result = Tensor::empty(grad.sizes(), TensorOptions{}.with(grad.dtype()));
-  if (result.numel() > 0) {
+  Tensor result = Tensor::empty(grad.sizes(), options_like(grad, grad.dtype()));
+  if (result.numel() > 0 && !is_meta(result)) {
     const LinePlan plan = make_lines(dim, {&grad, &output, &result});
     dispatch_floats(op, grad, [&]<typename T>(T*) {
       const T* g0 = data_of<T>(grad);
@@ -238,7 +239,7 @@ Tensor log_softmax_backward_data(const Tensor& grad, const Tensor& output, int64
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("softmax.int", &softmax_int);
   m.impl("log_softmax.int", &log_softmax_int);

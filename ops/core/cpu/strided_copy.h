@@ -115,7 +115,7 @@ inline void copy_same_dtype(const Tensor& dst, const Tensor& src) {
              sizes_str(dst.sizes()), " differ from source sizes ", sizes_str(src.sizes()));
   LOOM_CHECK_T(TypeError, dst.dtype() == src.dtype(), "copy_same_dtype: destination dtype ",
                dtype_name(dst.dtype()), " differs from source dtype ", dtype_name(src.dtype()));
-  if (dst.numel() == 0) return;
+  if (dst.numel() == 0 || dst.device().is_meta()) return;  // meta: no data to copy
   copy_strided(dst.data_ptr(), dst.strides(), src.data_ptr(), src.strides(), src.sizes(),
                src.element_size());
 }

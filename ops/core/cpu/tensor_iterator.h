@@ -106,6 +106,10 @@ class TensorIterator {
   IntArrayRef shape() const { return {shape_.data(), shape_.size()}; }
   /// Number of elements of the result.
   int64_t numel() const { return numel_; }
+  /// Whether the operands are meta tensors (after build()): sizes, strides and dtypes only,
+  /// so for_each runs nothing and flat() is false (Note [Meta kernels share the reference's
+  /// setup]).
+  bool is_meta() const { return meta_; }
 
   /// Runs out[i] = f(in_0[i], ...) over every element. Out is the storage type of
   /// result_dtype(), In... those of the inputs in order (the common dtype unless given
@@ -181,6 +185,7 @@ class TensorIterator {
   OutputKind kind_ = OutputKind::New;
   ResultRule rule_ = ResultRule::Common;
   std::optional<DType> forced_common_;
+  bool meta_ = false;
 
   DType common_ = DType::Float32, result_ = DType::Float32;
   DimVector shape_;
@@ -232,7 +237,7 @@ void TensorIterator::for_each(F&& f) {
   check_dtypes({storage_dtype<Out>, storage_dtype<In>...});
   LOOM_CHECK(inputs_.size() == N, op_, ": internal error: for_each with ", N,
              " inputs on an iterator with ", inputs_.size());
-  if (numel_ == 0) return;
+  if (numel_ == 0 || meta_) return;
   const int64_t ndim = static_cast<int64_t>(sizes_.size());
   const int64_t inner = sizes_[ndim - 1];
   std::array<int64_t, N + 1> inner_stride;

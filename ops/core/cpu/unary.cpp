@@ -5,6 +5,7 @@
 #include <optional>
 #include <string_view>
 
+#include "cpu/meta.h"
 #include "cpu/tensor_iterator.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/integer_math.h"
@@ -301,7 +302,7 @@ void register_unary(Library& m) {
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("neg", &neg);
   m.impl("neg_", &neg_);
