@@ -212,6 +212,12 @@ const std::map<std::string, Maker>& table() {
          return std::vector{sample(
              "[4, 5] by [4]", {R({4, 5}), I({4}, 5), std::nullopt, int64_t{1}, int64_t{-100}})};
        }},
+      {"aten::one_hot",
+       [] {
+         // num_classes from the values (-1), and given (the only form meta can run).
+         return std::vector{sample("[3, 4] in [0, 4), -1", {I({3, 4}, 4), int64_t{-1}}),
+                            sample("[3, 4] in [0, 4), 5", {I({3, 4}, 4), int64_t{5}})};
+       }},
       {"aten::div.Tensor_mode",
        [] {
          return std::vector{

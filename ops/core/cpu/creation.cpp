@@ -16,6 +16,7 @@
 #include <optional>
 #include <vector>
 
+#include "cpu/meta.h"
 #include "cpu/strided_copy.h"
 #include "loom/core/generator.h"
 #include "loom/core/half.h"
@@ -408,6 +409,7 @@ double read_probability(const Tensor& p, int64_t i) {
 
 Tensor bernoulli(const Tensor& self, Generator* gen) {
   meta::check_bernoulli_self(self);
+  if (is_meta(self)) return Tensor::empty(self.sizes(), options_like(self, self.dtype()));
   const Tensor p = contiguous_copy(self);  // read in row-major order
   Generator& g = generator_or_default(gen);
   Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(self.dtype()));
@@ -421,6 +423,7 @@ Tensor bernoulli(const Tensor& self, Generator* gen) {
 
 Tensor bernoulli_p(const Tensor& self, double prob, Generator* gen) {
   meta::check_probability(prob);
+  if (is_meta(self)) return Tensor::empty(self.sizes(), options_like(self, self.dtype()));
   Generator& g = generator_or_default(gen);
   Tensor out = Tensor::empty(self.sizes(), TensorOptions{}.with(self.dtype()));
   for (int64_t i = 0; i < out.numel(); ++i) {
@@ -429,8 +432,8 @@ Tensor bernoulli_p(const Tensor& self, double prob, Generator* gen) {
   return out;
 }
 
-// The factories and *_like forms, for the CPU and the Meta key alike (bernoulli reads its
-// input's elements: CPU only).
+// The factories, the *_like forms and bernoulli, for the CPU and the Meta key alike (on meta,
+// bernoulli makes its result's metadata and draws nothing).
 void impl_factories(Library& m) {
   m.impl("empty.memory_format", &empty);
   m.impl("zeros", &zeros);
@@ -458,6 +461,8 @@ void impl_factories(Library& m) {
   m.impl("randn_like", &randn_like);
   m.impl("randint_like", &randint_like);
   m.impl("randint_like.low_dtype", &randint_like_low);
+  m.impl("bernoulli", &bernoulli);
+  m.impl("bernoulli.p", &bernoulli_p);
 }
 
 }  // namespace
@@ -465,8 +470,6 @@ void impl_factories(Library& m) {
 LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.set_provider("reference");
   impl_factories(m);
-  m.impl("bernoulli", &bernoulli);
-  m.impl("bernoulli.p", &bernoulli_p);
 }
 
 // Note [Meta tensors] (core/src/allocator.cpp): shapes without data.

@@ -44,8 +44,8 @@ Dims expanded_strides(const Tensor& t, IntArrayRef shape) {
 
 /// A contiguous copy of t broadcast to shape (same dtype).
 Tensor expand_copy(const Tensor& t, IntArrayRef shape) {
-  Tensor out = new_empty(shape, t.dtype());
-  if (out.numel() == 0) return out;
+  Tensor out = new_empty(shape, t.dtype(), t);
+  if (out.numel() == 0 || is_meta(out)) return out;
   const Dims s = expanded_strides(t, shape);
   copy_strided(out.data_ptr(), out.strides(), t.data_ptr(), aref(s), shape, t.element_size());
   return out;
@@ -78,7 +78,8 @@ std::vector<int64_t> nonzero_coords(const Tensor& t) {
 
 /// t != 0 elementwise, as a new contiguous bool tensor.
 Tensor nonzero_mask(const Tensor& t) {
-  Tensor b = new_empty(t.sizes(), DType::Bool);
+  Tensor b = new_empty(t.sizes(), DType::Bool, t);
+  if (is_meta(b)) return b;
   dispatch_all(t.dtype(), [&]<typename T>(T*) {
     using C = compute_t<T>;
     const T* p = data_as<const T>(t);
@@ -99,7 +100,7 @@ void check_fill_mask(const Tensor& mask) { meta::check_masked_fill_mask(mask); }
 
 Scalar fill_value(const Tensor& value) {
   meta::check_masked_fill_value(value);
-  return value.item();
+  return is_meta(value) ? Scalar(0) : value.item();  // a meta value has no element to read
 }
 
 /// self[mask] = value, mask broadcast to self (inplace) or both broadcast together (a new
@@ -150,7 +151,7 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
   const bool* mp = data_as<const bool>(mask);
   int64_t count = 0;
   for_each_offset<1>(sh, {aref(ms)}, [&](const std::array<int64_t, 1>& o) { count += mp[o[0]]; });
-  Tensor out = new_empty({count}, self.dtype());
+  Tensor out = new_empty({count}, self.dtype(), self);
   if (count == 0) return out;
   dispatch_word(self.element_size(), [&]<typename W>(W*) {
     W* d = data_as<W>(out);
@@ -165,6 +166,7 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
 /// Writes source's elements (row-major) into the positions of dest where mask (broadcast to
 /// dest) is true, in row-major order.
 void masked_scatter_into(const Tensor& dest, const Tensor& mask_arg, const Tensor& source) {
+  if (is_meta(dest)) return;  // how many elements move depends on the mask's values
   const Tensor mask = mask_arg.is_alias_of(dest) ? contiguous_copy(mask_arg) : mask_arg;
   const Dims ms = expanded_strides(mask, dest.sizes());
   const bool* mp = data_as<const bool>(mask);
@@ -227,7 +229,7 @@ Tensor nonzero(const Tensor& self) {
     // A 0-dim tensor has one element and no coordinates: count it directly.
     n = scalar_truth(self) ? 1 : 0;
   }
-  Tensor out = new_empty({n, nd}, DType::Int64);
+  Tensor out = new_empty({n, nd}, DType::Int64, self);
   if (!coords.empty()) std::memcpy(out.data_ptr(), coords.data(), coords.size() * sizeof(int64_t));
   return out;
 }
@@ -241,7 +243,7 @@ std::vector<Tensor> where_condition(const Tensor& condition) {
   std::vector<Tensor> out;
   const int64_t* p = data_as<const int64_t>(nz);
   for (int64_t d = 0; d < nd; ++d) {
-    Tensor col = new_empty({n}, DType::Int64);
+    Tensor col = new_empty({n}, DType::Int64, nz);
     int64_t* c = data_as<int64_t>(col);
     for (int64_t i = 0; i < n; ++i) c[i] = cols == 0 ? 0 : p[i * cols + d];
     out.push_back(col);
@@ -294,6 +296,9 @@ IndexPlan make_index_plan(std::string_view op, const Tensor& self, const IndexLi
     if (ix) check_cpu(op, {{"indices", *ix}});
   }
   check_index_count(self, indices);
+  // On meta, integer indices give the result's shape (their values are not checked: there are
+  // none); a mask selects as many elements as it has true values, which meta cannot count.
+  const bool meta = is_meta(self);
 
   // Expand masks; one entry per dim of the (possibly unsqueezed) view of self.
   Dims vsizes, vstrides;
@@ -311,9 +316,13 @@ IndexPlan make_index_plan(std::string_view op, const Tensor& self, const IndexLi
     }
     const Tensor& t = *ix;
     if (t.dtype() == DType::Int64 || t.dtype() == DType::Int32) {
-      entries.emplace_back(IndexEntry{dims_of(t.sizes()), index_values(t)});
+      entries.emplace_back(
+          IndexEntry{dims_of(t.sizes()), meta ? std::vector<int64_t>{} : index_values(t)});
       keep_dim(d++);
     } else if (is_mask_dtype(t.dtype())) {
+      LOOM_CHECK_T(NotImplementedError, !meta, op, ": a boolean index ", t.describe(),
+                   " selects as many elements as it has true values, which a meta tensor does "
+                   "not have");
       if (t.dim() == 0) {
         const bool on = scalar_truth(t);
         entries.emplace_back(
@@ -411,6 +420,7 @@ IndexPlan make_index_plan(std::string_view op, const Tensor& self, const IndexLi
       st *= shape[k];
     }
   }
+  if (meta) m = 0;  // no offsets: nothing is read or written
   p.offsets.assign(static_cast<size_t>(m), 0);
   Dims counter(ns, 0);
   std::vector<int64_t> eoff(ni, 0);
@@ -462,8 +472,8 @@ Split split_plan(const IndexPlan& p) {
 
 Tensor index_tensor(const Tensor& self, const IndexList& indices) {
   const IndexPlan p = make_index_plan("index", self, indices);
-  Tensor out = new_empty(aref(p.result_shape), self.dtype());
-  if (out.numel() == 0) return out;
+  Tensor out = new_empty(aref(p.result_shape), self.dtype(), self);
+  if (out.numel() == 0 || is_meta(out)) return out;
   const Split s = split_plan(p);
   std::vector<int64_t> trail;
   for_each_offset<1>(aref(s.trail_sizes), {aref(s.trail_strides)},
@@ -529,7 +539,8 @@ Tensor& index_put_impl(Tensor& self, const IndexList& indices, const Tensor& val
   assert_no_internal_overlap("index_put_", self);  // Note [Memory overlap]
   if (!accumulate) {
     if (const std::optional<Tensor> mask = masked_fill_route(self, indices, values)) {
-      masked_fill_run("index_put_", self, *mask, values.item(), true);
+      // On meta: the shapes and dtypes are checked as the fill would; nothing to write.
+      masked_fill_run("index_put_", self, *mask, is_meta(values) ? Scalar(0) : values.item(), true);
       return self;
     }
   }
@@ -549,7 +560,7 @@ Tensor& index_put_impl(Tensor& self, const IndexList& indices, const Tensor& val
   self.bump_version();
   int64_t total = 1;
   for (int64_t s : rs) total *= s;
-  if (total == 0) return self;
+  if (total == 0 || is_meta(self)) return self;
 
   const Tensor vals = values.is_alias_of(self) ? contiguous_copy(values) : values;
   const Dims vstr = expanded_strides(vals, rs);
@@ -611,21 +622,28 @@ Tensor index_put(const Tensor& self, const IndexList& indices, const Tensor& val
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("masked_fill.Scalar", &masked_fill_scalar);
   m.impl("masked_fill.Tensor", &masked_fill_tensor);
   m.impl("masked_fill_.Scalar", &masked_fill_scalar_);
   m.impl("masked_fill_.Tensor", &masked_fill_tensor_);
-  m.impl("masked_select", &masked_select);
   m.impl("masked_scatter", &masked_scatter);
   m.impl("masked_scatter_", &masked_scatter_);
-  m.impl("nonzero", &nonzero);
-  m.impl("argwhere", &argwhere);
-  m.impl("where", &where_condition);
   m.impl("index.Tensor", &index_tensor);
   m.impl("index_put", &index_put);
   m.impl("index_put_", &index_put_);
+}
+
+// Results whose sizes count the true or nonzero values (masked_select, nonzero, argwhere,
+// where(condition)): cpu only, as in PyTorch; on meta the dispatcher reports that there is no
+// Meta kernel.
+LOOM_LIBRARY_IMPL(aten, CPU, m) {
+  m.set_provider("reference");
+  m.impl("masked_select", &masked_select);
+  m.impl("nonzero", &nonzero);
+  m.impl("argwhere", &argwhere);
+  m.impl("where", &where_condition);
 }
 
 }  // namespace loom::ops::cpu::indexing

@@ -45,8 +45,9 @@ Tensor index_select_compute(const Tensor& self, int64_t dim, const Tensor& index
   dim = meta::wrap_dim("index_select", dim, self.dim());
   const int64_t n = index.numel();
   const std::vector<int64_t> out_sizes = meta::index_select_sizes(self, dim, index);
-  Tensor out = new_empty(out_sizes, self.dtype());
+  Tensor out = new_empty(out_sizes, self.dtype(), self);
   meta::check_index_select_axis(self, dim, index);
+  if (is_meta(out)) return out;  // Note [Meta kernels share the reference's setup]
   const std::vector<int64_t> idx = index_values(index);
   const NonEmptyGeometry gs = nonempty_geometry(self);
   const int64_t bound = gs.sizes[dim];
@@ -103,6 +104,7 @@ Tensor& index_select_out(const Tensor& self, int64_t dim, const Tensor& index, T
 void index_add_into(std::string_view op, const Tensor& result, int64_t dim, const Tensor& index,
                     const Tensor& source, const Scalar& alpha) {
   meta::check_scalar_fits(op, alpha, result.dtype());  // Note [Checked scalar conversion]
+  if (is_meta(result)) return;
   const std::vector<int64_t> idx = index_values(index);
   const NonEmptyGeometry gr = nonempty_geometry(result);
   const int64_t bound = gr.sizes[dim];
@@ -155,7 +157,7 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
 
 Tensor index_select_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t dim,
                              const Tensor& index) {
-  Tensor result = new_zeros(self_sizes, grad.dtype());
+  Tensor result = new_zeros(self_sizes, grad.dtype(), grad);
   dim = meta::wrap_dim("index_select_backward", dim, result.dim());
   check_index_add(result, dim, index, grad);
   index_add_into("index_select_backward", result, dim, index, grad, Scalar(1));
@@ -167,10 +169,11 @@ Tensor index_select_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool /*sparse_grad*/) {
   check_cpu("gather", {{"self", self}, {"index", index}});
   dim = meta::wrap_dim("gather", dim, self.dim());
-  Tensor out = new_empty(index.sizes(), self.dtype());
+  Tensor out = new_empty(index.sizes(), self.dtype(), self);
   if (index.numel() == 0) return out;
   meta::check_gather_index_dtype(index);
   check_gather_shape(self, dim, index);
+  if (is_meta(out)) return out;
   const NonEmptyGeometry gs = nonempty_geometry(self), gi = nonempty_geometry(index),
                          go = nonempty_geometry(out);
   Dims s_strides = gs.strides;
@@ -199,6 +202,10 @@ Tensor& index_fill_impl(std::string_view op, Tensor& self, int64_t dim, const Te
   dim = meta::index_fill_dim(self, dim, index);
   meta::check_scalar_fits(op, value, self.dtype());  // Note [Checked scalar conversion]
   assert_no_internal_overlap("index_fill_", self);   // Note [Memory overlap]
+  if (is_meta(self)) {
+    self.bump_version();
+    return self;
+  }
   std::vector<int64_t> idx = index_values(index);
   const NonEmptyGeometry g = nonempty_geometry(self);
   const int64_t size = g.sizes[dim];
@@ -223,7 +230,7 @@ Tensor& index_fill_impl(std::string_view op, Tensor& self, int64_t dim, const Te
 
 Scalar index_fill_value(const Tensor& value) {
   meta::check_index_fill_value(value);
-  return value.item();
+  return is_meta(value) ? Scalar(0) : value.item();  // a meta value has no element to read
 }
 
 Tensor& index_fill_scalar_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
@@ -253,8 +260,8 @@ Tensor take(const Tensor& self, const Tensor& index) {
   const int64_t numel = self.numel();
   LOOM_CHECK_T(IndexError, !(numel == 0 && index.numel() != 0),
                "take(): tried to take from an empty tensor");
-  Tensor out = new_empty(index.sizes(), self.dtype());
-  if (out.numel() == 0) return out;
+  Tensor out = new_empty(index.sizes(), self.dtype(), self);
+  if (out.numel() == 0 || is_meta(out)) return out;
   const std::vector<int64_t> idx = index_values(index);
   for (int64_t v : idx) {
     LOOM_CHECK_T(IndexError, v >= -numel && v < numel, "out of range: tried to access index ", v,
@@ -291,7 +298,16 @@ Tensor one_hot(const Tensor& self, int64_t num_classes) {
     LOOM_CHECK(num_classes > 0,
                "one_hot: Can not infer total number of classes from empty tensor.");
     shape.push_back(num_classes);
-    return new_zeros(aref(shape), DType::Int64);
+    return new_zeros(aref(shape), DType::Int64, self);
+  }
+  if (is_meta(self)) {
+    // The classes' range is in the values; only a given num_classes fixes the shape.
+    LOOM_CHECK_T(NotImplementedError, num_classes != -1,
+                 "one_hot: num_classes=-1 takes the number of classes from the values, which a "
+                 "meta tensor does not have; pass num_classes");
+    shape.push_back(num_classes);
+    meta::check_result_numel("one_hot", aref(shape), DType::Int64);
+    return new_zeros(aref(shape), DType::Int64, self);
   }
   const std::vector<int64_t> v = index_values(self);
   const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
@@ -303,7 +319,7 @@ Tensor one_hot(const Tensor& self, int64_t num_classes) {
   }
   shape.push_back(num_classes);
   meta::check_result_numel("one_hot", aref(shape), DType::Int64);
-  Tensor out = new_zeros(aref(shape), DType::Int64);
+  Tensor out = new_zeros(aref(shape), DType::Int64, self);
   int64_t* o = data_as<int64_t>(out);
   for (size_t i = 0; i < v.size(); ++i) o[static_cast<int64_t>(i) * num_classes + v[i]] = 1;
   return out;
@@ -311,7 +327,7 @@ Tensor one_hot(const Tensor& self, int64_t num_classes) {
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("index_select", &index_select);
   m.impl("index_select.out", &index_select_out);

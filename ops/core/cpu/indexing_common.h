@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cpu/elementwise.h"
+#include "cpu/meta.h"
 #include "cpu/strided_copy.h"
 #include "loom/core/tensor.h"
 #include "loom/core/tensor_checks.h"
@@ -24,15 +25,16 @@ using Dims = absl::InlinedVector<int64_t, 6>;
 inline Dims dims_of(IntArrayRef a) { return Dims(a.begin(), a.end()); }
 inline IntArrayRef aref(const Dims& d) { return {d.data(), d.size()}; }
 
-/// A new contiguous CPU tensor (uninitialised).
-inline Tensor new_empty(IntArrayRef sizes, DType dtype) {
-  return Tensor::empty(sizes, TensorOptions{}.with(dtype));
+/// A new contiguous tensor (uninitialised) on the device of like (cpu, or meta: Note [Meta
+/// kernels share the reference's setup] in cpu/meta.h).
+inline Tensor new_empty(IntArrayRef sizes, DType dtype, const Tensor& like) {
+  return Tensor::empty(sizes, TensorOptions{}.with(dtype).with(like.device()));
 }
 
-/// A new CPU tensor of zeros.
-inline Tensor new_zeros(IntArrayRef sizes, DType dtype) {
-  Tensor t = new_empty(sizes, dtype);
-  if (t.numel() > 0)
+/// A new tensor of zeros on the device of like.
+inline Tensor new_zeros(IntArrayRef sizes, DType dtype, const Tensor& like) {
+  Tensor t = new_empty(sizes, dtype, like);
+  if (t.numel() > 0 && !t.device().is_meta())
     std::memset(t.data_ptr(), 0, static_cast<size_t>(t.numel()) * t.element_size());
   return t;
 }
@@ -96,6 +98,8 @@ inline T* data_as(const Tensor& t) {
 
 /// The values of an int32 or int64 tensor (any strides) in row-major order.
 inline std::vector<int64_t> index_values(const Tensor& index) {
+  LOOM_CHECK_T(NotImplementedError, !index.device().is_meta(), "the values of the meta tensor ",
+               index.describe(), " are unknown: this op's result depends on them");
   std::vector<int64_t> v;
   v.reserve(static_cast<size_t>(index.numel()));
   if (index.numel() == 0) return v;
@@ -121,14 +125,22 @@ inline NonEmptyGeometry nonempty_geometry(const Tensor& t) {
   return {dims_of(t.sizes()), dims_of(t.strides())};
 }
 
-/// Throws DeviceError unless every defined tensor is on the CPU (these are CPU kernels; an
-/// index tensor on another device would be read through a host pointer).
+/// Throws DeviceError unless every defined tensor is on the CPU, or every one on meta (these
+/// kernels serve the CPU and the Meta key; an index tensor on another device would be read
+/// through a host pointer).
 inline void check_cpu(std::string_view op, std::initializer_list<TensorArg> args) {
+  bool meta = false;
+  for (const TensorArg& a : args) {
+    if (a.tensor.defined()) {
+      meta = a.tensor.device().is_meta();
+      break;
+    }
+  }
   for (const TensorArg& a : args) {
     if (!a.tensor.defined()) continue;
-    LOOM_CHECK_T(DeviceError, a.tensor.device().is_cpu(), op,
-                 ": expected all tensors to be on the cpu, but got ", a.name, " on ",
-                 a.tensor.device().str());
+    LOOM_CHECK_T(DeviceError, meta ? a.tensor.device().is_meta() : a.tensor.device().is_cpu(), op,
+                 ": expected all tensors to be on the ", meta ? "meta" : "cpu", ", but got ",
+                 a.name, " on ", a.tensor.device().str());
   }
 }
 

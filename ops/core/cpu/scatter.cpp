@@ -108,7 +108,7 @@ struct ScatterArgs {
 /// Applies the scatter to out (a copy of self, or self itself); dim is wrapped.
 void scatter_into(const Tensor& out, int64_t dim, const Tensor& index_arg, const ScatterArgs& a,
                   Reduce op) {
-  if (index_arg.numel() == 0) return;
+  if (index_arg.numel() == 0 || is_meta(out)) return;  // meta: the index values are unknown
   // Inputs that share memory with out are read from copies.
   const Tensor index = index_arg.is_alias_of(out) ? contiguous_copy(index_arg) : index_arg;
   Tensor src;
@@ -271,7 +271,7 @@ Tensor& scatter_reduce_two_(Tensor& self, int64_t dim, const Tensor& index, cons
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("scatter.src", &scatter_src);
   m.impl("scatter_.src", &scatter_src_);

@@ -112,9 +112,9 @@ std::tuple<Tensor, Tensor> sort_impl(const Tensor& self, bool stable, int64_t di
                                      bool descending) {
   check_cpu("sort", {{"self", self}});
   dim = meta::wrap_dim("sort", dim, self.dim());
-  Tensor values = new_empty(self.sizes(), self.dtype());
-  Tensor indices = new_empty(self.sizes(), DType::Int64);
-  if (self.numel() == 0) return {values, indices};
+  Tensor values = new_empty(self.sizes(), self.dtype(), self);
+  Tensor indices = new_empty(self.sizes(), DType::Int64, self);
+  if (self.numel() == 0 || is_meta(self)) return {values, indices};
   const Lines l = lines_of(self, dim, values, indices);
   // A broadcast dim holds one value n times: PyTorch leaves it unsorted (indices 0..n-1).
   const bool broadcast = self.dim() > 0 && self.stride(dim) == 0;
@@ -166,8 +166,9 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
   if (self.dtype() == DType::Bool) throw_dtype_unsupported("topk_cpu", self.dtype());
   Dims out_sizes = dims_of(self.sizes());
   if (self.dim() > 0) out_sizes[dim] = k;
-  Tensor values = new_empty(aref(out_sizes), self.dtype());
-  Tensor indices = new_empty(aref(out_sizes), DType::Int64);
+  Tensor values = new_empty(aref(out_sizes), self.dtype(), self);
+  Tensor indices = new_empty(aref(out_sizes), DType::Int64, self);
+  if (is_meta(self)) return {values, indices};  // Note [Meta kernels share the reference's setup]
   if (self.dim() == 0) {
     copy_same_dtype(values, self);
     *data_as<int64_t>(indices) = 0;
@@ -209,7 +210,10 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
 
 // ---- unique ----------------------------------------------------------------------------------
 
-Tensor empty_long(IntArrayRef sizes) { return new_empty(sizes, DType::Int64); }
+// unique's results have as many elements as there are distinct values: a cpu-only kernel.
+Tensor empty_long(IntArrayRef sizes) {
+  return Tensor::empty(sizes, TensorOptions{}.with(DType::Int64));
+}
 
 /// Groups equal neighbours of a sorted (value, original position) sequence: the unique
 /// values, the group of each original position, and each group's size.
@@ -242,7 +246,7 @@ std::tuple<Tensor, Tensor, Tensor> unique_flat(const Tensor& self, bool consecut
   check_cpu("unique", {{"self", self}});
   const int64_t numel = self.numel();
   if (numel == 0) {
-    return {new_empty({0}, self.dtype()),
+    return {new_empty({0}, self.dtype(), self),
             return_inverse ? empty_long(self.sizes()) : empty_long({0}), empty_long({0})};
   }
   return dispatch_all(self.dtype(), [&]<typename T>(T*) -> std::tuple<Tensor, Tensor, Tensor> {
@@ -255,7 +259,7 @@ std::tuple<Tensor, Tensor, Tensor> unique_flat(const Tensor& self, bool consecut
     });
     if (!consecutive) sort_line(seq, /*stable=*/false, /*descending=*/false);
     const Groups<C> g = group_sorted(seq, consecutive);
-    Tensor out = new_empty({static_cast<int64_t>(g.values.size())}, self.dtype());
+    Tensor out = new_empty({static_cast<int64_t>(g.values.size())}, self.dtype(), self);
     T* o = data_as<T>(out);
     for (size_t i = 0; i < g.values.size(); ++i) o[i] = convert<T>(g.values[i]);
     Tensor inverse = empty_long({0}), counts = empty_long({0});
@@ -284,7 +288,7 @@ std::tuple<Tensor, Tensor, Tensor> unique_slices(const Tensor& self, int64_t dim
   if (n == 0) {
     LOOM_CHECK(zero_dims == 1,
                "Number of zero sized dimensions is more than one, so unique cannot be applied ");
-    return {new_empty(self.sizes(), self.dtype()), empty_long({0}), empty_long({0})};
+    return {new_empty(self.sizes(), self.dtype(), self), empty_long({0}), empty_long({0})};
   }
   LOOM_CHECK(zero_dims == 0,
              "There are 0 sized dimensions, and they aren't selected, so unique cannot be "
@@ -336,7 +340,7 @@ std::tuple<Tensor, Tensor, Tensor> unique_slices(const Tensor& self, int64_t dim
     }
     Dims out_sizes = dims_of(self.sizes());
     out_sizes[dim] = static_cast<int64_t>(firsts.size());
-    Tensor out = new_empty(aref(out_sizes), self.dtype());
+    Tensor out = new_empty(aref(out_sizes), self.dtype(), self);
     Dims out_rest;
     for (int64_t d = 0; d < out.dim(); ++d) {
       if (d != dim) out_rest.push_back(out.stride(d));
@@ -380,7 +384,7 @@ std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& self, bool r
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("sort", &sort);
   m.impl("sort.stable", &sort_stable);
@@ -388,6 +392,12 @@ LOOM_LIBRARY_IMPL(aten, CPU, m) {
   m.impl("argsort.stable", &argsort_stable);
   m.impl("msort", &msort);
   m.impl("topk", &topk);
+}
+
+// The unique family's result sizes are the number of distinct values: no Meta kernel, as in
+// PyTorch (a meta tensor has no values to count).
+LOOM_LIBRARY_IMPL(aten, CPU, m) {
+  m.set_provider("reference");
   m.impl("_unique2", &unique2);
   m.impl("unique_dim", &unique_dim);
   m.impl("unique_consecutive", &unique_consecutive);
