@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cpu/meta.h"
 #include "cpu/reduce_engine.h"
 #include "cpu/strided_copy.h"
 #include "loom/dispatcher/library.h"
@@ -133,8 +134,8 @@ void gather(const PadPlan& p, const Tensor& in, const Tensor& out) {
 
 Tensor pad_forward(Mode mode, const Tensor& self, IntArrayRef padding) {
   const PadPlan p = make_plan(mode, self, padding);
-  Tensor out = Tensor::empty(p.out_sizes, TensorOptions{}.with(self.dtype()));
-  if (out.numel() == 0) return out;
+  Tensor out = Tensor::empty(p.out_sizes, options_like(self, self.dtype()));
+  if (out.numel() == 0 || is_meta(out)) return out;
   switch (self.element_size()) {
     case 1:
       gather<uint8_t>(p, self, out);
@@ -169,12 +170,12 @@ Tensor pad_backward(const char* op, Mode mode, const Tensor& grad_output, const 
     LOOM_THROW(ValueError, op, ": grad_output ", kNames[3 - p.k + k],
                " unexpected. Expected: ", p.out_sizes[d], ", Got: ", grad_output.size(d));
   }
-  Tensor grad_input = Tensor::empty(self.sizes(), TensorOptions{}.with(grad_output.dtype()));
+  Tensor grad_input = Tensor::empty(self.sizes(), options_like(grad_output, grad_output.dtype()));
   const auto strides = plan_strides(p, grad_output);
   const DimVec& lead = strides.first;
   const std::array<int64_t, 3>& st = strides.second;
   dispatch_floats(op, grad_output, [&]<typename T>(T*) {
-    if (grad_input.numel() == 0) return;
+    if (grad_input.numel() == 0 || is_meta(grad_input)) return;
     const T* g = data_of<T>(grad_output);
     T* gi = data_of<T>(grad_input);
     const int64_t i12 = p.in_size[1] * p.in_size[2];
@@ -304,8 +305,8 @@ Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value)
   const meta::ConstantPad g = meta::constant_pad_geometry(self, pad);
   // Note [Checked scalar conversion]: the value is written into self's dtype.
   meta::check_scalar_fits("constant_pad_nd", value, self.dtype());
-  Tensor out = Tensor::empty(g.out_sizes, TensorOptions{}.with(self.dtype()));
-  if (out.numel() == 0) return out;
+  Tensor out = Tensor::empty(g.out_sizes, options_like(self, self.dtype()));
+  if (out.numel() == 0 || is_meta(out)) return out;
   if (g.grows || g.empty_copy) fill(out, value);
   if (g.empty_copy) return out;
   const auto [src_off, dst_off] = meta::constant_pad_offsets(self, g, out.strides(), 0);
@@ -351,7 +352,7 @@ Tensor pad(const Tensor& self, IntArrayRef pad, std::string_view mode,
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("constant_pad_nd", &constant_pad_nd);
   m.impl("reflection_pad1d", &pad_op<Mode::Reflect, 1>);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cpu/elementwise.h"
+#include "cpu/meta.h"
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/nn/memory_format.h"
@@ -57,8 +58,9 @@ Planes planes_of(const Tensor& t) {
           t.stride(0), t.stride(1), t.stride(2), t.stride(3)};
 }
 
-Tensor new_tensor(IntArrayRef sizes, DType d) {
-  return Tensor::empty(sizes, TensorOptions{}.with(d));
+/// A new contiguous tensor of sizes and dtype d on like's device.
+Tensor new_tensor(IntArrayRef sizes, const Tensor& like, DType d) {
+  return Tensor::empty(sizes, options_like(like, d));
 }
 
 /// True when a pooling of t runs channels-last (t is 4-d and suggests it).
@@ -76,12 +78,16 @@ nhwc::Geometry geometry_of(const Tensor& t) {
 // ---- dtype dispatch ----
 
 /// Calls f for dtype d among the floating types and, if `ints`, the integer types (not bool);
-/// otherwise throws PyTorch's "not implemented for" naming kernel.
+/// otherwise throws PyTorch's "not implemented for" naming kernel. The dtype check runs for a
+/// meta output too, f (the element loop) does not (Note [Meta kernels share the reference's
+/// setup] in cpu/meta.h).
 template <typename F>
-void dispatch_pool(std::string_view kernel, DType d, bool ints, bool long_only, F&& f) {
+void dispatch_pool(std::string_view kernel, DType d, bool ints, bool long_only, const Tensor& out,
+                   F&& f) {
   const bool ok =
       d != DType::Bool && (is_floating_point(d) || (ints && (!long_only || d == DType::Int64)));
   if (!ok) throw_dtype_unsupported(kernel, d);
+  if (is_meta(out)) return;
   dispatch_all(d, [&]<typename S>(S*) {
     if constexpr (!std::is_same_v<S, bool>) f(static_cast<S*>(nullptr));
   });
@@ -311,10 +317,10 @@ bool max_pool_backward(const S* go, const Planes& gp, const int64_t* idx, const 
 Tensor scatter_max_grad(std::string_view op, std::string_view kernel, const Tensor& grad_output,
                         const Tensor& indices, const Tensor& self) {
   const bool cl = runs_nhwc(self);
-  Tensor gi = empty_in_format(self.sizes(), TensorOptions{}.with(self.dtype()), cl);
+  Tensor gi = empty_in_format(self.sizes(), options_like(self, self.dtype()), cl);
   if (gi.numel() == 0) return gi;
   bool ok = true;
-  dispatch_pool(kernel, self.dtype(), false, false, [&]<typename S>(S*) {
+  dispatch_pool(kernel, self.dtype(), false, false, gi, [&]<typename S>(S*) {
     if (cl) {
       const Tensor g = dense_nhwc(grad_output), x = dense_nhwc(indices);
       ok = nhwc::max_backward_indices<S>(static_cast<const S*>(g.data_ptr()),
@@ -338,11 +344,11 @@ std::tuple<Tensor, Tensor> max_pool2d_impl(std::string_view op, const Tensor& se
   const auto [oH, oW] = meta::check_max_pool2d(op, self, p);
   const std::vector<int64_t> sizes = pooled_sizes(self, oH, oW);
   const bool cl = runs_nhwc(self);
-  Tensor out = empty_in_format(sizes, TensorOptions{}.with(self.dtype()), cl);
+  Tensor out = empty_in_format(sizes, options_like(self, self.dtype()), cl);
   Tensor idx =
-      with_indices ? empty_in_format(sizes, TensorOptions{}.with(DType::Int64), cl) : Tensor();
+      with_indices ? empty_in_format(sizes, options_like(self, DType::Int64), cl) : Tensor();
   if (out.numel() == 0) return {out, idx};
-  dispatch_pool("max_pool2d", self.dtype(), /*ints=*/true, false, [&]<typename S>(S*) {
+  dispatch_pool("max_pool2d", self.dtype(), /*ints=*/true, false, out, [&]<typename S>(S*) {
     if (cl) {
       const Tensor x = dense_nhwc(self);
       nhwc::max_forward<S>(static_cast<const S*>(x.data_ptr()), geometry_of(x), p, oH, oW,
@@ -405,9 +411,9 @@ Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArr
   meta::check_grad_dtype(op, self, grad_output, "gradOutput");
   meta::check_pool2d_grad_shapes(op, grad_output, Tensor(), self, oH, oW);
   const bool cl = runs_nhwc(self);
-  Tensor gi = empty_in_format(self.sizes(), TensorOptions{}.with(self.dtype()), cl);
+  Tensor gi = empty_in_format(self.sizes(), options_like(self, self.dtype()), cl);
   if (gi.numel() == 0) return gi;
-  dispatch_pool("max_pool2d_backward", self.dtype(), false, false, [&]<typename S>(S*) {
+  dispatch_pool("max_pool2d_backward", self.dtype(), false, false, gi, [&]<typename S>(S*) {
     if (cl) {
       const Tensor x = dense_nhwc(self), g = dense_nhwc(grad_output);
       nhwc::max_backward_recompute<S>(static_cast<const S*>(g.data_ptr()),
@@ -533,9 +539,9 @@ Tensor avg_pool2d_impl(std::string_view op, const Tensor& self, const Pool2d& p,
   check_defined(op, {{"self", self}});
   const auto [oH, oW] = meta::check_avg_pool2d(op, self, p, divisor_override);
   const bool cl = runs_nhwc(self);
-  Tensor out = empty_in_format(pooled_sizes(self, oH, oW), TensorOptions{}.with(self.dtype()), cl);
+  Tensor out = empty_in_format(pooled_sizes(self, oH, oW), options_like(self, self.dtype()), cl);
   if (out.numel() == 0) return out;
-  dispatch_pool("avg_pool2d", self.dtype(), true, /*long_only=*/true, [&]<typename S>(S*) {
+  dispatch_pool("avg_pool2d", self.dtype(), true, /*long_only=*/true, out, [&]<typename S>(S*) {
     if (cl) {
       const Tensor x = dense_nhwc(self);
       nhwc::avg_forward<S>(static_cast<const S*>(x.data_ptr()), geometry_of(x), p, oH, oW,
@@ -567,9 +573,9 @@ Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArr
   meta::check_grad_dtype(op, self, grad_output, "gradOutput");
   meta::check_pool2d_grad_shapes(op, grad_output, Tensor(), self, oH, oW);
   const bool cl = runs_nhwc(self);
-  Tensor gi = empty_in_format(self.sizes(), TensorOptions{}.with(self.dtype()), cl);
+  Tensor gi = empty_in_format(self.sizes(), options_like(self, self.dtype()), cl);
   if (gi.numel() == 0) return gi;
-  dispatch_pool("avg_pool2d_backward", self.dtype(), true, true, [&]<typename S>(S*) {
+  dispatch_pool("avg_pool2d_backward", self.dtype(), true, true, gi, [&]<typename S>(S*) {
     if (cl) {
       const Tensor g = dense_nhwc(grad_output);
       nhwc::avg_backward<S>(static_cast<const S*>(g.data_ptr()), geometry_of(self), p, oH, oW,
@@ -682,9 +688,9 @@ Tensor adaptive_avg_impl(std::string_view op, const Tensor& self, IntArrayRef ou
   check_defined(op, {{"self", self}});
   meta::check_adaptive_avg_pool2d(self, output_size);
   const int64_t oH = output_size[0], oW = output_size[1];
-  Tensor out = new_tensor(pooled_sizes(self, oH, oW), self.dtype());
+  Tensor out = new_tensor(pooled_sizes(self, oH, oW), self, self.dtype());
   if (out.numel() == 0) return out;
-  dispatch_pool("adaptive_avg_pool2d", self.dtype(), false, false, [&]<typename S>(S*) {
+  dispatch_pool("adaptive_avg_pool2d", self.dtype(), false, false, out, [&]<typename S>(S*) {
     adaptive_avg_forward<S>(static_cast<const S*>(self.data_ptr()), planes_of(self), oH, oW,
                             static_cast<S*>(out.data_ptr()));
   });
@@ -704,9 +710,9 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& sel
   check_defined(op, {{"grad_output", grad_output}, {"self", self}});
   check_same_device(op, {{"grad_output", grad_output}, {"self", self}});
   meta::check_adaptive_avg_pool2d_backward(op, grad_output, self);
-  Tensor gi = new_tensor(self.sizes(), self.dtype());
+  Tensor gi = new_tensor(self.sizes(), self, self.dtype());
   if (gi.numel() == 0) return gi;
-  dispatch_pool("adaptive_avg_pool2d_backward_cpu", self.dtype(), false, false,
+  dispatch_pool("adaptive_avg_pool2d_backward_cpu", self.dtype(), false, false, gi,
                 [&]<typename S>(S*) {
                   adaptive_avg_backward<S>(static_cast<const S*>(grad_output.data_ptr()),
                                            planes_of(grad_output), planes_of(self),
@@ -729,10 +735,10 @@ std::tuple<Tensor, Tensor> adaptive_max_impl(std::string_view op, const Tensor& 
   meta::check_adaptive_max_pool2d(op, self, output_size);
   const int64_t oH = output_size[0], oW = output_size[1];
   const std::vector<int64_t> sizes = pooled_sizes(self, oH, oW);
-  Tensor out = new_tensor(sizes, self.dtype());
-  Tensor idx = new_tensor(sizes, DType::Int64);
+  Tensor out = new_tensor(sizes, self, self.dtype());
+  Tensor idx = new_tensor(sizes, self, DType::Int64);
   if (out.numel() == 0) return {out, idx};
-  dispatch_pool("adaptive_max_pool2d", self.dtype(), false, false, [&]<typename S>(S*) {
+  dispatch_pool("adaptive_max_pool2d", self.dtype(), false, false, out, [&]<typename S>(S*) {
     adaptive_max_forward<S>(static_cast<const S*>(self.data_ptr()), planes_of(self), oH, oW,
                             static_cast<S*>(out.data_ptr()), static_cast<int64_t*>(idx.data_ptr()));
   });
@@ -763,7 +769,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& self, IntArrayRef o
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("max_pool2d", &max_pool2d);
   m.impl("max_pool2d_with_indices", &max_pool2d_with_indices);

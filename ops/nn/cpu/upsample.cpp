@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/meta.h"
 #include "cpu/reduce_engine.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/meta/result_size.h"
@@ -257,8 +258,8 @@ Tensor upsample_forward(const char* op, Interp mode, int64_t K, const Tensor& se
   out_sizes.insert(out_sizes.end(), output_size.begin(), output_size.end());
   meta::check_result_numel(op, out_sizes, self.dtype());  // Note [Result sizes that overflow]
   if (mode != Interp::Linear) {
-    Tensor out = Tensor::empty(out_sizes, TensorOptions{}.with(self.dtype()));
-    if (out.numel() == 0) return out;
+    Tensor out = Tensor::empty(out_sizes, options_like(self, self.dtype()));
+    if (out.numel() == 0 || is_meta(out)) return out;
     const Plan<float> p = make_plan<float>(mode, self.sizes(), output_size, false, scales);
     switch (self.element_size()) {
       case 1:
@@ -278,8 +279,8 @@ Tensor upsample_forward(const char* op, Interp mode, int64_t K, const Tensor& se
   }
   Tensor out;
   dispatch_floats(op, self, [&]<typename T>(T*) {
-    out = Tensor::empty(out_sizes, TensorOptions{}.with(self.dtype()));
-    if (out.numel() == 0) return;
+    out = Tensor::empty(out_sizes, options_like(self, self.dtype()));
+    if (out.numel() == 0 || is_meta(out)) return;
     const auto p =
         make_plan<reduction::value_t<T>>(mode, self.sizes(), output_size, align_corners, scales);
     linear_forward<T>(p, self, out);
@@ -304,8 +305,8 @@ Tensor upsample_backward(const char* op, Interp mode, int64_t K, const Tensor& g
   Tensor grad_input;
   dispatch_floats(op, grad_output, [&]<typename T>(T*) {
     using C = reduction::value_t<T>;
-    grad_input = Tensor::empty(input_size, TensorOptions{}.with(grad_output.dtype()));
-    if (grad_input.numel() == 0) return;
+    grad_input = Tensor::empty(input_size, options_like(grad_output, grad_output.dtype()));
+    if (grad_input.numel() == 0 || is_meta(grad_input)) return;
     const Plan<C> p = make_plan<C>(mode, input_size, output_size, align_corners, scales);
     const auto strides = plan_strides(grad_output);
     const DimVec& lead = strides.first;
@@ -449,7 +450,7 @@ Tensor upsample_trilinear3d_backward(const Tensor& grad, IntArrayRef output_size
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("upsample_nearest1d", &upsample_nearest1d);
   m.impl("upsample_nearest2d", &upsample_nearest2d);
