@@ -19,6 +19,7 @@
 #include "cpu/conv_im2col.h"
 #include "cpu/elementwise.h"
 #include "cpu/gemm.h"
+#include "cpu/meta.h"
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/nn/memory_format.h"
@@ -37,8 +38,8 @@ using meta::unsqueeze_view;
 /// t as a contiguous tensor of dtype d (t itself when it already is one); floating only.
 Tensor contiguous_as(const Tensor& t, DType d) {
   if (t.dtype() == d && t.is_contiguous()) return t;
-  Tensor out = Tensor::empty(t.sizes(), TensorOptions{}.with(d));
-  if (t.numel() == 0) return out;
+  Tensor out = Tensor::empty(t.sizes(), options_like(t, d));
+  if (t.numel() == 0 || is_meta(out)) return out;
   dispatch_floats("convolution", t, [&]<typename S>(S*) {
     dispatch_floats("convolution", out, [&]<typename D>(D*) {
       const S* src = static_cast<const S*>(t.data_ptr());
@@ -485,8 +486,9 @@ T* mut_ptr(const Tensor& t) {
   return static_cast<T*>(t.data_ptr());
 }
 
-Tensor new_tensor(IntArrayRef sizes, DType d) {
-  return Tensor::empty(sizes, TensorOptions{}.with(d));
+/// A new contiguous tensor of sizes and dtype d on like's device.
+Tensor new_tensor(IntArrayRef sizes, const Tensor& like, DType d) {
+  return Tensor::empty(sizes, options_like(like, d));
 }
 
 /// True when a 2-d convolution's results are channels-last: its input or its weight suggests
@@ -543,7 +545,8 @@ Tensor conv_forward(std::string_view op, const Tensor& input, const Tensor& weig
         const Tensor w = contiguous_as(pl.weight, ct);
         const Tensor b = bias.defined() ? contiguous_as(bias, ct) : Tensor();
         const Spec sp = spec_of(pl);
-        out = new_tensor({pl.N, pl.Cout, pl.oH, pl.oW}, ct);
+        out = new_tensor({pl.N, pl.Cout, pl.oH, pl.oW}, input, ct);
+        if (is_meta(out)) return;
         if (!transposed) {
           const Tensor in = ct == dt ? pl.input : contiguous_as(pl.input, ct);
           small_from_big<T>(ptr<T>(in), strides_of(in), ptr<T>(w), ptr<T>(b), mut_ptr<T>(out), sp);
@@ -706,22 +709,27 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
   const DType dt = input.dtype();
   const DType ct = compute_dtype(dt);
   Tensor gi, gw, gb;
+  const bool no_data = is_meta(input);  // allocate the gradients, skip the loops
   dispatch_compute("slow_conv2d_backward_cpu", dt, [&]<typename T>(T*) {
     const Tensor go4 = pl.one_d ? unsqueeze_view(grad_output, 2) : grad_output;
     const Tensor go = contiguous_as(go4, ct);
     const Tensor w = contiguous_as(pl.weight, ct);
     const Spec sp = spec_of(pl);
     if (output_mask[0]) {
-      gi = new_tensor(pl.input.sizes(), ct);
-      if (!transposed) {
+      gi = new_tensor(pl.input.sizes(), input, ct);
+      if (no_data) {
+        // a meta gradient: nothing to compute
+      } else if (!transposed) {
         big_from_small<T>(ptr<T>(go), ptr<T>(w), nullptr, mut_ptr<T>(gi), sp);
       } else {
         small_from_big<T>(ptr<T>(go), strides_of(go), ptr<T>(w), nullptr, mut_ptr<T>(gi), sp);
       }
     }
     if (output_mask[1]) {
-      gw = new_tensor(pl.weight.sizes(), ct);
-      if (!transposed) {
+      gw = new_tensor(pl.weight.sizes(), input, ct);
+      if (no_data) {
+        // a meta gradient: nothing to compute
+      } else if (!transposed) {
         const Tensor in = ct == dt ? pl.input : contiguous_as(pl.input, ct);
         weight_from<T>(ptr<T>(in), strides_of(in), ptr<T>(go), mut_ptr<T>(gw), sp);
       } else {
@@ -730,8 +738,8 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
       }
     }
     if (output_mask[2]) {
-      gb = new_tensor({pl.Cout}, ct);
-      bias_from<T>(ptr<T>(go), pl.N, pl.Cout, pl.oH * pl.oW, mut_ptr<T>(gb));
+      gb = new_tensor({pl.Cout}, input, ct);
+      if (!no_data) bias_from<T>(ptr<T>(go), pl.N, pl.Cout, pl.oH * pl.oW, mut_ptr<T>(gb));
     }
   });
   if (ct != dt) {
@@ -755,7 +763,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_outpu
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("convolution", &convolution);
   m.impl("conv1d", &conv1d);

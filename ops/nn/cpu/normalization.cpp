@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cpu/meta.h"
 #include "cpu/reduce_engine.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/nn/meta/normalization.h"
@@ -36,9 +37,11 @@ using Tensor3 = std::tuple<Tensor, Tensor, Tensor>;
 bool present(const std::optional<Tensor>& t) { return t && t->defined(); }
 
 /// The elements of an optional parameter (weight, bias, running stats) as doubles in
-/// row-major order; n copies of fill when it is absent.
+/// row-major order; n copies of fill when it is absent, and copies of fill, one per element,
+/// when it is a meta tensor (which has no values; a meta call computes no statistics).
 std::vector<double> param_values(const std::optional<Tensor>& t, int64_t n, double fill) {
   if (!present(t)) return std::vector<double>(static_cast<size_t>(n), fill);
+  if (is_meta(*t)) return std::vector<double>(static_cast<size_t>(t->numel()), fill);
   const Tensor c = cast_contiguous(*t, DType::Float64);
   const double* p = data_of<double>(c);
   return std::vector<double>(p, p + c.numel());
@@ -56,9 +59,13 @@ void write_values(std::string_view op, const Tensor& t, const std::vector<double
   t.bump_version();
 }
 
-/// A [n] tensor of dtype t holding v (a saved statistic or a parameter gradient).
-Tensor vector_tensor(IntArrayRef sizes, DType t, const std::vector<double>& v) {
-  return tensor_from_values(sizes, t, v.data());
+/// A contiguous tensor of sizes and dtype t holding v (a saved statistic or a parameter
+/// gradient), on like's device (meta: no values).
+Tensor vector_tensor(IntArrayRef sizes, const Tensor& like, DType t, const std::vector<double>& v) {
+  reduction::ReducePlan plan;
+  plan.out_sizes.assign(sizes.begin(), sizes.end());
+  plan.device = like.device();
+  return tensor_from_values(plan, t, v.data());
 }
 
 void check_floating(std::string_view op, std::string_view name, const Tensor& t) {
@@ -116,12 +123,13 @@ Tensor3 native_batch_norm(const Tensor& input, const std::optional<Tensor>& weig
   const NCS geo = ncs_of(input);
   const int64_t N = geo.n, C = geo.c, S = geo.s;
   const Tensor x = cast_contiguous(input, input.dtype());
-  Tensor out = Tensor::empty(input.sizes(), TensorOptions{}.with(input.dtype()));
+  Tensor out = Tensor::empty(input.sizes(), options_like(input, input.dtype()));
   const std::vector<double> w = param_values(weight, C, 1.0);
   const std::vector<double> b = param_values(bias, C, 0.0);
   std::vector<double> mean(static_cast<size_t>(C)), invstd(static_cast<size_t>(C));
   const bool big = input.numel() >= kGrain;
   dispatch_floats(op, input, [&]<typename T>(T*) {
+    if (is_meta(out)) return;  // no statistics, and the running ones stay untouched
     const T* px = data_of<T>(x);
     T* po = data_of<T>(out);
     if (training) {
@@ -167,9 +175,10 @@ Tensor3 native_batch_norm(const Tensor& input, const std::optional<Tensor>& weig
       for (int64_t s = 0; s < S; ++s) store(yo + s, load(xi + s) * alpha + beta);
     }
   });
-  const TensorOptions opts = TensorOptions{}.with(input.dtype());
+  const TensorOptions opts = options_like(input, input.dtype());
   if (!training) return {out, Tensor::empty({0}, opts), Tensor::empty({0}, opts)};
-  return {out, vector_tensor({C}, input.dtype(), mean), vector_tensor({C}, input.dtype(), invstd)};
+  return {out, vector_tensor({C}, input, input.dtype(), mean),
+          vector_tensor({C}, input, input.dtype(), invstd)};
 }
 
 Tensor3 native_batch_norm_backward(const Tensor& grad_out, const Tensor& input,
@@ -204,10 +213,10 @@ Tensor3 native_batch_norm_backward(const Tensor& grad_out, const Tensor& input,
   const Tensor g = cast_contiguous(grad_out, input.dtype());
   std::vector<double> sum_g(static_cast<size_t>(C)), dotp(static_cast<size_t>(C));
   Tensor grad_input;
-  if (output_mask[0])
-    grad_input = Tensor::empty(input.sizes(), TensorOptions{}.with(input.dtype()));
+  if (output_mask[0]) grad_input = Tensor::empty(input.sizes(), options_like(input, input.dtype()));
   const bool big = input.numel() >= kGrain;
   dispatch_floats(op, input, [&]<typename T>(T*) {
+    if (is_meta(x)) return;
     const T* px = data_of<T>(x);
     const T* pg = data_of<T>(g);
 #pragma omp parallel for schedule(static) if (big && C > 1)
@@ -250,9 +259,9 @@ Tensor3 native_batch_norm_backward(const Tensor& grad_out, const Tensor& input,
   if (output_mask[1]) {
     std::vector<double> gw(static_cast<size_t>(C));
     for (int64_t c = 0; c < C; ++c) gw[c] = dotp[c] * invstd[c];
-    grad_weight = vector_tensor({C}, param_dtype, gw);
+    grad_weight = vector_tensor({C}, input, param_dtype, gw);
   }
-  if (output_mask[2]) grad_bias = vector_tensor({C}, param_dtype, sum_g);
+  if (output_mask[2]) grad_bias = vector_tensor({C}, input, param_dtype, sum_g);
   return {grad_input, grad_weight, grad_bias};
 }
 
@@ -282,11 +291,12 @@ Tensor3 native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
   const auto rows = meta::check_layer_norm_inputs(op, input, normalized_shape, weight, bias);
   const int64_t M = rows.first, N = rows.second;
   const Tensor x = cast_contiguous(input, input.dtype());
-  Tensor out = Tensor::empty(input.sizes(), TensorOptions{}.with(input.dtype()));
+  Tensor out = Tensor::empty(input.sizes(), options_like(input, input.dtype()));
   const std::vector<double> w = param_values(weight, N, 1.0);
   const std::vector<double> b = param_values(bias, N, 0.0);
   std::vector<double> mean(static_cast<size_t>(M)), rstd(static_cast<size_t>(M));
   dispatch_floats(op, input, [&]<typename T>(T*) {
+    if (is_meta(out)) return;
     const T* px = data_of<T>(x);
     T* po = data_of<T>(out);
 #pragma omp parallel for schedule(static) if (M * N >= kGrain && M > 1)
@@ -302,7 +312,8 @@ Tensor3 native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
     }
   });
   const std::vector<int64_t> stat = meta::layer_norm_stat_sizes(input, normalized_shape.size());
-  return {out, vector_tensor(stat, input.dtype(), mean), vector_tensor(stat, input.dtype(), rstd)};
+  return {out, vector_tensor(stat, input, input.dtype(), mean),
+          vector_tensor(stat, input, input.dtype(), rstd)};
 }
 
 Tensor3 native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
@@ -324,13 +335,14 @@ Tensor3 native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
   const Tensor x = cast_contiguous(input, input.dtype());
   const Tensor g = cast_contiguous(grad_out, input.dtype());
   const bool big = M * N >= kGrain;
-  const TensorOptions opts = TensorOptions{}.with(input.dtype());
+  const TensorOptions opts = options_like(input, input.dtype());
   Tensor grad_input;
   std::vector<double> gw, gb;
   if (output_mask[0]) grad_input = Tensor::empty(input.sizes(), opts);
   if (output_mask[1]) gw.assign(static_cast<size_t>(N), 0.0);
   if (output_mask[2]) gb.assign(static_cast<size_t>(N), 0.0);
   dispatch_floats(op, input, [&]<typename T>(T*) {
+    if (is_meta(x)) return;
     const T* px = data_of<T>(x);
     const T* pg = data_of<T>(g);
     if (grad_input.defined()) {
@@ -382,11 +394,12 @@ Tensor3 native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
   });
   Tensor grad_weight, grad_bias;
   if (output_mask[1]) {
-    grad_weight =
-        vector_tensor(normalized_shape, present(weight) ? weight->dtype() : input.dtype(), gw);
+    grad_weight = vector_tensor(normalized_shape, input,
+                                present(weight) ? weight->dtype() : input.dtype(), gw);
   }
   if (output_mask[2]) {
-    grad_bias = vector_tensor(normalized_shape, present(bias) ? bias->dtype() : input.dtype(), gb);
+    grad_bias =
+        vector_tensor(normalized_shape, input, present(bias) ? bias->dtype() : input.dtype(), gb);
   }
   return {grad_input, grad_weight, grad_bias};
 }
@@ -413,11 +426,12 @@ Tensor3 native_group_norm(const Tensor& input, const std::optional<Tensor>& weig
   const int64_t D = C / group;
   const int64_t block = D * HxW;
   const Tensor x = cast_contiguous(input, input.dtype());
-  Tensor out = Tensor::empty(input.sizes(), TensorOptions{}.with(input.dtype()));
+  Tensor out = Tensor::empty(input.sizes(), options_like(input, input.dtype()));
   const std::vector<double> w = param_values(weight, C, 1.0);
   const std::vector<double> b = param_values(bias, C, 0.0);
   std::vector<double> mean(static_cast<size_t>(N * group)), rstd(mean.size());
   dispatch_floats(op, input, [&]<typename T>(T*) {
+    if (is_meta(out)) return;
     const T* px = data_of<T>(x);
     T* po = data_of<T>(out);
 #pragma omp parallel for schedule(static) if (input.numel() >= kGrain && N * group > 1)
@@ -438,8 +452,8 @@ Tensor3 native_group_norm(const Tensor& input, const std::optional<Tensor>& weig
       }
     }
   });
-  return {out, vector_tensor({N, group}, input.dtype(), mean),
-          vector_tensor({N, group}, input.dtype(), rstd)};
+  return {out, vector_tensor({N, group}, input, input.dtype(), mean),
+          vector_tensor({N, group}, input, input.dtype(), rstd)};
 }
 
 Tensor3 native_group_norm_backward(const Tensor& grad_out, const Tensor& input,
@@ -464,10 +478,10 @@ Tensor3 native_group_norm_backward(const Tensor& grad_out, const Tensor& input,
   const Tensor g = cast_contiguous(grad_out, input.dtype());
   const bool big = input.numel() >= kGrain;
   Tensor grad_input;
-  if (output_mask[0])
-    grad_input = Tensor::empty(input.sizes(), TensorOptions{}.with(input.dtype()));
+  if (output_mask[0]) grad_input = Tensor::empty(input.sizes(), options_like(input, input.dtype()));
   std::vector<double> gw(static_cast<size_t>(C)), gb(static_cast<size_t>(C));
   dispatch_floats(op, input, [&]<typename T>(T*) {
+    if (is_meta(x)) return;
     const T* px = data_of<T>(x);
     const T* pg = data_of<T>(g);
     if (grad_input.defined()) {
@@ -517,8 +531,8 @@ Tensor3 native_group_norm_backward(const Tensor& grad_out, const Tensor& input,
   });
   const DType param_dtype = present(weight) ? weight->dtype() : input.dtype();
   Tensor grad_weight, grad_bias;
-  if (output_mask[1]) grad_weight = vector_tensor({C}, param_dtype, gw);
-  if (output_mask[2]) grad_bias = vector_tensor({C}, param_dtype, gb);
+  if (output_mask[1]) grad_weight = vector_tensor({C}, input, param_dtype, gw);
+  if (output_mask[2]) grad_bias = vector_tensor({C}, input, param_dtype, gb);
   return {grad_input, grad_weight, grad_bias};
 }
 
@@ -534,7 +548,7 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<T
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("native_batch_norm", &native_batch_norm);
   m.impl("native_batch_norm_backward", &native_batch_norm_backward);
