@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cpu/meta.h"
 #include "cpu/reduce_engine.h"
 #include "cpu/strided_copy.h"
 #include "loom/core/generator.h"
@@ -38,14 +39,16 @@ std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p,
   check_defined(op, {{"input", input}});
   LOOM_CHECK_T(TypeError, is_floating_point(input.dtype()), op,
                ": expected a floating point input, got ", input.describe());
-  Tensor mask = Tensor::empty(input.sizes(), TensorOptions{}.with(DType::Bool));
+  Tensor mask = Tensor::empty(input.sizes(), options_like(input, DType::Bool));
   if (!train.value_or(true)) {
-    if (mask.numel() > 0) std::memset(mask.data_ptr(), 1, static_cast<size_t>(mask.numel()));
+    if (mask.numel() > 0 && !is_meta(mask))
+      std::memset(mask.data_ptr(), 1, static_cast<size_t>(mask.numel()));
     return {contiguous_copy(input), mask};
   }
   check_probability("native_dropout", p);
-  Tensor out = Tensor::empty(input.sizes(), TensorOptions{}.with(input.dtype()));
-  if (input.numel() == 0) return {out, mask};
+  Tensor out = Tensor::empty(input.sizes(), options_like(input, input.dtype()));
+  // Meta: the results' metadata only; the generator does not advance.
+  if (input.numel() == 0 || is_meta(out)) return {out, mask};
   const double keep = 1.0 - p;
   // p == 1 keeps nothing; scale 0 rather than inf, so kept-nothing outputs are x * 0.
   const double scale = keep == 0 ? 0.0 : 1.0 / keep;
@@ -75,7 +78,7 @@ Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, do
   LOOM_CHECK(grad_output.sizes() == mask.sizes(), op, ": grad_output of size ",
              sizes_str(grad_output.sizes()), " does not match mask of size ",
              sizes_str(mask.sizes()));
-  Tensor out = Tensor::empty(grad_output.sizes(), TensorOptions{}.with(grad_output.dtype()));
+  Tensor out = Tensor::empty(grad_output.sizes(), options_like(grad_output, grad_output.dtype()));
   if (out.numel() == 0) {
     LOOM_CHECK_T(TypeError, is_floating_point(grad_output.dtype()), op,
                  ": expected a floating point grad_output, got ", grad_output.describe());
@@ -85,6 +88,7 @@ Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, do
   const Tensor m = cast_contiguous(mask, DType::Bool);
   const bool* pm = data_of<bool>(m);
   dispatch_floats(op, grad_output, [&]<typename T>(T*) {
+    if (is_meta(out)) return;
     using C = reduction::value_t<T>;
     const T* pg = data_of<T>(g);
     T* po = data_of<T>(out);
@@ -137,7 +141,7 @@ Tensor feature_alpha_dropout(const Tensor& input, double p, bool train) {
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("native_dropout", &native_dropout);
   m.impl("native_dropout_backward", &native_dropout_backward);

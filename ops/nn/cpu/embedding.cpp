@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cpu/meta.h"
 #include "cpu/reduce_engine.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/nn/meta/embedding.h"
@@ -23,12 +24,14 @@ using reduction::load;
 using reduction::store;
 
 /// The indices as int64 in row-major order; PyTorch's checkScalarTypes message otherwise.
+/// None for meta indices, which have no values (so the range checks, a value's, pass).
 std::vector<int64_t> index_values(std::string_view op, int position, const Tensor& indices) {
   const DType t = indices.dtype();
   LOOM_CHECK_T(TypeError, t == DType::Int64 || t == DType::Int32, "Expected tensor for argument #",
                position,
                " 'indices' to have one of the following scalar types: Long, Int; but got CPU",
                torch_type_name(t), "Type instead (while checking arguments for ", op, ")");
+  if (is_meta(indices)) return {};
   const Tensor c = cast_contiguous(indices, DType::Int64);
   const int64_t* p = data_of<int64_t>(c);
   return std::vector<int64_t>(p, p + c.numel());
@@ -44,8 +47,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t /*padding_
     LOOM_CHECK_T(IndexError, i >= 0 && i < V, "embedding: index out of range in self");
   }
   const std::vector<int64_t> out_sizes = meta::embedding_output_sizes(weight, indices);
-  Tensor out = Tensor::empty(out_sizes, TensorOptions{}.with(weight.dtype()));
-  if (out.numel() == 0) return out;
+  Tensor out = Tensor::empty(out_sizes, options_like(weight, weight.dtype()));
+  if (out.numel() == 0 || is_meta(out)) return out;
   // Rows are copied whole, so only the row stride may be anything.
   const Tensor w = weight.stride(1) == 1 ? weight : cast_contiguous(weight, weight.dtype());
   const auto es = static_cast<int64_t>(w.element_size());
@@ -72,7 +75,7 @@ Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices
     LOOM_CHECK_T(IndexError, i == padding_idx || (i >= 0 && i < num_weights), op, ": index ", i,
                  " is out of range for num_weights ", num_weights);
   }
-  Tensor out = Tensor::empty({num_weights, D}, TensorOptions{}.with(grad_output.dtype()));
+  Tensor out = Tensor::empty({num_weights, D}, options_like(grad_output, grad_output.dtype()));
   const Tensor g = cast_contiguous(grad_output, grad_output.dtype());
   // Equal indices become runs of one sorted order; each run sums its rows into one output
   // row (in double), so the runs are independent and need no buffer of the whole table.
@@ -87,6 +90,7 @@ Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices
   run_start.push_back(n);
   const auto runs = static_cast<int64_t>(run_start.size()) - 1;
   dispatch_floats(op, grad_output, [&]<typename T>(T*) {
+    if (is_meta(out)) return;
     const T* pg = data_of<T>(g);
     T* po = data_of<T>(out);
     if (out.numel() > 0) std::memset(po, 0, static_cast<size_t>(out.numel()) * sizeof(T));
@@ -119,7 +123,7 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& indices, int64_t num
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("embedding", &embedding);
   m.impl("embedding_dense_backward", &embedding_dense_backward);

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "cpu/loss_util.h"
+#include "cpu/meta.h"
 #include "loom/ops/nn/meta/loss.h"
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
@@ -125,9 +126,13 @@ std::tuple<Tensor, Tensor> nll_forward(std::string_view op, const Tensor& self,
                                        const Tensor& target, const Tensor& weight,
                                        int64_t reduction, int64_t ignore_index, bool unreduced) {
   const NllGeometry g = meta::nll_geometry<NllGeometry>(self, target);
-  Tensor total_weight = Tensor::empty({}, TensorOptions{}.with(self.dtype()));
-  Tensor output;
+  Tensor total_weight = Tensor::empty({}, options_like(self, self.dtype()));
+  DimVector sizes;  // reduced: a 0-dim loss
+  if (unreduced) sizes = self.dim() == 4 ? DimVector{g.n, g.h, g.w} : DimVector{g.n};
+  Tensor output = Tensor::empty(sizes, options_like(self, self.dtype()));
   dispatch_floats(op, self, [&]<typename T>(T*) {
+    // Meta: no values, so neither the loss nor the target check (a value's) runs.
+    if (is_meta(output)) return;
     const T* x = data_of<T>(self);
     const Tensor w = weight.defined() ? cast_contiguous(weight, self.dtype()) : Tensor();
     const T* wp = w.defined() ? data_of<T>(w) : nullptr;
@@ -144,9 +149,6 @@ std::tuple<Tensor, Tensor> nll_forward(std::string_view op, const Tensor& self,
         return -static_cast<double>(load(x + xo + cls * g.xc)) * wt;
       };
       if (unreduced) {
-        DimVector sizes{g.n};
-        if (self.dim() == 4) sizes = {g.n, g.h, g.w};
-        output = Tensor::empty(sizes, TensorOptions{}.with(self.dtype()));
         T* o = data_of<T>(output);
         parallel_chunks(g.count(), [&](int64_t begin, int64_t end) {
           g.for_range(begin, end, [&](int64_t p, int64_t xo, int64_t to) {
@@ -156,7 +158,6 @@ std::tuple<Tensor, Tensor> nll_forward(std::string_view op, const Tensor& self,
         });
         store(data_of<T>(total_weight), 0.0);
       } else {
-        output = Tensor::empty({}, TensorOptions{}.with(self.dtype()));
         const LossSums s = chunked_sum<LossSums>(g.count(), [&](int64_t begin, int64_t end) {
           LossSums part;
           g.for_range(begin, end, [&](int64_t, int64_t xo, int64_t to) {
@@ -187,11 +188,12 @@ Tensor nll_backward(std::string_view op, const Tensor& grad_output, const Tensor
                     const Tensor& target, const Tensor& weight, int64_t reduction,
                     int64_t ignore_index, const Tensor& total_weight, bool unreduced) {
   const NllGeometry g = meta::nll_geometry<NllGeometry>(self, target);
-  Tensor grad_input = Tensor::empty(self.sizes(), TensorOptions{}.with(self.dtype()));
-  if (grad_input.numel() > 0) {
+  Tensor grad_input = Tensor::empty(self.sizes(), options_like(self, self.dtype()));
+  if (grad_input.numel() > 0 && !is_meta(grad_input)) {
     std::memset(grad_input.data_ptr(), 0, grad_input.numel() * grad_input.element_size());
   }
   dispatch_floats(op, self, [&]<typename T>(T*) {
+    if (is_meta(grad_input)) return;  // no values (nor the target check, a value's)
     T* r = data_of<T>(grad_input);
     const Tensor w = weight.defined() ? cast_contiguous(weight, self.dtype()) : Tensor();
     const T* wp = w.defined() ? data_of<T>(w) : nullptr;
@@ -438,7 +440,7 @@ Tensor cross_entropy_loss(const Tensor& self, const Tensor& target,
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("nll_loss_forward", &nll_loss_forward);
   m.impl("nll_loss_backward", &nll_loss_backward);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cpu/loss_util.h"
+#include "cpu/meta.h"
 #include "loom/core/tensor_checks.h"
 #include "loom/dispatcher/library.h"
 #include "loom/ops/creation.h"
@@ -85,7 +86,7 @@ Plan<N> make_plan(std::string_view op, const std::array<Operand, N>& ops,
   std::array<DimVec, N> full;
   for (size_t k = 0; k < N; ++k) {
     const Tensor& t = ops[k].tensor;
-    p.tensors[k] = !t.defined()           ? loom::full({}, 1.0, p.dtype)
+    p.tensors[k] = !t.defined()           ? loom::full({}, 1.0, p.dtype, first->device())
                    : t.dtype() == p.dtype ? t
                                           : cast_contiguous(t, p.dtype);
     full[k].assign(nd, 0);
@@ -163,8 +164,10 @@ inline void row_loop(const std::array<const T*, N>& q, const std::array<int64_t,
 /// mean or sum (0-dim). make<C>() gives the functor on the computation type C.
 template <size_t N, typename Make>
 Tensor run(std::string_view op, const Plan<N>& p, int64_t reduction, Make&& make) {
-  Tensor result;
+  Tensor result = Tensor::empty(reduction == kNone ? IntArrayRef(p.shape) : IntArrayRef(),
+                                options_like(p.tensors[0], p.dtype));
   dispatch_floats(op, p.tensors[0], [&]<typename T>(T*) {
+    if (is_meta(result)) return;  // no values (nor the value checks of binary_cross_entropy)
     using C = compute_t<T>;
     constexpr auto seq = std::make_index_sequence<N>{};
     const auto f = make.template operator()<C>();
@@ -180,7 +183,6 @@ Tensor run(std::string_view op, const Plan<N>& p, int64_t reduction, Make&& make
       return q;
     };
     if (reduction == kNone) {
-      result = Tensor::empty(p.shape, TensorOptions{}.with(p.dtype));
       T* o = data_of<T>(result);
       parallel_chunks(p.numel, [&](int64_t begin, int64_t end) {
         for_rows(p, begin, end, [&](int64_t pos, const std::array<int64_t, N>& off, int64_t n) {
@@ -211,7 +213,6 @@ Tensor run(std::string_view op, const Plan<N>& p, int64_t reduction, Make&& make
       });
       return s;
     });
-    result = Tensor::empty({}, TensorOptions{}.with(p.dtype));
     // A mean over no elements is 0 / 0: nan, as PyTorch's.
     store(data_of<T>(result), reduction == kMean ? total / static_cast<double>(p.numel) : total);
   });
@@ -482,7 +483,7 @@ Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Ten
 
 }  // namespace
 
-LOOM_LIBRARY_IMPL(aten, CPU, m) {
+LOOM_REFERENCE_KERNELS(aten, m) {
   m.set_provider("reference");
   m.impl("mse_loss", &mse_loss);
   m.impl("mse_loss_backward", &mse_loss_backward);
