@@ -4,19 +4,19 @@
 # themselves into the export set LoomCppTargets (install(TARGETS ... EXPORT LoomCppTargets));
 # this file adds the umbrella target and writes:
 #   lib/cmake/Loom/LoomCppTargets.cmake   Loom::core, Loom::ops_core, Loom::ops_nn, Loom::nn,
-#                                         Loom::optim, Loom::data, [Loom::utils], [Loom::cuda],
-#                                         Loom::cpp (all of them)
+#                                         Loom::optim, Loom::data, Loom::compile,
+#                                         [Loom::utils], [Loom::cuda], Loom::cpp (all of them)
 #   lib/pkgconfig/loom-cpp.pc             the same for `pkg-config --cflags --libs loom-cpp`
 # LoomConfig.cmake (extension_sdk/cmake/LoomConfig.cmake.in) loads the C++ targets only when a
 # program asks for them, so an app on the stable ABI needs none of their dependencies.
 
 # Loom::cpp: the whole C++ API in one name, as libtorch's ${TORCH_LIBRARIES}: the core, both op
-# packs' headers, nn, optim and data (and utils, cuda where they are built).
+# packs' headers, nn, optim, data and compile (and utils, cuda where they are built).
 add_library(loom_cpp INTERFACE)
 target_link_libraries(loom_cpp INTERFACE loom_core loom_ops_core_api loom_ops_nn_api
-                                         loom_nn loom_optim loom_data)
-set(_loom_cpp_components core ops_core ops_nn nn optim data)
-set(_loom_cpp_libs -lloom_nn -lloom_optim -lloom_data)
+                                         loom_nn loom_optim loom_data loom_compile)
+set(_loom_cpp_components core ops_core ops_nn nn optim data compile)
+set(_loom_cpp_libs -lloom_nn -lloom_optim -lloom_data -lloom_compile)
 if(TARGET loom_utils)
   target_link_libraries(loom_cpp INTERFACE loom_utils)
   list(APPEND _loom_cpp_components utils)

@@ -11,9 +11,10 @@
 // device, and only the loops that read or write elements are skipped for meta tensors. The
 // engines do that once for every op on them (TensorIterator::for_each, the reduction engine);
 // a kernel with a loop of its own tests is_meta() before it. A kernel whose result's shape
-// depends on the values (nonzero, masked_select, unique) cannot be a meta kernel: on meta it
-// refuses with PyTorch's error. tests/conformance/meta_conformance_test.cpp runs every op's
-// samples on both keys and compares sizes, strides and dtypes.
+// depends on the values (nonzero, masked_select, unique) cannot be a meta kernel: it is not
+// registered at Meta, and the dispatcher says so. The op_meta test
+// (tests/conformance/op_conformance_test.cpp) runs every op's samples on both keys and
+// compares sizes, strides and dtypes.
 //
 // A family registers its kernels at both keys with LOOM_REFERENCE_KERNELS(aten, m) { ... } in
 // place of LOOM_LIBRARY_IMPL(aten, CPU, m) { ... }.

@@ -1,0 +1,98 @@
+#pragma once
+/// @file
+/// The graph IR of loom::compile (docs/design/compile.md, section 2): the ops a function ran,
+/// as nodes of registered ops (any op with a schema: aten, an op pack's, a plugin's or an SDK
+/// extension's), over values that carry their metadata as meta tensors.
+///
+/// A Graph is built by loom::graph::capture (loom/graph/capture.h) and runs through the
+/// dispatcher node by node (Graph::run), the interpreter every later stage falls back to.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/core/tensor.h"
+#include "loom/dispatcher/dispatcher.h"
+#include "loom/dispatcher/ivalue.h"
+
+namespace loom::graph {
+
+/// A value of a graph (printed %id): a graph input, a captured tensor, or a node's output.
+struct Value {
+  int id = 0;  ///< its index in Graph::values()
+  /// Its metadata: sizes, strides, dtype on the meta device (no data). The device the value
+  /// lived on when captured is `device`.
+  Tensor meta;
+  Device device;               ///< where the captured tensor lived
+  bool requires_grad = false;  ///< whether it required grad when captured
+};
+
+/// One argument of a node, in schema order: a value, a list of values (Tensor[], with -1 for
+/// an absent optional), or a constant (any other IValue: ints, floats, strings, dtypes, None).
+struct NodeArgument {
+  enum class Kind : uint8_t { Value, ValueList, OptionalValueList, Constant };
+  Kind kind = Kind::Constant;  ///< which of the fields below holds it
+  int value = -1;              ///< Kind::Value: the value's id
+  std::vector<int> values;     ///< the list kinds: the values' ids (-1: an absent optional)
+  IValue constant;             ///< Kind::Constant
+};
+
+/// One op call: the op, its arguments, and the values it returned (a Tensor[] return is one
+/// value per element; `list_output` says so).
+struct Node {
+  OperatorHandle op;                    ///< the registered op (by schema)
+  std::vector<NodeArgument> arguments;  ///< in schema order
+  std::vector<int> outputs;             ///< the values it returned, in order
+  bool list_output = false;             ///< the op returns one Tensor[] (outputs are its items)
+};
+
+/// A captured graph: inputs, captured tensors, nodes in execution order, outputs.
+class Graph {
+ public:
+  /// The values, indexed by id.
+  const std::vector<Value>& values() const { return values_; }
+  /// The values that are the function's inputs, in order.
+  const std::vector<int>& inputs() const { return inputs_; }
+  /// The tensors the function used without making them or receiving them (parameters and
+  /// other tensors it closed over), and the values they are.
+  const std::vector<std::pair<int, Tensor>>& captured() const { return captured_; }
+  /// The nodes in execution order.
+  const std::vector<Node>& nodes() const { return nodes_; }
+  /// The values the function returned, in order.
+  const std::vector<int>& outputs() const { return outputs_; }
+
+  /// The graph as text, one line per node:
+  /// `%2 : f32[3, 4] = aten::add.Tensor(%0, %1, 1)`; inputs and captured tensors first,
+  /// `return (...)` last. Stable: the same function on the same metadata prints the same.
+  std::string str() const;
+
+  /// Runs the graph node by node through the dispatcher on inputs (the function's inputs, in
+  /// order) and returns its outputs: the same ops, so the same values and, for inputs that
+  /// require grad, the same autograd graph as the function itself. Each input must match
+  /// what was captured (sizes, strides, dtype, device, requires_grad): a mismatch throws
+  /// ValueError naming the input and the guard that failed.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+
+  /// @cond INTERNAL
+  // Building (capture.cpp).
+  int add_value(const Tensor& t);
+  void add_input(int v) { inputs_.push_back(v); }
+  void add_captured(int v, Tensor t) { captured_.emplace_back(v, std::move(t)); }
+  void add_node(Node n) { nodes_.push_back(std::move(n)); }
+  void set_outputs(std::vector<int> outputs) { outputs_ = std::move(outputs); }
+  /// @endcond
+
+ private:
+  std::vector<Value> values_;
+  std::vector<int> inputs_;
+  std::vector<std::pair<int, Tensor>> captured_;
+  std::vector<Node> nodes_;
+  std::vector<int> outputs_;
+};
+
+/// "f32[3, 4]" (the dtype's short name and the sizes; " cuda:0" after a device that is not
+/// the cpu; "!" for a value that required grad). The type column of Graph::str().
+std::string value_type_str(const Value& v);
+
+}  // namespace loom::graph

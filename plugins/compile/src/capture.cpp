@@ -1,0 +1,132 @@
+// Capture at the Tracing key (loom/graph/capture.h): a boxed fallback that records each op the
+// capturing thread calls and redispatches below Tracing.
+#include "loom/graph/capture.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/container/flat_hash_map.h"
+#include "loom/core/error.h"
+#include "loom/core/registration.h"
+#include "loom/dispatcher/dispatch_key.h"
+#include "loom/dispatcher/schema.h"
+
+namespace loom::graph {
+namespace {
+
+/// The capture in progress on one thread: the graph so far and which value each tensor is.
+struct Recorder {
+  Graph graph;
+  absl::flat_hash_map<const TensorImpl*, int> ids;
+  std::vector<Tensor> keep;  // every recorded tensor, so that no address is reused meanwhile
+
+  /// A new value for t (an input, or an op's result), which t now stands for.
+  int bind(const Tensor& t) {
+    const int v = graph.add_value(t);
+    ids[t.impl()] = v;
+    keep.push_back(t);
+    return v;
+  }
+  /// The value t stands for; a tensor the function did not receive or make (a parameter, a
+  /// tensor it closed over) becomes a captured value.
+  int value_of(const Tensor& t) {
+    if (auto it = ids.find(t.impl()); it != ids.end()) return it->second;
+    const int v = bind(t);
+    graph.add_captured(v, t);
+    return v;
+  }
+
+  NodeArgument argument(const IValue& v) {
+    NodeArgument a;
+    if (v.is_tensor() && v.to_tensor().defined()) {
+      a.kind = NodeArgument::Kind::Value;
+      a.value = value_of(v.to_tensor());
+    } else if (v.tag() == IValue::Tag::TensorList) {
+      a.kind = NodeArgument::Kind::ValueList;
+      for (const Tensor& t : v.to_tensor_list()) a.values.push_back(t.defined() ? value_of(t) : -1);
+    } else if (v.tag() == IValue::Tag::OptionalTensorList) {
+      a.kind = NodeArgument::Kind::OptionalValueList;
+      for (const std::optional<Tensor>& t : v.to_optional_tensor_list()) {
+        a.values.push_back(t && t->defined() ? value_of(*t) : -1);
+      }
+    } else {
+      a.constant = v;  // scalars, strings, dtypes, None, an undefined tensor
+    }
+    return a;
+  }
+};
+
+thread_local Recorder* t_recorder = nullptr;
+
+// Note [The Tracing fallback]: it records, then redispatches below Tracing, so that the call
+// runs as it would untraced and the ops its kernels call are not recorded (they run with
+// Tracing excluded). A thread that is not capturing never reaches it: Tracing is only in a
+// capturing thread's included set.
+void trace(const OperatorHandle& op, Stack& stack) {
+  ExcludeDispatchKeyGuard below(DispatchKeySet(DispatchKey::Tracing));
+  Recorder* r = t_recorder;
+  if (r == nullptr) {
+    op.call_boxed(stack);
+    return;
+  }
+  Node node{op, {}, {}, false};
+  node.arguments.reserve(stack.size());
+  for (const IValue& v : stack) node.arguments.push_back(r->argument(v));
+  op.call_boxed(stack);
+  if (stack.size() == 1 && stack[0].tag() == IValue::Tag::TensorList) {
+    node.list_output = true;
+    for (const Tensor& t : stack[0].to_tensor_list()) node.outputs.push_back(r->bind(t));
+  } else {
+    for (const IValue& v : stack) {
+      node.outputs.push_back(v.is_tensor() && v.to_tensor().defined() ? r->bind(v.to_tensor())
+                                                                      : -1);
+    }
+  }
+  r->graph.add_node(std::move(node));
+}
+
+void ensure_fallback() {
+  static const RegistrationHandle handle = Dispatcher::instance().fallback(
+      DispatchKey::Tracing, KernelFunction::from_boxed(&trace), Origin::here());
+}
+
+bool log_graphs() {
+  const char* topics = std::getenv("LOOM_LOGS");
+  return topics != nullptr && std::strstr(topics, "graph") != nullptr;
+}
+
+}  // namespace
+
+bool is_capturing() { return t_recorder != nullptr; }
+
+Graph capture(const TensorFunction& fn, const std::vector<Tensor>& inputs,
+              std::vector<Tensor>* results) {
+  LOOM_CHECK(t_recorder == nullptr,
+             "loom::graph::capture: this thread is capturing already (a capture inside a "
+             "capture)");
+  ensure_fallback();
+  Recorder r;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    LOOM_CHECK(inputs[i].defined(), "loom::graph::capture: input ", i, " is undefined");
+    r.graph.add_input(r.bind(inputs[i]));
+  }
+  struct Stop {
+    ~Stop() { t_recorder = nullptr; }
+  } stop;
+  t_recorder = &r;
+  std::vector<Tensor> out;
+  {
+    IncludeDispatchKeyGuard on(DispatchKeySet(DispatchKey::Tracing));
+    out = fn(inputs);
+  }
+  t_recorder = nullptr;
+  std::vector<int> outputs;
+  for (const Tensor& t : out) outputs.push_back(t.defined() ? r.value_of(t) : -1);
+  r.graph.set_outputs(std::move(outputs));
+  if (log_graphs()) std::fprintf(stderr, "[loom graph] captured:\n%s", r.graph.str().c_str());
+  if (results != nullptr) *results = std::move(out);
+  return std::move(r.graph);
+}
+
+}  // namespace loom::graph
