@@ -24,7 +24,7 @@ configure() {
   cat > "$work/$name/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.16)
 project($name $langs)
-find_package(Loom $args)
+find_package(Loom $args PATHS "$prefix" NO_DEFAULT_PATH)
 foreach(t Loom::loom Loom::sdk Loom::core Loom::nn Loom::optim Loom::data Loom::cpp)
   if(TARGET \${t})
     message(STATUS "target \${t}")
@@ -33,7 +33,8 @@ endforeach()
 message(STATUS "LOOM_CPP_LIBRARIES=\${LOOM_CPP_LIBRARIES}")
 CMAKE
   echo "-- find_package(Loom $args)" >&2
-  # Only the prefix under test: no Loom from the environment or CMake's package registries.
+  # Only the prefix under test (PATHS ... NO_DEFAULT_PATH above): no Loom from the environment,
+  # a system prefix or CMake's package registries; Abseil and Boost are found as usual.
   env -u CMAKE_PREFIX_PATH -u Loom_DIR -u PKG_CONFIG_PATH \
     cmake -S "$work/$name" -B "$work/$name/build" -DCMAKE_PREFIX_PATH="$prefix" \
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF 2>&1
