@@ -536,6 +536,38 @@ void Dispatcher::report_no_next_provider(OperatorHandle op, DispatchKey key) con
              " but no other provider is registered there (load the op's reference pack)");
 }
 
+void Dispatcher::check_meta_mix(OperatorHandle op, const Stack& args) const {
+  // Note [Meta mixed with a device] (dispatcher.h). The key set also holds the backend of a
+  // Device argument (zeros_like(cpu_tensor, device="meta") is a legitimate call): only
+  // tensors on meta and on a device together are refused.
+  if (op.name() == "aten::copy_") return;
+  std::string device;
+  bool meta = false;
+  auto note = [&](const Tensor& t) {
+    if (!t.defined()) return;
+    if (t.device().is_meta()) {
+      meta = true;
+    } else if (device.empty()) {
+      device = t.device().str();
+    }
+  };
+  for (const IValue& v : args) {
+    if (v.is_tensor()) note(v.to_tensor());
+    if (v.tag() == IValue::Tag::TensorList) {
+      for (const Tensor& t : v.to_tensor_list()) note(t);
+    }
+    if (v.tag() == IValue::Tag::OptionalTensorList) {
+      for (const auto& t : v.to_optional_tensor_list()) {
+        if (t) note(*t);
+      }
+    }
+  }
+  if (!meta || device.empty()) return;
+  LOOM_THROW(DeviceError,
+             "Expected all tensors to be on the same device, but found at least two devices, ",
+             device, " and meta! (in ", describe_call(op, args), ")");
+}
+
 void Dispatcher::report_missing_kernel(OperatorHandle op, DispatchKeySet ks,
                                        const Stack& args) const {
   const std::string call = describe_call(op, args);
@@ -614,6 +646,11 @@ void OperatorHandle::check_typed(const InferredSignature& sig) const {
 void OperatorHandle::call_boxed(Stack& stack) const {
   normalize_boxed_arguments(*this, stack);
   DispatchKeySet ks = apply_local_keys(boxed_key_set(*this, stack));
+  if (__builtin_expect(detail::mixes_meta(ks), 0)) {
+    const size_t n = std::min(stack.size(), schema().arguments().size());
+    Dispatcher::instance().check_meta_mix(
+        *this, Stack(stack.end() - static_cast<ptrdiff_t>(n), stack.end()));
+  }
   // A profiled call (loom/dispatcher/profiling.h), as Typed::call_profiled.
   std::optional<profiler::detail::OpScope> scope;
   if (__builtin_expect(ks.has(DispatchKey::Profiling), 0)) {

@@ -412,6 +412,12 @@ Stack meta_args(const Stack& cpu) {
       std::vector<Tensor> list;
       for (const Tensor& t : v.to_tensor_list()) list.push_back(meta_twin(t));
       st.emplace_back(std::move(list));
+    } else if (v.tag() == IValue::Tag::OptionalTensorList) {
+      std::vector<std::optional<Tensor>> list;
+      for (const auto& t : v.to_optional_tensor_list()) {
+        list.push_back(t ? std::optional<Tensor>(meta_twin(*t)) : std::nullopt);
+      }
+      st.emplace_back(std::move(list));
     } else {
       st.push_back(v);
     }
@@ -568,6 +574,42 @@ TEST_P(MetaKernels, MatchReferenceMetadata) {
     EXPECT_GT(checked, 0) << GetParam() << ": meta refused every sample (NotImplementedError)";
   }
   if (checked == 0) GTEST_SKIP() << GetParam() << ": no sample runs on the reference";
+}
+
+// A call that mixes meta and cpu tensors would select the CPU kernel (the higher key) and read
+// the meta tensor's missing data: the dispatcher refuses it first (Note [Meta mixed with a
+// device] in loom/dispatcher/dispatcher.h); copy_, which moves data between devices, is
+// exempt (and has no samples here).
+TEST_P(MetaKernels, MixedWithCpuTensorsAreRefused) {
+  const Plan plan = plan_for(*Dispatcher::instance().find_op(GetParam()));
+  if (!plan.skip_reason.empty()) GTEST_SKIP() << GetParam() << ": " << plan.skip_reason;
+  const OperatorHandle base = plan.functional.value_or(plan.op);
+  const Samples samples = samples_for(base);
+  if (samples.samples.empty()) GTEST_SKIP() << GetParam() << ": " << samples.skip_reason;
+  for (const Sample& s : samples.samples) {
+    Stack cpu_args = convert_args(s, DType::Float32, Layout::Contiguous, kCPU);
+    normalize_boxed_arguments(base, cpu_args);
+    size_t tensors = 0;
+    for (const IValue& v : cpu_args) tensors += v.is_tensor() && v.to_tensor().defined();
+    if (tensors < 2) continue;  // one tensor on meta is a meta call, not a mix
+    for (size_t k = 0; k < cpu_args.size(); ++k) {
+      if (!cpu_args[k].is_tensor() || !cpu_args[k].to_tensor().defined()) continue;
+      Stack mixed = cpu_args;
+      for (IValue& v : mixed) {
+        if (v.is_tensor() && v.to_tensor().defined()) v = IValue(v.to_tensor().clone());
+      }
+      mixed[k] = IValue(meta_twin(cpu_args[k].to_tensor()));
+      try {
+        (void)call(base, std::move(mixed), DispatchKey::CPU, "reference");
+        ADD_FAILURE() << GetParam() << " on " << s.label << " ran with argument " << k
+                      << " on meta and the others on the cpu";
+      } catch (const DeviceError& e) {
+        EXPECT_TRUE(std::string(e.what()).find("found at least two devices, cpu and meta") !=
+                    std::string::npos)
+            << e.what();
+      }
+    }
+  }
 }
 
 std::string meta_case_name(const ::testing::TestParamInfo<std::string>& info) {

@@ -151,6 +151,22 @@ std::vector<Tensor> Graph::run(const std::vector<Tensor>& inputs) const {
     env[inputs_[i]] = inputs[i];
   }
   for (const auto& [id, t] : captured_) env[id] = t;
+  return execute(std::move(env));
+}
+
+std::vector<Tensor> Graph::propagate(const std::vector<Tensor>& inputs) const {
+  LOOM_CHECK(inputs.size() == inputs_.size(), "graph.propagate: expected ", inputs_.size(),
+             " inputs, as captured, but got ", inputs.size());
+  std::vector<Tensor> env(values_.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    LOOM_CHECK(inputs[i].defined(), "graph.propagate: input ", i, " is undefined");
+    env[inputs_[i]] = meta_of(inputs[i]);
+  }
+  for (const auto& [id, t] : captured_) env[id] = values_[id].meta;
+  return execute(std::move(env));
+}
+
+std::vector<Tensor> Graph::execute(std::vector<Tensor> env) const {
   auto tensor_of = [&](int id) { return id < 0 ? Tensor() : env[id]; };
   Stack stack;
   for (const Node& n : nodes_) {

@@ -125,6 +125,29 @@ TEST_F(GraphTest, GradientsThroughTheReplayEqualEager) {
   EXPECT_EQ(gw, to_doubles(w.grad()));
 }
 
+TEST_F(GraphTest, PropagatesMetadataThroughTheMetaKernels) {
+  const Tensor w = ramp({4, 3});
+  auto fn = [&](const std::vector<Tensor>& in) {
+    Tensor h = relu(add(matmul(in[0], w), in[1]));
+    return std::vector<Tensor>{h, softmax(h, 1), sum(h, {0}, true), transpose(h, 0, 1)};
+  };
+  const Graph g = capture(fn, {ramp({2, 4}), ramp({3})});
+  // Other sizes (a batch of 5) and dtype-preserving inputs: the outputs' metadata, no data,
+  // equal to what eager computes on real tensors of those sizes.
+  const Tensor a = ramp({5, 4}), b = ramp({3});
+  const std::vector<Tensor> meta = g.propagate({a, b});
+  const std::vector<Tensor> want = fn({a, b});
+  ASSERT_EQ(meta.size(), want.size());
+  for (size_t i = 0; i < meta.size(); ++i) {
+    EXPECT_TRUE(meta[i].device().is_meta()) << i;
+    EXPECT_EQ(meta[i].sizes().vec(), want[i].sizes().vec()) << i;
+    EXPECT_EQ(meta[i].strides().vec(), want[i].strides().vec()) << i;
+    EXPECT_EQ(meta[i].dtype(), want[i].dtype()) << i;
+  }
+  // Shapes the ops refuse are refused on meta as on the cpu.
+  EXPECT_THROW(g.propagate({ramp({5, 7}), b}), Error);
+}
+
 TEST_F(GraphTest, GuardsRefuseOtherMetadataNamingTheInput) {
   auto fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{exp(in[0])}; };
   const Graph g = capture(fn, {ramp({2, 3})});

@@ -157,6 +157,20 @@ inline DispatchKeySet apply_local_keys(DispatchKeySet ks) {
   return (ks | tls.included | process) & ~tls.excluded;
 }
 
+namespace detail {
+/// Note [Meta mixed with a device]: a call with tensors on meta and on a device (cpu, cuda)
+/// selects the device's kernel (the higher key), which would read the meta tensors' missing
+/// data. Such a call is refused with PyTorch's "Expected all tensors to be on the same device"
+/// before any kernel runs, except for the ops that move data between devices by design
+/// (copy_: `x.to("meta")`). Two ANDs of the key set already at hand: no cost worth measuring.
+inline bool mixes_meta(DispatchKeySet ks) {
+  constexpr uint64_t meta = uint64_t{1} << static_cast<int>(DispatchKey::Meta);
+  constexpr uint64_t backends =
+      ((uint64_t{1} << (static_cast<int>(DispatchKey::LastBackend) + 1)) - 1) & ~((meta << 1) - 1);
+  return (ks.bits() & meta) != 0 && (ks.bits() & backends) != 0;
+}
+}  // namespace detail
+
 /// The process-wide operator registry.
 class Dispatcher {
  public:
@@ -204,6 +218,9 @@ class Dispatcher {
   /// Throws the missing-kernel error for a call (cold path).
   [[noreturn]] void report_missing_kernel(OperatorHandle op, DispatchKeySet ks,
                                           const Stack& args) const;
+  /// A call mixing meta and device tensors (Note [Meta mixed with a device]): throws
+  /// DeviceError naming the devices and the call, unless op moves data between devices.
+  void check_meta_mix(OperatorHandle op, const Stack& args) const;
 
  private:
   Dispatcher();
@@ -219,6 +236,7 @@ class OperatorHandle::Typed<R(Args...)> {
   /// Calls the operator.
   R call(Args... args) const {
     const DispatchKeySet ks = apply_local_keys(detail::key_set_of(args...));
+    if (__builtin_expect(detail::mixes_meta(ks), 0)) meta_mix(args...);
     if (__builtin_expect(ks.has(DispatchKey::Profiling), 0)) {
       return call_profiled(ks, std::forward<Args>(args)...);
     }
@@ -256,6 +274,11 @@ class OperatorHandle::Typed<R(Args...)> {
     const KernelFunction* k = op_.entry()->lookup(ks);
     if (__builtin_expect(k == nullptr, 0)) missing(ks, args...);
     return k->template call<R, Args...>(op_, std::forward<Args>(args)...);
+  }
+  __attribute__((noinline, cold)) void meta_mix(const Args&... args) const {
+    Stack stack;
+    (stack.push_back(detail::Arg<Args>::to_ivalue(args)), ...);
+    Dispatcher::instance().check_meta_mix(op_, stack);
   }
   [[noreturn]] __attribute__((noinline, cold)) void missing(DispatchKeySet ks,
                                                             const Args&... args) const {

@@ -74,6 +74,12 @@ class Graph {
   /// ValueError naming the input and the guard that failed.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 
+  /// Propagates metadata without data: runs the nodes at the Meta key on meta tensors shaped
+  /// like inputs (any sizes, strides and dtypes: no guards) and like the captured tensors, and
+  /// returns the outputs' metadata as meta tensors. Throws what an op's Meta kernel throws for
+  /// inputs it refuses (shapes that do not broadcast, a value-dependent op).
+  std::vector<Tensor> propagate(const std::vector<Tensor>& inputs) const;
+
   /// @cond INTERNAL
   // Building (capture.cpp).
   int add_value(const Tensor& t);
@@ -89,6 +95,9 @@ class Graph {
   std::vector<std::pair<int, Tensor>> captured_;
   std::vector<Node> nodes_;
   std::vector<int> outputs_;
+
+  // Runs the nodes on env (a tensor per value, inputs and captured ones set).
+  std::vector<Tensor> execute(std::vector<Tensor> env) const;
 };
 
 /// "f32[3, 4]" (the dtype's short name and the sizes; " cuda:0" after a device that is not
