@@ -70,7 +70,7 @@ std::string argument_str(const NodeArgument& a) {
 }
 
 /// "" when t matches v (the guards of Graph::run), else what differs.
-std::string guard_failure(const Value& v, const Tensor& t) {
+std::string input_guard_failure(const Value& v, const Tensor& t) {
   if (!t.defined()) return "the tensor is undefined";
   if (t.sizes() != v.meta.sizes()) {
     return str_cat("sizes ", sizes_str(t.sizes()), ", captured ", sizes_str(v.meta.sizes()));
@@ -140,12 +140,23 @@ std::string Graph::str() const {
   return s;
 }
 
+std::string Graph::guard_failure(const std::vector<Tensor>& inputs) const {
+  if (inputs.size() != inputs_.size()) {
+    return str_cat(inputs.size(), " inputs, captured ", inputs_.size());
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string why = input_guard_failure(values_[inputs_[i]], inputs[i]);
+    if (!why.empty()) return str_cat("input ", i, ": ", why);
+  }
+  return "";
+}
+
 std::vector<Tensor> Graph::run(const std::vector<Tensor>& inputs) const {
   LOOM_CHECK(inputs.size() == inputs_.size(), "graph.run: expected ", inputs_.size(),
              " inputs, as captured, but got ", inputs.size());
   std::vector<Tensor> env(values_.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const std::string why = guard_failure(values_[inputs_[i]], inputs[i]);
+    const std::string why = input_guard_failure(values_[inputs_[i]], inputs[i]);
     LOOM_CHECK(why.empty(), "graph.run: input ", i, " does not match the capture: ", why,
                " (the graph is valid for the captured metadata only; capture again)");
     env[inputs_[i]] = inputs[i];

@@ -74,6 +74,11 @@ class Graph {
   /// ValueError naming the input and the guard that failed.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 
+  /// "" when inputs pass the guards run checks (their number, and each one's sizes, strides,
+  /// dtype, device and requires_grad against the capture), else the first that fails:
+  /// "input 0: sizes [3, 3], captured [2, 3]".
+  std::string guard_failure(const std::vector<Tensor>& inputs) const;
+
   /// Propagates metadata without data: runs the nodes at the Meta key on meta tensors shaped
   /// like inputs (any sizes, strides and dtypes: no guards) and like the captured tensors, and
   /// returns the outputs' metadata as meta tensors. Throws what an op's Meta kernel throws for
