@@ -32,9 +32,28 @@ struct Recorder {
   /// tensor it closed over) becomes a captured value.
   int value_of(const Tensor& t) {
     if (auto it = ids.find(t.impl()); it != ids.end()) return it->second;
+    if (const int v = alias_of(t); v >= 0) {
+      ids[t.impl()] = v;
+      keep.push_back(t);
+      return v;
+    }
     const int v = bind(t);
     graph.add_captured(v, t);
     return v;
+  }
+
+  // Note [Aliases made outside ops]: detach(), autograd's saved tensors and the like make a
+  // new TensorImpl over a value's storage without an op the tracer sees. A tensor with the
+  // storage, offset, sizes, strides and dtype of a value (the latest such) is that value.
+  int alias_of(const Tensor& t) const {
+    for (size_t i = keep.size(); i-- > 0;) {
+      const Tensor& k = keep[i];
+      if (k.is_alias_of(t) && k.storage_offset() == t.storage_offset() && k.dtype() == t.dtype() &&
+          k.sizes() == t.sizes() && k.strides() == t.strides()) {
+        return ids.at(k.impl());
+      }
+    }
+    return -1;
   }
 
   NodeArgument argument(const IValue& v) {

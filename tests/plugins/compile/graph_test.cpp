@@ -148,6 +148,36 @@ TEST_F(GraphTest, PropagatesMetadataThroughTheMetaKernels) {
   EXPECT_THROW(g.propagate({ramp({5, 7}), b}), Error);
 }
 
+// The backward's ops reach the tracer too (the engine calls the derivative formulas on the
+// capturing thread): a function that computes its own gradients captures the joint
+// forward+backward graph, whose replay gives eager's gradients without autograd.
+TEST_F(GraphTest, AFunctionThatTakesGradientsCapturesTheJointGraph) {
+  const Tensor w = ramp({3, 4}, 0.05);
+  auto fn = [&](const std::vector<Tensor>& in) {
+    Tensor x = in[0].detach();
+    x.set_requires_grad(true);
+    Tensor loss = sum(tanh(mul(matmul(x, w), 2.0)));
+    std::vector<Tensor> g = autograd::grad({loss}, {x});
+    return std::vector<Tensor>{loss.detach(), g[0]};
+  };
+  const Graph g = capture(fn, {ramp({2, 3})});
+  const std::string text = g.str();
+  // Captured: w, and a 0-dim constant a formula makes outside ops (then filled by a recorded
+  // fill_); the detached input and the saved tanh output are the forward's values (Note
+  // [Aliases made outside ops]).
+  size_t captured_arrays = 0;
+  for (const auto& [id, t] : g.captured()) captured_arrays += t.dim() > 0;
+  EXPECT_EQ(captured_arrays, 1u) << text;
+  EXPECT_TRUE(g.captured()[0].second.is_same(w)) << text;
+  EXPECT_GT(g.nodes().size(), 4u) << text;
+  const Tensor other = ramp({2, 3}, 0.21);
+  const std::vector<Tensor> got = g.run({other});
+  const std::vector<Tensor> want = fn({other});
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(to_doubles(got[0]), to_doubles(want[0]));
+  EXPECT_EQ(to_doubles(got[1]), to_doubles(want[1])) << text;
+}
+
 TEST_F(GraphTest, GuardsRefuseOtherMetadataNamingTheInput) {
   auto fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{exp(in[0])}; };
   const Graph g = capture(fn, {ramp({2, 3})});
