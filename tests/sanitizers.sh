@@ -41,6 +41,10 @@ done
 for f in capi stable; do
   [ -e "$ROOT/tests/extension_sdk/${f}_test.cpp" ] && asan_tests+=("${f}_test")
 done
+# Graph capture keeps tensors by address while a function runs (plugins/compile).
+for f in "$ROOT"/tests/plugins/compile/*_test.cpp; do
+  [ -e "$f" ] && asan_tests+=("compile_$(basename "${f%.cpp}")")
+done
 # Only these suites are built (their plugins and test plugins come as dependencies), at -O1
 # with line tables: half the compile time of -O2 -g, and what ASan recommends.
 echo "== ASan+UBSan: ${asan_tests[*]}"
