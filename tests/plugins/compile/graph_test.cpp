@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "compile_test_util.h"
 #include "loom/graph/capture.h"
 #include "loom/loom.h"
 #include "ops_test_util.h"
@@ -13,6 +14,7 @@
 namespace loom::graph {
 namespace {
 
+using loom::graph::testing::ramp;
 using loom::testing::contains;
 using loom::testing::make_tensor;
 using loom::testing::message_of;
@@ -29,14 +31,6 @@ class GraphTest : public ::testing::Test {
  protected:
   void SetUp() override { loom::init(); }
 };
-
-Tensor ramp(std::vector<int64_t> sizes, double scale = 0.1) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  std::vector<double> v(static_cast<size_t>(n));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = scale * static_cast<double>(i) - 0.5;
-  return make_tensor(v, sizes);
-}
 
 TEST_F(GraphTest, CapturesTheOpsAndPrintsThem) {
   const Tensor w = ramp({4, 3});  // closed over: a captured value

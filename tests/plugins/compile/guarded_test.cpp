@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compile_test_util.h"
 #include "loom/core/warning.h"
 #include "loom/loom.h"
 #include "ops_test_util.h"
@@ -15,17 +16,10 @@
 namespace loom::graph {
 namespace {
 
+using loom::graph::testing::ramp;
 using loom::testing::contains;
 using loom::testing::make_tensor;
 using loom::testing::to_doubles;
-
-Tensor ramp(std::vector<int64_t> sizes, double scale = 0.1) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  std::vector<double> v(static_cast<size_t>(n));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = scale * static_cast<double>(i) - 0.5;
-  return make_tensor(v, sizes);
-}
 
 class GuardedTest : public ::testing::Test {
  protected:
