@@ -162,13 +162,20 @@ namespace detail {
 /// selects the device's kernel (the higher key), which would read the meta tensors' missing
 /// data. Such a call is refused with PyTorch's "Expected all tensors to be on the same device"
 /// before any kernel runs, except for the ops that move data between devices by design
-/// (copy_: `x.to("meta")`). Two ANDs of the key set already at hand: no cost worth measuring.
+/// (copy_: `x.to("meta")`). A typed call tests for it off its inline path (call_slow), which
+/// any call with the Meta key takes (meta calls are shape propagation, never a hot loop).
 inline bool mixes_meta(DispatchKeySet ks) {
   constexpr uint64_t meta = uint64_t{1} << static_cast<int>(DispatchKey::Meta);
   constexpr uint64_t backends =
       ((uint64_t{1} << (static_cast<int>(DispatchKey::LastBackend) + 1)) - 1) & ~((meta << 1) - 1);
   return (ks.bits() & meta) != 0 && (ks.bits() & backends) != 0;
 }
+
+/// The keys that take a typed call off its inline path: Profiling (an op event) and Meta (a
+/// meta tensor may be mixed with a device's). One test on the hot path for both.
+inline constexpr uint64_t kSlowPathKeys =
+    (uint64_t{1} << static_cast<int>(DispatchKey::Profiling)) |
+    (uint64_t{1} << static_cast<int>(DispatchKey::Meta));
 }  // namespace detail
 
 /// The process-wide operator registry.
@@ -236,9 +243,8 @@ class OperatorHandle::Typed<R(Args...)> {
   /// Calls the operator.
   R call(Args... args) const {
     const DispatchKeySet ks = apply_local_keys(detail::key_set_of(args...));
-    if (__builtin_expect(detail::mixes_meta(ks), 0)) meta_mix(args...);
-    if (__builtin_expect(ks.has(DispatchKey::Profiling), 0)) {
-      return call_profiled(ks, std::forward<Args>(args)...);
+    if (__builtin_expect((ks.bits() & detail::kSlowPathKeys) != 0, 0)) {
+      return call_slow(ks, std::forward<Args>(args)...);
     }
     const KernelFunction* k = op_.entry()->lookup(ks);
     if (__builtin_expect(k == nullptr, 0)) missing(ks, args...);
@@ -262,10 +268,19 @@ class OperatorHandle::Typed<R(Args...)> {
  private:
   friend class OperatorHandle;
   explicit Typed(OperatorHandle op) : op_(op) {}
+  // A call with a key of detail::kSlowPathKeys: a meta tensor beside a device's is refused
+  // (Note [Meta mixed with a device]); with Profiling, call_profiled; else as call does.
+  __attribute__((noinline)) R call_slow(DispatchKeySet ks, Args... args) const {
+    if (detail::mixes_meta(ks)) meta_mix(args...);
+    if (ks.has(DispatchKey::Profiling)) return call_profiled(ks, std::forward<Args>(args)...);
+    const KernelFunction* k = op_.entry()->lookup(ks);
+    if (__builtin_expect(k == nullptr, 0)) missing(ks, args...);
+    return k->template call<R, Args...>(op_, std::forward<Args>(args)...);
+  }
   // A call while a profiler records (loom/dispatcher/profiling.h): one op event around the
   // kernel the key set below Profiling selects. Not recording (Profiling came from a guard):
   // the key's own kernel or fallback runs, as for any key.
-  __attribute__((noinline)) R call_profiled(DispatchKeySet ks, Args... args) const {
+  R call_profiled(DispatchKeySet ks, Args... args) const {
     profiler::detail::OpScope scope(op_.entry(), ks);
     if (scope.active()) {
       ks = ks.remove(DispatchKey::Profiling);
