@@ -3,10 +3,9 @@
 #include "loom/graph/capture.h"
 
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 
 #include "absl/container/flat_hash_map.h"
+#include "logs.h"
 #include "loom/core/error.h"
 #include "loom/core/registration.h"
 #include "loom/dispatcher/dispatch_key.h"
@@ -110,11 +109,6 @@ void ensure_fallback() {
       DispatchKey::Tracing, KernelFunction::from_boxed(&trace), Origin::here());
 }
 
-bool log_graphs() {
-  const char* topics = std::getenv("LOOM_LOGS");
-  return topics != nullptr && std::strstr(topics, "graph") != nullptr;
-}
-
 }  // namespace
 
 bool is_capturing() { return t_recorder != nullptr; }
@@ -139,11 +133,11 @@ Graph capture(const TensorFunction& fn, const std::vector<Tensor>& inputs,
     IncludeDispatchKeyGuard on(DispatchKeySet(DispatchKey::Tracing));
     out = fn(inputs);
   }
-  t_recorder = nullptr;
   std::vector<int> outputs;
   for (const Tensor& t : out) outputs.push_back(t.defined() ? r.value_of(t) : -1);
   r.graph.set_outputs(std::move(outputs));
-  if (log_graphs()) std::fprintf(stderr, "[loom graph] captured:\n%s", r.graph.str().c_str());
+  if (detail::logs_topic("graph"))
+    std::fprintf(stderr, "[loom graph] captured:\n%s", r.graph.str().c_str());
   if (results != nullptr) *results = std::move(out);
   return std::move(r.graph);
 }

@@ -2,31 +2,20 @@
 #include "loom/graph/guarded.h"
 
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 
+#include "logs.h"
 #include "loom/autograd/grad_mode.h"
 #include "loom/core/str_cat.h"
 #include "loom/core/warning.h"
 
 namespace loom::graph {
-namespace {
-
-bool log_recompiles() {
-  const char* topics = std::getenv("LOOM_LOGS");
-  return topics != nullptr && std::strstr(topics, "recompiles") != nullptr;
-}
-
-}  // namespace
 
 GuardedFunction::GuardedFunction(TensorFunction fn, GuardedOptions options)
     : fn_(std::move(fn)), options_(std::move(options)) {
   LOOM_CHECK(fn_ != nullptr, "GuardedFunction: the function is empty");
   LOOM_CHECK(options_.recompile_limit >= 1,
-             "GuardedFunction: recompile_limit must be at least 1, "
-             "got ",
-             options_.recompile_limit);
+             "GuardedFunction: recompile_limit must be at least 1, got ", options_.recompile_limit);
 }
 
 std::vector<Tensor> GuardedFunction::operator()(const std::vector<Tensor>& inputs) {
@@ -65,7 +54,7 @@ std::vector<Tensor> GuardedFunction::operator()(const std::vector<Tensor>& input
   }
   if (match) return match->graph.run(inputs);
   if (eager) return fn_(inputs);
-  if (!why.empty() && log_recompiles()) {
+  if (!why.empty() && detail::logs_topic("recompiles")) {
     std::fprintf(stderr, "[loom recompiles] %s: capturing again: %s\n", options_.name.c_str(),
                  why.c_str());
   }

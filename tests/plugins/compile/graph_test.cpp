@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <thread>
 
 #include "compile_test_util.h"
@@ -170,6 +171,20 @@ TEST_F(GraphTest, AFunctionThatTakesGradientsCapturesTheJointGraph) {
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(to_doubles(got[0]), to_doubles(want[0]));
   EXPECT_EQ(to_doubles(got[1]), to_doubles(want[1])) << text;
+}
+
+TEST_F(GraphTest, LoomLogsGraphPrintsTheCapturedGraph) {
+  auto fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{neg(in[0])}; };
+  auto printed = [&](const char* logs) {
+    setenv("LOOM_LOGS", logs, 1);
+    ::testing::internal::CaptureStderr();
+    capture(fn, {ramp({2})});
+    unsetenv("LOOM_LOGS");
+    return ::testing::internal::GetCapturedStderr();
+  };
+  EXPECT_TRUE(contains(printed("recompiles,graph"), "[loom graph] captured:\ngraph(%0 : f32[2])"));
+  EXPECT_EQ(printed("graph_breaks"), "") << "a topic is a whole item of the list";
+  EXPECT_EQ(printed(""), "");
 }
 
 TEST_F(GraphTest, GuardsRefuseOtherMetadataNamingTheInput) {

@@ -31,7 +31,13 @@ struct Value {
 /// One argument of a node, in schema order: a value, a list of values (Tensor[], with -1 for
 /// an absent optional), or a constant (any other IValue: ints, floats, strings, dtypes, None).
 struct NodeArgument {
-  enum class Kind : uint8_t { Value, ValueList, OptionalValueList, Constant };
+  /// Which of the fields below holds the argument.
+  enum class Kind : uint8_t {
+    Value,              ///< a tensor: `value` (-1: an undefined tensor)
+    ValueList,          ///< a Tensor[]: `values`
+    OptionalValueList,  ///< a Tensor?[] (index lists): `values`, -1 for None
+    Constant,           ///< anything else: `constant`
+  };
   Kind kind = Kind::Constant;  ///< which of the fields below holds it
   int value = -1;              ///< Kind::Value: the value's id
   std::vector<int> values;     ///< the list kinds: the values' ids (-1: an absent optional)
