@@ -488,14 +488,31 @@ bool runs_on_other_values(const Plan& plan, const OperatorHandle& base, const St
   return false;
 }
 
+/// An op of the Meta tests: how it is called (Plan), the op its samples come from, the samples,
+/// and why it has none to run ("" when it has).
+struct MetaCase {
+  Plan plan;
+  OperatorHandle base;
+  Samples samples;
+  std::string skip_reason;
+};
+MetaCase meta_case(const std::string& name) {
+  Plan plan = plan_for(*Dispatcher::instance().find_op(name));
+  const OperatorHandle base = plan.functional.value_or(plan.op);
+  if (!plan.skip_reason.empty()) return {plan, base, {}, plan.skip_reason};
+  Samples samples = samples_for(base);
+  std::string why = samples.samples.empty() ? samples.skip_reason : "";
+  return {std::move(plan), base, std::move(samples), std::move(why)};
+}
+
 class MetaKernels : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MetaKernels, MatchReferenceMetadata) {
-  const Plan plan = plan_for(*Dispatcher::instance().find_op(GetParam()));
-  if (!plan.skip_reason.empty()) GTEST_SKIP() << GetParam() << ": " << plan.skip_reason;
-  const OperatorHandle base = plan.functional.value_or(plan.op);
-  const Samples samples = samples_for(base);
-  if (samples.samples.empty()) GTEST_SKIP() << GetParam() << ": " << samples.skip_reason;
+  const MetaCase c = meta_case(GetParam());
+  if (!c.skip_reason.empty()) GTEST_SKIP() << GetParam() << ": " << c.skip_reason;
+  const Plan& plan = c.plan;
+  const OperatorHandle& base = c.base;
+  const Samples& samples = c.samples;
   int checked = 0, value_dependent = 0;
   for (const Sample& s : samples.samples) {
     for (DType d : {DType::Float32, DType::Float16, DType::Int64}) {
@@ -581,11 +598,11 @@ TEST_P(MetaKernels, MatchReferenceMetadata) {
 // device] in loom/dispatcher/dispatcher.h); copy_, which moves data between devices, is
 // exempt (and has no samples here).
 TEST_P(MetaKernels, MixedWithCpuTensorsAreRefused) {
-  const Plan plan = plan_for(*Dispatcher::instance().find_op(GetParam()));
-  if (!plan.skip_reason.empty()) GTEST_SKIP() << GetParam() << ": " << plan.skip_reason;
-  const OperatorHandle base = plan.functional.value_or(plan.op);
-  const Samples samples = samples_for(base);
-  if (samples.samples.empty()) GTEST_SKIP() << GetParam() << ": " << samples.skip_reason;
+  const MetaCase c = meta_case(GetParam());
+  if (!c.skip_reason.empty()) GTEST_SKIP() << GetParam() << ": " << c.skip_reason;
+  const Plan& plan = c.plan;
+  const OperatorHandle& base = c.base;
+  const Samples& samples = c.samples;
   for (const Sample& s : samples.samples) {
     Stack cpu_args = convert_args(s, DType::Float32, Layout::Contiguous, kCPU);
     normalize_boxed_arguments(base, cpu_args);

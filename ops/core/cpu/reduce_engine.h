@@ -269,12 +269,12 @@ void run_reduce(const ReducePlan& p, const T* base, Op op, typename Op::Acc* out
   }
 }
 
-/// A contiguous tensor of dtype `to`, plan's output sizes and device, holding values[i]
-/// converted (nothing to hold on meta).
+/// A contiguous tensor of sizes and dtype `to` on device, holding values[i] converted
+/// (nothing to hold on meta).
 template <typename V>
-Tensor tensor_from_values(const ReducePlan& plan, DType to, const V* values) {
-  Tensor out = Tensor::empty(plan.out_sizes, TensorOptions{}.with(to).with(plan.device));
-  if (plan.device.is_meta()) return out;
+Tensor tensor_from_values(IntArrayRef sizes, DType to, Device device, const V* values) {
+  Tensor out = Tensor::empty(sizes, TensorOptions{}.with(to).with(device));
+  if (device.is_meta()) return out;
   const int64_t n = out.numel();
   dispatch_all(to, [&]<typename U>(U*) {
     U* o = data_of<U>(out);
@@ -283,12 +283,10 @@ Tensor tensor_from_values(const ReducePlan& plan, DType to, const V* values) {
   return out;
 }
 
-/// tensor_from_values on the cpu, for a result of sizes that no plan describes.
+/// tensor_from_values of plan's output sizes and device.
 template <typename V>
-Tensor tensor_from_values(IntArrayRef sizes, DType to, const V* values) {
-  ReducePlan cpu;
-  cpu.out_sizes.assign(sizes.begin(), sizes.end());
-  return tensor_from_values(cpu, to, values);
+Tensor tensor_from_values(const ReducePlan& plan, DType to, const V* values) {
+  return tensor_from_values(plan.out_sizes, to, plan.device, values);
 }
 
 /// Geometry of ops that work along one dim (scans, softmax): "lines" of len elements.

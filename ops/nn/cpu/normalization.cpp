@@ -62,10 +62,7 @@ void write_values(std::string_view op, const Tensor& t, const std::vector<double
 /// A contiguous tensor of sizes and dtype t holding v (a saved statistic or a parameter
 /// gradient), on like's device (meta: no values).
 Tensor vector_tensor(IntArrayRef sizes, const Tensor& like, DType t, const std::vector<double>& v) {
-  reduction::ReducePlan plan;
-  plan.out_sizes.assign(sizes.begin(), sizes.end());
-  plan.device = like.device();
-  return tensor_from_values(plan, t, v.data());
+  return tensor_from_values(sizes, t, like.device(), v.data());
 }
 
 void check_floating(std::string_view op, std::string_view name, const Tensor& t) {
