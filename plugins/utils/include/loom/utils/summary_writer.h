@@ -9,7 +9,7 @@
 /// CRC32C of the payload (mask: rotate right by 15 bits, add 0xa282ead8). Each payload is a
 /// serialized Event protocol buffer; the first one holds file_version "brain.Event:2", the
 /// others one Summary each. TensorBoard reads every file named events.out.tfevents.* in a
-/// folder (a "run"); a writer names its file events.out.tfevents.<unix time>.<host>.<pid>.<n>
+/// folder (a "run"); a writer names its file `events.out.tfevents.UNIXTIME.HOST.PID.N`
 /// so that several writers, in one process or many, never share a file.
 #include <cstdint>
 #include <map>
@@ -88,7 +88,7 @@ class HParamValue {
 class SummaryWriter {
  public:
   /// Opens a new event file in log_dir, making the folder (and its parents) if needed, and
-  /// writes the file_version event. An empty log_dir means runs/<date>-<time>_<hostname>.
+  /// writes the file_version event. An empty log_dir means `runs/DATE-TIME_HOSTNAME`.
   /// Throws loom::Error naming the folder or file and the reason when it cannot.
   explicit SummaryWriter(std::string log_dir, SummaryWriterOptions options = {});
   /// Flushes and closes (see close()); never throws.
@@ -103,7 +103,7 @@ class SummaryWriter {
                   std::optional<double> wall_time = std::nullopt);
 
   /// Logs several related scalars on one chart: each key k of values goes to the run folder
-  /// <log_dir>/<main_tag>_<k> (a '/' in the name becomes '_') under the tag main_tag, as
+  /// `LOG_DIR/MAIN_TAG_K` (a '/' in the name becomes '_') under the tag main_tag, as
   /// PyTorch's add_scalars does.
   void add_scalars(const std::string& main_tag, const std::map<std::string, double>& values,
                    int64_t step, std::optional<double> wall_time = std::nullopt);
@@ -130,7 +130,7 @@ class SummaryWriter {
   /// Logs one session of TensorBoard's hyperparameter table (its HParams tab): the
   /// hyperparameters' values, and metrics logged as scalars (step 0) under their names, which
   /// become the table's metric columns. run_name "" writes into this writer's own file, so the
-  /// session is this run; another name writes into a new writer at <log_dir>/<run_name>, as
+  /// session is this run; another name writes into a new writer at `LOG_DIR/RUN_NAME`, as
   /// PyTorch's add_hparams does (one run per call). Throws loom::ValueError if hparams is
   /// empty.
   void add_hparams(const std::map<std::string, HParamValue>& hparams,
