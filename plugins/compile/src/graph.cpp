@@ -151,18 +151,22 @@ std::string Graph::guard_failure(const std::vector<Tensor>& inputs) const {
   return "";
 }
 
-std::vector<Tensor> Graph::run(const std::vector<Tensor>& inputs) const {
-  LOOM_CHECK(inputs.size() == inputs_.size(), "graph.run: expected ", inputs_.size(),
+std::vector<Tensor> Graph::bind(const std::vector<Tensor>& inputs, std::string_view who) const {
+  LOOM_CHECK(inputs.size() == inputs_.size(), who, ": expected ", inputs_.size(),
              " inputs, as captured, but got ", inputs.size());
   std::vector<Tensor> env(values_.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const std::string why = input_guard_failure(values_[inputs_[i]], inputs[i]);
-    LOOM_CHECK(why.empty(), "graph.run: input ", i, " does not match the capture: ", why,
+    LOOM_CHECK(why.empty(), who, ": input ", i, " does not match the capture: ", why,
                " (the graph is valid for the captured metadata only; capture again)");
     env[inputs_[i]] = inputs[i];
   }
   for (const auto& [id, t] : captured_) env[id] = t;
-  return execute(std::move(env));
+  return env;
+}
+
+std::vector<Tensor> Graph::run(const std::vector<Tensor>& inputs) const {
+  return execute(bind(inputs, "graph.run"));
 }
 
 std::vector<Tensor> Graph::propagate(const std::vector<Tensor>& inputs) const {
@@ -177,54 +181,59 @@ std::vector<Tensor> Graph::propagate(const std::vector<Tensor>& inputs) const {
   return execute(std::move(env));
 }
 
-std::vector<Tensor> Graph::execute(std::vector<Tensor> env) const {
+void Graph::call_node(const Node& n, std::vector<Tensor>& env) {
   auto tensor_of = [&](int id) { return id < 0 ? Tensor() : env[id]; };
   Stack stack;
-  for (const Node& n : nodes_) {
-    stack.clear();
-    for (const NodeArgument& a : n.arguments) {
-      switch (a.kind) {
-        case NodeArgument::Kind::Value:
-          if (a.value < 0) {
-            stack.emplace_back(std::nullopt);
-          } else {
-            stack.emplace_back(tensor_of(a.value));
-          }
-          break;
-        case NodeArgument::Kind::ValueList: {
-          std::vector<Tensor> list;
-          for (int id : a.values) list.push_back(tensor_of(id));
-          stack.emplace_back(std::move(list));
-          break;
+  stack.reserve(n.arguments.size());
+  for (const NodeArgument& a : n.arguments) {
+    switch (a.kind) {
+      case NodeArgument::Kind::Value:
+        if (a.value < 0) {
+          stack.emplace_back(std::nullopt);
+        } else {
+          stack.emplace_back(tensor_of(a.value));
         }
-        case NodeArgument::Kind::OptionalValueList: {
-          std::vector<std::optional<Tensor>> list;
-          for (int id : a.values) {
-            list.push_back(id < 0 ? std::nullopt : std::optional<Tensor>(tensor_of(id)));
-          }
-          stack.emplace_back(std::move(list));
-          break;
-        }
-        case NodeArgument::Kind::Constant:
-          stack.push_back(a.constant);
-          break;
+        break;
+      case NodeArgument::Kind::ValueList: {
+        std::vector<Tensor> list;
+        for (int id : a.values) list.push_back(tensor_of(id));
+        stack.emplace_back(std::move(list));
+        break;
       }
-    }
-    n.op.call_boxed(stack);
-    if (n.list_output) {
-      const std::vector<Tensor>& items = stack.at(0).to_tensor_list();
-      for (size_t i = 0; i < n.outputs.size() && i < items.size(); ++i)
-        env[n.outputs[i]] = items[i];
-      continue;
-    }
-    for (size_t i = 0; i < n.outputs.size() && i < stack.size(); ++i) {
-      if (n.outputs[i] >= 0 && stack[i].is_tensor()) env[n.outputs[i]] = stack[i].to_tensor();
+      case NodeArgument::Kind::OptionalValueList: {
+        std::vector<std::optional<Tensor>> list;
+        for (int id : a.values) {
+          list.push_back(id < 0 ? std::nullopt : std::optional<Tensor>(tensor_of(id)));
+        }
+        stack.emplace_back(std::move(list));
+        break;
+      }
+      case NodeArgument::Kind::Constant:
+        stack.push_back(a.constant);
+        break;
     }
   }
+  n.op.call_boxed(stack);
+  if (n.list_output) {
+    const std::vector<Tensor>& items = stack.at(0).to_tensor_list();
+    for (size_t i = 0; i < n.outputs.size() && i < items.size(); ++i) env[n.outputs[i]] = items[i];
+    return;
+  }
+  for (size_t i = 0; i < n.outputs.size() && i < stack.size(); ++i) {
+    if (n.outputs[i] >= 0 && stack[i].is_tensor()) env[n.outputs[i]] = stack[i].to_tensor();
+  }
+}
+
+std::vector<Tensor> Graph::outputs_of(const std::vector<Tensor>& env) const {
   std::vector<Tensor> out;
   out.reserve(outputs_.size());
-  for (int id : outputs_) out.push_back(tensor_of(id));
+  for (int id : outputs_) out.push_back(id < 0 ? Tensor() : env[id]);
   return out;
+}
+
+std::vector<Tensor> Graph::execute(std::vector<Tensor> env) const {
+  for (const Node& n : nodes_) call_node(n, env);
+  return outputs_of(env);
 }
 
 }  // namespace loom::graph

@@ -52,7 +52,7 @@ std::vector<Tensor> GuardedFunction::operator()(const std::vector<Tensor>& input
       }
     }
   }
-  if (match) return match->graph.run(inputs);
+  if (match) return match->lowered ? match->lowered->run(inputs) : match->graph.run(inputs);
   if (eager) return fn_(inputs);
   if (!why.empty() && detail::logs_topic("recompiles")) {
     std::fprintf(stderr, "[loom recompiles] %s: capturing again: %s\n", options_.name.c_str(),
@@ -60,7 +60,8 @@ std::vector<Tensor> GuardedFunction::operator()(const std::vector<Tensor>& input
   }
   std::vector<Tensor> out;
   Graph g = capture(fn_, inputs, &out);
-  auto entry = std::make_shared<const Entry>(Entry{std::move(g), grad});
+  std::shared_ptr<const Executable> lowered = options_.lower ? options_.lower(g) : nullptr;
+  auto entry = std::make_shared<const Entry>(Entry{std::move(g), grad, std::move(lowered)});
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.captures;
   entries_.push_back(std::move(entry));

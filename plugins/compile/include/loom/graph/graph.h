@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "loom/core/tensor.h"
@@ -90,6 +91,14 @@ class Graph {
   /// returns the outputs' metadata as meta tensors. Throws what an op's Meta kernel throws for
   /// inputs it refuses (shapes that do not broadcast, a value-dependent op).
   std::vector<Tensor> propagate(const std::vector<Tensor>& inputs) const;
+
+  /// The environment a run starts from: a tensor slot per value, with the inputs (checked as
+  /// run() checks them; `who` names the caller in the error) and the captured tensors set.
+  std::vector<Tensor> bind(const std::vector<Tensor>& inputs, std::string_view who) const;
+  /// Calls node n through the dispatcher on env's tensors and stores its outputs in env.
+  static void call_node(const Node& n, std::vector<Tensor>& env);
+  /// The outputs' tensors from env (undefined for an output that is no tensor).
+  std::vector<Tensor> outputs_of(const std::vector<Tensor>& env) const;
 
   /// @cond INTERNAL
   // Building (capture.cpp).

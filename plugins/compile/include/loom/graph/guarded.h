@@ -15,6 +15,7 @@
 /// eagerly, and one warning names the function, the limit and the guard that failed.
 /// `LOOM_LOGS=recompiles` prints a line for each capture after the first, with its reason.
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,10 +25,24 @@
 
 namespace loom::graph {
 
+/// A captured graph made ready to run. loom::compile lowers a graph to fused kernels
+/// (loom/compile/compile.h); a GuardedFunction without a lowering runs its graphs with
+/// Graph::run.
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  /// Runs the graph on inputs that passed its guards; returns its outputs.
+  virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs) const = 0;
+};
+
+/// Makes a graph ready to run, once, right after its capture.
+using Lowering = std::function<std::shared_ptr<const Executable>(const Graph&)>;
+
 /// Options of a GuardedFunction.
 struct GuardedOptions {
   std::string name = "function";  ///< names the function in warnings and logs
   int recompile_limit = 8;        ///< graphs kept; beyond, new metadata runs eagerly
+  Lowering lower;                 ///< empty: replays run the interpreter (Graph::run)
 };
 
 /// What a GuardedFunction did so far.
@@ -57,6 +72,7 @@ class GuardedFunction {
   struct Entry {
     Graph graph;
     bool grad_mode;
+    std::shared_ptr<const Executable> lowered;  // null: Graph::run
   };
   TensorFunction fn_;
   GuardedOptions options_;

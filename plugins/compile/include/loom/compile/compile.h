@@ -1,0 +1,77 @@
+#pragma once
+/// @file
+/// `loom::compile`: a function's ops captured into graphs and its pointwise chains fused into
+/// generated C++ loops (docs/design/compile.md; docs/guide/compile.md shows its use).
+///
+/// What is built so far, and what it asks of the function:
+/// - **Replay without running the function.** The first call with new input metadata runs the
+///   function under capture (loom/graph/guarded.h); later calls whose inputs match that
+///   capture's guards (sizes, strides, dtype, device, requires_grad of each input, and the
+///   grad mode) run the compiled graph instead of the function. So the function's ops must
+///   depend on those guards only: no branch on a value it reads (`item()`), a member counter,
+///   a global flag or the clock, and no scalar that changes between calls (`lr` from a
+///   scheduler): such a function gives the first call's ops again. The built-in nn layers
+///   and models of them qualify. (Running an arbitrary function checked against its graph
+///   is a later stage of the design.)
+/// - **Fusion.** Chains of pointwise ops over one shape (loom/graph/fusion.h lists them)
+///   become one loop each, in C++ built by the system compiler once per machine and kept in
+///   the disk cache (LOOM_CACHE_DIR); everything else runs its eager kernel. Values equal
+///   eager's within float rounding (the loops use the C library's functions, eager its own
+///   vector code for some).
+/// - **Autograd.** A graph with inputs that require grad, captured with grad mode on, runs
+///   node by node through the dispatcher: gradients are eager's, nothing is fused yet.
+/// - **No compiler**, or one that fails: one warning with the reason (the compiler's first
+///   lines), and the graph runs node by node: never a wrong answer.
+///
+/// `LOOM_LOGS=code` prints the generated source, `LOOM_LOGS=graph` the captured graphs,
+/// `LOOM_LOGS=recompiles` each capture after the first with the guard that failed.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/graph/capture.h"
+
+namespace loom {
+
+/// Options of loom::compile.
+struct CompileOptions {
+  std::string name = "function";  ///< names the function in warnings and logs
+  int recompile_limit = 8;        ///< graphs kept; beyond, new input metadata runs eagerly
+  bool fuse = true;               ///< false: graphs replay node by node (no generated code)
+};
+
+/// What a compiled function did so far.
+struct CompileStats {
+  int captures = 0;      ///< calls that ran the function under capture
+  int replays = 0;       ///< calls that ran a compiled graph instead of the function
+  int eager = 0;         ///< calls past the recompile limit, run eagerly
+  int fused_groups = 0;  ///< fused loops in the graphs so far
+  int compiles = 0;      ///< graphs whose code the C++ compiler built
+  int cache_hits = 0;    ///< graphs whose code came from the disk cache
+  int fallbacks = 0;     ///< graphs left unfused: no compiler, or it failed
+};
+
+/// A function compiled by loom::compile. Copies share the graphs; calls may come from several
+/// threads.
+class CompiledFunction {
+ public:
+  /// fn(inputs): by a compiled graph when one's guards hold, else by capture (see the file
+  /// comment for what that asks of the function).
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
+  /// The counts so far.
+  CompileStats stats() const;
+
+  /// Internal state, shared by copies.
+  struct State;
+  /// Made by loom::compile.
+  explicit CompiledFunction(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+/// Compiles fn: nothing runs until the first call.
+CompiledFunction compile(graph::TensorFunction fn, CompileOptions options = {});
+
+}  // namespace loom

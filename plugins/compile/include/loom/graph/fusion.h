@@ -1,0 +1,56 @@
+#pragma once
+/// @file
+/// Pointwise fusion and its C++ code (docs/design/compile.md, sections 5 and 6).
+///
+/// plan_fusion() cuts a graph into steps: runs of pointwise nodes that become one generated
+/// loop (a FusedGroup), and every other node, run through the dispatcher as captured. A group
+/// reads its inputs once and writes only the values used after it: `gelu(x * w + b) + r` is
+/// one pass over memory instead of four. generate_cpp() writes the groups as one C++ file,
+/// a function `loom_group_<i>` per group, with the captured sizes and strides as constants.
+///
+/// What fuses (each node's tensors all float32, or all float64, on the CPU; every node of a
+/// group has the group's sizes; its inputs broadcast to them): add, sub (Tensor and Scalar),
+/// mul, div (without rounding mode), neg, abs, exp, log, sqrt, rsqrt, reciprocal, sin, cos,
+/// tanh, sigmoid, relu, silu, gelu (both forms), pow with a scalar exponent. A graph with an
+/// input that requires grad fuses nothing while grad mode is on: its nodes run through the
+/// dispatcher so that autograd records them (a compiled backward is a later stage).
+
+#include <string>
+#include <vector>
+
+#include "loom/graph/graph.h"
+
+namespace loom::graph {
+
+/// Pointwise nodes computed by one generated loop.
+struct FusedGroup {
+  std::vector<int> nodes;        ///< indices into Graph::nodes(), in order
+  std::vector<int> inputs;       ///< values read from outside the group, in first-use order
+  std::vector<int> outputs;      ///< values the group makes that are used after it, in order
+  std::vector<int64_t> sizes;    ///< the iteration space: every node's output sizes
+  DType dtype = DType::Float32;  ///< of every tensor the group touches
+};
+
+/// One step of a lowered graph: a node or a group.
+struct FusionStep {
+  int node = -1;   ///< a node run through the dispatcher, or -1
+  int group = -1;  ///< a FusedGroup, or -1
+};
+
+/// A graph's steps in execution order, and its groups.
+struct FusionPlan {
+  std::vector<FusedGroup> groups;  ///< the groups, each used by one step
+  std::vector<FusionStep> steps;   ///< every node of the graph in one step, in order
+};
+
+/// Cuts g into steps. Groups have two nodes at least (one pointwise op alone runs its eager
+/// kernel, which is as fast). `grad_mode`: whether autograd records (see the file comment).
+FusionPlan plan_fusion(const Graph& g, bool grad_mode);
+
+/// The C++ source of plan's groups: for group i, `extern "C" void loom_group_<i>(char* const*
+/// p, int threads)` where p holds the outputs' data pointers and then the inputs', in the
+/// group's order, and `threads` is the OpenMP thread count to use. The text depends on the
+/// graph's ops, constants, sizes and strides only, so equal graphs give equal files.
+std::string generate_cpp(const Graph& g, const FusionPlan& plan);
+
+}  // namespace loom::graph

@@ -1,0 +1,389 @@
+// Pointwise fusion and its C++ code (loom/graph/fusion.h).
+#include "loom/graph/fusion.h"
+
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string_view>
+
+#include "absl/container/flat_hash_set.h"
+#include "loom/core/str_cat.h"
+
+namespace loom::graph {
+namespace {
+
+/// A double as a C++ literal of type t that converts exactly as eager's kernels convert a
+/// Scalar (a double cast to the computation type).
+std::string literal(double v, DType t) {
+  const char* type = t == DType::Float64 ? "double" : "float";
+  if (std::isnan(v)) return str_cat("std::numeric_limits<", type, ">::quiet_NaN()");
+  if (std::isinf(v)) {
+    return str_cat(v < 0 ? "-" : "", "std::numeric_limits<", type, ">::infinity()");
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", v);  // exact
+  return str_cat(type, "(", buf, ")");
+}
+
+std::optional<double> scalar_argument(const Node& n, size_t i) {
+  if (i >= n.arguments.size()) return std::nullopt;
+  const NodeArgument& a = n.arguments[i];
+  if (a.kind != NodeArgument::Kind::Constant || !a.constant.is_scalar()) return std::nullopt;
+  return a.constant.to_double();
+}
+
+/// How many leading Tensor arguments a fusible op reads; 0 for an op that does not fuse.
+int tensor_arity(std::string_view op) {
+  static const absl::flat_hash_set<std::string_view> kBinary = {
+      "aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::div.Tensor"};
+  static const absl::flat_hash_set<std::string_view> kUnary = {"aten::add.Scalar",
+                                                               "aten::sub.Scalar",
+                                                               "aten::mul.Scalar",
+                                                               "aten::div.Scalar",
+                                                               "aten::neg",
+                                                               "aten::abs",
+                                                               "aten::exp",
+                                                               "aten::log",
+                                                               "aten::sqrt",
+                                                               "aten::rsqrt",
+                                                               "aten::reciprocal",
+                                                               "aten::sin",
+                                                               "aten::cos",
+                                                               "aten::tanh",
+                                                               "aten::sigmoid",
+                                                               "aten::relu",
+                                                               "aten::silu",
+                                                               "aten::gelu",
+                                                               "aten::pow.Tensor_Scalar"};
+  if (kBinary.contains(op)) return 2;
+  if (kUnary.contains(op)) return 1;
+  return 0;
+}
+
+/// The C++ expression of node n over its operands a (variable names, tensor arguments in
+/// order), in element type t; nullopt where this use of the op does not fuse.
+std::optional<std::string> formula(const Node& n, const std::vector<std::string>& a, DType t) {
+  const std::string_view op = n.op.name();
+  const char* T = t == DType::Float64 ? "double" : "float";
+  auto scalar = [&](size_t i) { return scalar_argument(n, i); };
+  // a + alpha * b, as eager's add: exactly a + b when alpha is 1.
+  auto axpy = [&](std::string_view sign, const std::string& b, double alpha) {
+    if (alpha == 1) return str_cat("(", a[0], " ", sign, " ", b, ")");
+    return str_cat("(", a[0], " ", sign, " ", literal(alpha, t), " * ", b, ")");
+  };
+  if (op == "aten::add.Tensor" || op == "aten::sub.Tensor") {
+    const auto alpha = scalar(2);
+    if (!alpha) return std::nullopt;
+    return axpy(op == "aten::add.Tensor" ? "+" : "-", a[1], *alpha);
+  }
+  if (op == "aten::add.Scalar" || op == "aten::sub.Scalar") {
+    const auto other = scalar(1), alpha = scalar(2);
+    if (!other || !alpha) return std::nullopt;
+    return axpy(op == "aten::add.Scalar" ? "+" : "-", literal(*other, t), *alpha);
+  }
+  if (op == "aten::mul.Tensor") return str_cat("(", a[0], " * ", a[1], ")");
+  if (op == "aten::div.Tensor") return str_cat("(", a[0], " / ", a[1], ")");
+  if (op == "aten::mul.Scalar" || op == "aten::div.Scalar") {
+    const auto s = scalar(1);
+    if (!s) return std::nullopt;
+    return str_cat("(", a[0], op == "aten::mul.Scalar" ? " * " : " / ", literal(*s, t), ")");
+  }
+  if (op == "aten::neg") return str_cat("(-", a[0], ")");
+  if (op == "aten::reciprocal") return str_cat("(", T, "(1) / ", a[0], ")");
+  if (op == "aten::rsqrt") return str_cat("(", T, "(1) / std::sqrt(", a[0], "))");
+  if (op == "aten::sigmoid") return str_cat("(", T, "(1) / (", T, "(1) + std::exp(-", a[0], ")))");
+  if (op == "aten::silu") return str_cat("(", a[0], " / (", T, "(1) + std::exp(-", a[0], ")))");
+  if (op == "aten::relu") {
+    // As eager: NaN passes through, and the result is never -0.
+    return str_cat("((", a[0], " > ", T, "(0) || ", a[0], " != ", a[0], ") ? ", a[0], " : ", T,
+                   "(0))");
+  }
+  if (op == "aten::gelu") {
+    if (n.arguments.size() < 2 || n.arguments[1].kind != NodeArgument::Kind::Constant ||
+        n.arguments[1].constant.tag() != IValue::Tag::String) {
+      return std::nullopt;
+    }
+    const std::string approximate = n.arguments[1].constant.to_string();
+    const std::string& x = a[0];
+    if (approximate == "tanh") {
+      return str_cat("(", T, "(0.5) * ", x, " * (", T, "(1) + std::tanh(", T,
+                     "(0.7978845608028654) * (", x, " + ", T, "(0.044715) * ", x, " * ", x, " * ",
+                     x, "))))");
+    }
+    if (approximate != "none") return std::nullopt;
+    return str_cat("(", x, " * ", T, "(0.5) * (", T, "(1) + std::erf(", x, " * ", T,
+                   "(0.7071067811865476))))");
+  }
+  if (op == "aten::pow.Tensor_Scalar") {
+    const auto e = scalar(1);
+    if (!e) return std::nullopt;
+    if (*e == 1) return a[0];
+    if (*e == 2) return str_cat("(", a[0], " * ", a[0], ")");
+    if (*e == 3) return str_cat("(", a[0], " * ", a[0], " * ", a[0], ")");
+    if (*e == 0.5) return str_cat("std::sqrt(", a[0], ")");
+    if (*e == -1) return str_cat("(", T, "(1) / ", a[0], ")");
+    return str_cat("std::pow(", a[0], ", ", literal(*e, t), ")");
+  }
+  for (std::string_view f : {"abs", "exp", "log", "sqrt", "sin", "cos", "tanh"}) {
+    if (op.starts_with("aten::") && op.substr(6) == f) return str_cat("std::", f, "(", a[0], ")");
+  }
+  return std::nullopt;
+}
+
+/// The values of node n's tensor operands, in argument order (-1 where one is not a value).
+std::vector<int> tensor_operands(const Node& n) {
+  std::vector<int> ids;
+  const int arity = tensor_arity(n.op.name());
+  for (int i = 0; i < arity && i < static_cast<int>(n.arguments.size()); ++i) {
+    const NodeArgument& a = n.arguments[i];
+    ids.push_back(a.kind == NodeArgument::Kind::Value ? a.value : -1);
+  }
+  return ids;
+}
+
+bool broadcasts_to(IntArrayRef from, const std::vector<int64_t>& to) {
+  if (from.size() > to.size()) return false;
+  const size_t lead = to.size() - from.size();
+  for (size_t d = 0; d < from.size(); ++d) {
+    if (from[d] != 1 && from[d] != to[lead + d]) return false;
+  }
+  return true;
+}
+
+/// Whether node n can join a group, with the sizes and dtype of the group it would join.
+bool fusible(const Graph& g, const Node& n) {
+  if (tensor_arity(n.op.name()) == 0 || n.list_output || n.outputs.size() != 1) return false;
+  if (n.outputs[0] < 0) return false;
+  const Value& out = g.values()[n.outputs[0]];
+  const DType t = out.meta.dtype();
+  if ((t != DType::Float32 && t != DType::Float64) || !out.device.is_cpu()) return false;
+  std::vector<std::string> names;
+  for (int id : tensor_operands(n)) {
+    if (id < 0) return false;
+    const Value& v = g.values()[id];
+    if (v.meta.dtype() != t || !v.device.is_cpu() ||
+        !broadcasts_to(v.meta.sizes(),
+                       std::vector<int64_t>(out.meta.sizes().begin(), out.meta.sizes().end()))) {
+      return false;
+    }
+    names.push_back("x");
+  }
+  return formula(n, names, t).has_value();
+}
+
+}  // namespace
+
+FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
+  FusionPlan plan;
+  const auto& nodes = g.nodes();
+  bool records = false;  // autograd records the graph's ops: fuse nothing
+  if (grad_mode) {
+    for (const Value& v : g.values()) records = records || v.requires_grad;
+  }
+  // Where each value is read: the index of its last reading node, or nodes.size() for a graph
+  // output.
+  std::vector<int> last_use(g.values().size(), -1);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (const NodeArgument& a : nodes[i].arguments) {
+      if (a.kind == NodeArgument::Kind::Value && a.value >= 0) last_use[a.value] = i;
+      for (int id : a.values) {
+        if (id >= 0) last_use[id] = i;
+      }
+    }
+  }
+  for (int id : g.outputs()) {
+    if (id >= 0) last_use[id] = static_cast<int>(nodes.size());
+  }
+
+  std::vector<int> run;  // the pointwise nodes gathered so far
+  auto flush = [&] {
+    if (run.size() < 2) {
+      for (int i : run) plan.steps.push_back({i, -1});
+      run.clear();
+      return;
+    }
+    FusedGroup group;
+    group.nodes = run;
+    const Value& first = g.values()[nodes[run[0]].outputs[0]];
+    group.sizes.assign(first.meta.sizes().begin(), first.meta.sizes().end());
+    group.dtype = first.meta.dtype();
+    absl::flat_hash_set<int> made, seen;
+    for (int i : run) {
+      for (int id : tensor_operands(nodes[i])) {
+        if (!made.contains(id) && seen.insert(id).second) group.inputs.push_back(id);
+      }
+      made.insert(nodes[i].outputs[0]);
+    }
+    for (int i : run) {
+      const int id = nodes[i].outputs[0];
+      if (last_use[id] > run.back()) group.outputs.push_back(id);
+    }
+    plan.steps.push_back({-1, static_cast<int>(plan.groups.size())});
+    plan.groups.push_back(std::move(group));
+    run.clear();
+  };
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    if (records || !fusible(g, n)) {
+      flush();
+      plan.steps.push_back({static_cast<int>(i), -1});
+      continue;
+    }
+    if (!run.empty()) {
+      const Value& head = g.values()[nodes[run[0]].outputs[0]];
+      const Value& out = g.values()[n.outputs[0]];
+      if (head.meta.sizes() != out.meta.sizes() || head.meta.dtype() != out.meta.dtype()) flush();
+    }
+    run.push_back(static_cast<int>(i));
+  }
+  flush();
+  return plan;
+}
+
+namespace {
+
+/// One loop dimension after coalescing: its size and each operand's stride in elements.
+struct LoopDim {
+  int64_t size;
+  std::vector<int64_t> strides;
+};
+
+/// The loop nest of group (operands: outputs, then inputs): size-1 dims dropped, a broadcast
+/// operand's stride 0, and neighbouring dims merged where every operand steps through them as
+/// through one.
+std::vector<LoopDim> loop_dims(const Graph& g, const FusedGroup& group) {
+  std::vector<int> operands = group.outputs;
+  operands.insert(operands.end(), group.inputs.begin(), group.inputs.end());
+  const size_t rank = group.sizes.size();
+  std::vector<LoopDim> dims;
+  for (size_t d = 0; d < rank; ++d) {
+    if (group.sizes[d] == 1) continue;
+    LoopDim dim{group.sizes[d], {}};
+    for (int id : operands) {
+      const Tensor& m = g.values()[id].meta;
+      const int64_t lead = static_cast<int64_t>(rank) - m.dim();
+      const int64_t md = static_cast<int64_t>(d) - lead;
+      dim.strides.push_back(md < 0 || m.size(md) == 1 ? 0 : m.stride(md));
+    }
+    dims.push_back(std::move(dim));
+  }
+  std::vector<LoopDim> merged;
+  for (LoopDim& dim : dims) {
+    if (!merged.empty()) {
+      LoopDim& outer = merged.back();
+      bool merge = true;
+      for (size_t k = 0; k < dim.strides.size(); ++k) {
+        merge = merge && outer.strides[k] == dim.strides[k] * dim.size;
+      }
+      if (merge) {
+        outer.size *= dim.size;
+        outer.strides = dim.strides;
+        continue;
+      }
+    }
+    merged.push_back(std::move(dim));
+  }
+  if (merged.empty()) merged.push_back({1, std::vector<int64_t>(operands.size(), 0)});
+  return merged;
+}
+
+/// `base + j * stride` without the zero terms.
+std::string index_expr(const std::string& base, int64_t stride) {
+  if (stride == 0) return base.empty() ? "0" : base;
+  const std::string step = stride == 1 ? "j" : str_cat("j * ", stride);
+  return base.empty() ? step : str_cat(base, " + ", step);
+}
+
+void emit_group(const Graph& g, const FusedGroup& group, int index, std::string& out) {
+  const char* T = group.dtype == DType::Float64 ? "double" : "float";
+  const std::vector<LoopDim> dims = loop_dims(g, group);
+  const size_t no = group.outputs.size(), ni = group.inputs.size();
+  std::vector<std::string> ptr;  // operand k's pointer name
+  for (size_t k = 0; k < no; ++k) ptr.push_back(str_cat("o", k));
+  for (size_t k = 0; k < ni; ++k) ptr.push_back(str_cat("i", k));
+
+  out += str_cat("\n// group ", index, ":");
+  for (int i : group.nodes) out += str_cat(" ", g.nodes()[i].op.name());
+  out += str_cat("\nstatic inline void loom_range_", index, "(int64_t lo, int64_t hi");
+  for (size_t k = 0; k < ptr.size(); ++k) {
+    out += str_cat(", ", k < no ? "" : "const ", T, "* __restrict ", ptr[k]);
+  }
+  out += ") {\n";
+
+  // The loop body: load each input once, compute each node, store the outputs.
+  std::vector<std::string> base(ptr.size());
+  std::string body;
+  const LoopDim& inner = dims.back();
+  auto var = [](int id) { return str_cat("v", id); };
+  for (size_t k = 0; k < ni; ++k) {
+    body += str_cat("      const ", T, " ", var(group.inputs[k]), " = ", ptr[no + k], "[",
+                    index_expr("b" + std::to_string(no + k), inner.strides[no + k]), "];\n");
+  }
+  for (int i : group.nodes) {
+    const Node& n = g.nodes()[i];
+    std::vector<std::string> names;
+    for (int id : tensor_operands(n)) names.push_back(var(id));
+    body += str_cat("      const ", T, " ", var(n.outputs[0]), " = ",
+                    *formula(n, names, group.dtype), ";\n");
+  }
+  for (size_t k = 0; k < no; ++k) {
+    body += str_cat("      ", ptr[k], "[", index_expr("b" + std::to_string(k), inner.strides[k]),
+                    "] = ", var(group.outputs[k]), ";\n");
+  }
+
+  if (dims.size() == 1) {
+    // One flat loop: [lo, hi) are elements.
+    for (size_t k = 0; k < ptr.size(); ++k) out += str_cat("  const int64_t b", k, " = 0;\n");
+    out += "#pragma omp simd\n  for (int64_t j = lo; j < hi; ++j) {\n";
+  } else {
+    // [lo, hi) are rows: the outer dims flattened; each row's start from its index.
+    out += "  for (int64_t row = lo; row < hi; ++row) {\n    int64_t r = row;\n";
+    for (size_t k = 0; k < ptr.size(); ++k) out += str_cat("    int64_t b", k, " = 0;\n");
+    for (size_t d = dims.size() - 1; d-- > 0;) {
+      out += str_cat(
+          "    {\n      const int64_t q = ", d == 0 ? "r" : str_cat("r % ", dims[d].size), ";\n");
+      if (d > 0) out += str_cat("      r /= ", dims[d].size, ";\n");
+      for (size_t k = 0; k < ptr.size(); ++k) {
+        if (dims[d].strides[k] != 0)
+          out += str_cat("      b", k, " += q * ", dims[d].strides[k], ";\n");
+      }
+      out += "    }\n";
+    }
+    out += str_cat("#pragma omp simd\n    for (int64_t j = 0; j < ", inner.size, "; ++j) {\n");
+  }
+  out += body;
+  out += dims.size() == 1 ? "  }\n}\n" : "    }\n  }\n}\n";
+
+  int64_t numel = 1;
+  for (int64_t s : group.sizes) numel *= s;
+  const int64_t n = dims.size() == 1 ? dims[0].size : numel / inner.size;
+  out += str_cat("extern \"C\" void loom_group_", index, "(char* const* p, int threads) {\n");
+  std::string args;
+  for (size_t k = 0; k < ptr.size(); ++k) {
+    out += str_cat("  ", k < no ? "" : "const ", T, "* ", ptr[k], " = reinterpret_cast<",
+                   k < no ? "" : "const ", T, "*>(p[", k, "]);\n");
+    args += str_cat(", ", ptr[k]);
+  }
+  // Note [Fused loops and threads]: as eager's engines, one contiguous range per thread, and
+  // no parallel region below 32768 elements (entering one costs more than the work).
+  out += str_cat("  const int64_t n = ", n, ";\n");
+  out += str_cat("  if (threads > 1 && ", numel, " >= 32768) {\n");
+  out += "#pragma omp parallel num_threads(threads)\n  {\n";
+  out += "    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();\n";
+  out += str_cat("    loom_range_", index, "(n * t / nt, n * (t + 1) / nt", args, ");\n  }\n");
+  out += str_cat("  } else {\n    loom_range_", index, "(0, n", args, ");\n  }\n}\n");
+}
+
+}  // namespace
+
+std::string generate_cpp(const Graph& g, const FusionPlan& plan) {
+  std::string out =
+      "// Generated by loom::compile from a captured graph (docs/design/compile.md).\n"
+      "#include <cmath>\n#include <cstdint>\n#include <limits>\n#include <omp.h>\n";
+  for (size_t i = 0; i < plan.groups.size(); ++i) {
+    emit_group(g, plan.groups[i], static_cast<int>(i), out);
+  }
+  return out;
+}
+
+}  // namespace loom::graph

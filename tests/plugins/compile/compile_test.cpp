@@ -1,0 +1,288 @@
+// loom::compile: fused pointwise loops against eager (values, strides, gradients), the disk
+// cache (hits, a corrupt entry, two threads building one key), and a missing or failing
+// compiler (a warning, then eager's results).
+#include "loom/compile/compile.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "compile_test_util.h"
+#include "loom/core/warning.h"
+#include "loom/graph/fusion.h"
+#include "loom/loom.h"
+#include "ops_test_util.h"
+#include "test_util.h"
+
+namespace loom {
+namespace {
+
+namespace fs = std::filesystem;
+using loom::graph::testing::ramp;
+using loom::testing::contains;
+using loom::testing::expect_close;
+using loom::testing::make_tensor;
+using loom::testing::random_values;
+using loom::testing::to_doubles;
+
+class CompileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    loom::init();
+    // A fresh cache per test, so that each test sees its own misses and hits.
+    cache_ = fs::temp_directory_path() /
+             ("loom-compile-test-" + std::to_string(getpid()) + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(cache_);
+    setenv("LOOM_CACHE_DIR", cache_.c_str(), 1);
+  }
+  void TearDown() override {
+    set_warning_handler({});
+    unsetenv("LOOM_CXX");
+    fs::remove_all(cache_);
+  }
+  /// The cache entries (`.so` files) written so far.
+  std::vector<fs::path> libraries() const {
+    std::vector<fs::path> out;
+    for (const auto& f : fs::directory_iterator(cache_ / "compile")) {
+      if (f.path().extension() == ".so") out.push_back(f.path());
+    }
+    return out;
+  }
+  fs::path cache_;
+};
+
+Tensor random(std::vector<int64_t> sizes, uint64_t seed, DType t = DType::Float32) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return make_tensor(random_values(static_cast<size_t>(n), seed), sizes, t);
+}
+
+/// The chain of the benchmark: gelu(x * w + b) + r, with w and b broadcast over rows.
+std::vector<Tensor> chain(const std::vector<Tensor>& in) {
+  return {add(gelu(add(mul(in[0], in[1]), in[2])), in[3])};
+}
+
+void expect_same(const Tensor& got, const Tensor& want, double rtol = 1e-6, double atol = 1e-6) {
+  ASSERT_EQ(got.dtype(), want.dtype());
+  ASSERT_EQ(sizes_str(got.strides()), sizes_str(want.strides())) << "eager's layout";
+  expect_close(got, want.sizes(), to_doubles(want), rtol, atol);
+}
+
+TEST_F(CompileTest, FusesAPointwiseChainIntoOneLoopAndMatchesEager) {
+  auto f = compile(&chain, {.name = "chain"});
+  for (int call = 0; call < 3; ++call) {
+    const std::vector<Tensor> in = {random({64, 33}, 1 + call), random({33}, 2), random({33}, 3),
+                                    random({64, 33}, 4)};
+    expect_same(f(in)[0], chain(in)[0]);
+  }
+  const CompileStats s = f.stats();
+  EXPECT_EQ(s.captures, 1);
+  EXPECT_EQ(s.replays, 2);
+  EXPECT_EQ(s.fused_groups, 1) << "mul, add, gelu, add: one loop";
+  EXPECT_EQ(s.compiles, 1);
+  EXPECT_EQ(s.fallbacks, 0);
+  EXPECT_EQ(libraries().size(), 1u);
+}
+
+TEST_F(CompileTest, KeepsEagersLayoutForTransposedInputsAndFloat64) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{sigmoid(mul(add(in[0], in[1]), 0.5)), tanh(in[0])};
+  };
+  auto f = compile(fn);
+  for (DType t : {DType::Float32, DType::Float64}) {
+    // x transposed: eager's result follows x's layout, so must the fused loop's.
+    const std::vector<Tensor> in = {random({40, 30}, 5, t).transpose(0, 1), random({1, 40}, 6, t)};
+    const std::vector<Tensor> got = f(in), want = fn(in);
+    expect_same(got[0], want[0], t == DType::Float64 ? 1e-12 : 1e-6);
+    expect_same(got[1], want[1], t == DType::Float64 ? 1e-12 : 1e-6);
+  }
+  EXPECT_EQ(f.stats().fused_groups, 2) << "one per dtype";
+}
+
+TEST_F(CompileTest, RunsLibraryOpsBetweenFusedGroups) {
+  const Tensor w = random({16, 8}, 7), b = random({8}, 8);
+  auto fn = [&](const std::vector<Tensor>& in) {
+    Tensor h = relu(add(matmul(in[0], w), b));           // matmul, then a group of two
+    Tensor s = sum(h, {1}, /*keepdim=*/true);            // a reduction
+    return std::vector<Tensor>{sub(mul(h, 2.0), s), h};  // a group reading h and s
+  };
+  auto f = compile(fn);
+  const std::vector<Tensor> in = {random({5, 16}, 9)};
+  for (int i = 0; i < 2; ++i) {
+    const std::vector<Tensor> got = f(in), want = fn(in);
+    expect_same(got[0], want[0]);
+    expect_same(got[1], want[1]);
+  }
+  EXPECT_EQ(f.stats().fused_groups, 2);
+}
+
+TEST_F(CompileTest, EveryFusibleOpMatchesEager) {
+  using Op = std::function<Tensor(const Tensor&, const Tensor&)>;
+  const std::vector<std::pair<std::string, Op>> ops = {
+      {"add", [](const Tensor& x, const Tensor& y) { return add(x, y, 0.25); }},
+      {"sub", [](const Tensor& x, const Tensor& y) { return sub(x, y); }},
+      {"add_scalar", [](const Tensor& x, const Tensor&) { return add(x, 1.5); }},
+      {"sub_scalar", [](const Tensor& x, const Tensor&) { return sub(x, 0.75); }},
+      {"mul_scalar", [](const Tensor& x, const Tensor&) { return mul(x, -3.0); }},
+      {"div", [](const Tensor& x, const Tensor& y) { return div(x, y); }},
+      {"div_scalar", [](const Tensor& x, const Tensor&) { return div(x, 7.0); }},
+      {"neg", [](const Tensor& x, const Tensor&) { return neg(x); }},
+      {"abs", [](const Tensor& x, const Tensor&) { return abs(x); }},
+      {"exp", [](const Tensor& x, const Tensor&) { return exp(x); }},
+      {"log", [](const Tensor&, const Tensor& y) { return log(y); }},
+      {"sqrt", [](const Tensor&, const Tensor& y) { return sqrt(y); }},
+      {"rsqrt", [](const Tensor&, const Tensor& y) { return rsqrt(y); }},
+      {"reciprocal", [](const Tensor&, const Tensor& y) { return reciprocal(y); }},
+      {"sin", [](const Tensor& x, const Tensor&) { return sin(x); }},
+      {"cos", [](const Tensor& x, const Tensor&) { return cos(x); }},
+      {"tanh", [](const Tensor& x, const Tensor&) { return tanh(x); }},
+      {"sigmoid", [](const Tensor& x, const Tensor&) { return sigmoid(x); }},
+      {"relu", [](const Tensor& x, const Tensor&) { return relu(x); }},
+      {"silu", [](const Tensor& x, const Tensor&) { return silu(x); }},
+      {"gelu", [](const Tensor& x, const Tensor&) { return gelu(x); }},
+      {"gelu_tanh", [](const Tensor& x, const Tensor&) { return gelu(x, "tanh"); }},
+      {"pow2", [](const Tensor& x, const Tensor&) { return pow(x, 2.0); }},
+      {"pow_half", [](const Tensor&, const Tensor& y) { return pow(y, 0.5); }},
+      {"pow_1_7", [](const Tensor&, const Tensor& y) { return pow(y, 1.7); }},
+  };
+  // One graph of all of them: each op's result times 1.5 (so that it joins a group), all
+  // summed into one output; x in [-2, 2), y in [0.5, 2.5) for the ops that need y > 0.
+  auto fn = [&](const std::vector<Tensor>& in) {
+    std::vector<Tensor> out;
+    for (const auto& [name, op] : ops) out.push_back(mul(op(in[0], in[1]), 1.5));
+    return out;
+  };
+  auto f = compile(fn);
+  for (DType t : {DType::Float32, DType::Float64}) {
+    const Tensor x = random({257}, 10, t);
+    const Tensor y = add(abs(random({257}, 11, t)), 0.5);
+    const std::vector<Tensor> got = f({x, y}), want = fn({x, y});
+    ASSERT_EQ(got.size(), ops.size());
+    for (size_t i = 0; i < ops.size(); ++i) {
+      SCOPED_TRACE(ops[i].first + " " + std::string(dtype_name(t)));
+      expect_same(got[i], want[i], t == DType::Float64 ? 1e-12 : 2e-6, 1e-6);
+    }
+  }
+  EXPECT_EQ(f.stats().fused_groups, 2) << "every op joins: one loop per dtype";
+}
+
+TEST_F(CompileTest, ASecondCompileOfTheSameGraphLoadsItFromTheDiskCache) {
+  const std::vector<Tensor> in = {random({8, 5}, 1), random({5}, 2), random({5}, 3),
+                                  random({8, 5}, 4)};
+  auto first = compile(&chain);
+  expect_same(first(in)[0], chain(in)[0]);
+  EXPECT_EQ(first.stats().compiles, 1);
+  auto second = compile(&chain);  // as another process would
+  expect_same(second(in)[0], chain(in)[0]);
+  EXPECT_EQ(second.stats().compiles, 0);
+  EXPECT_EQ(second.stats().cache_hits, 1);
+}
+
+TEST_F(CompileTest, ACorruptCacheEntryIsDetectedAndRebuilt) {
+  const std::vector<Tensor> in = {random({8, 5}, 1), random({5}, 2), random({5}, 3),
+                                  random({8, 5}, 4)};
+  expect_same(compile(&chain)(in)[0], chain(in)[0]);
+  ASSERT_EQ(libraries().size(), 1u);
+  const fs::path so = libraries()[0];
+  fs::resize_file(so, fs::file_size(so) / 2);  // a truncated write
+  ::testing::internal::CaptureStderr();
+  auto again = compile(&chain);
+  expect_same(again(in)[0], chain(in)[0]);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(contains(err,
+                       "is stale or corrupt (its library's size or checksum differs); "
+                       "rebuilding"))
+      << err;
+  EXPECT_EQ(again.stats().compiles, 1);
+  EXPECT_EQ(again.stats().cache_hits, 0);
+}
+
+TEST_F(CompileTest, TwoThreadsBuildingOneKeyBothGetIt) {
+  const std::vector<Tensor> in = {random({64, 64}, 1), random({64}, 2), random({64}, 3),
+                                  random({64, 64}, 4)};
+  const Tensor want = chain(in)[0];
+  std::vector<Tensor> got(2);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back([&, i] { got[i] = compile(&chain)(in)[0]; });
+  }
+  for (auto& t : threads) t.join();
+  expect_same(got[0], want);
+  expect_same(got[1], want);
+  EXPECT_EQ(libraries().size(), 1u) << "equal keys, one entry";
+}
+
+TEST_F(CompileTest, WithoutACompilerWarnsOnceAndRunsEagerly) {
+  std::vector<std::string> warnings;
+  set_warning_handler([&](const std::string& m) { warnings.push_back(m); });
+  setenv("LOOM_CXX", "/nonexistent/c++", 1);
+  const std::vector<Tensor> in = {random({8, 5}, 1), random({5}, 2), random({5}, 3),
+                                  random({8, 5}, 4)};
+  auto f = compile(&chain);
+  for (int i = 0; i < 2; ++i) expect_same(f(in)[0], chain(in)[0]);
+  EXPECT_EQ(f.stats().fallbacks, 1);
+  EXPECT_EQ(f.stats().fused_groups, 0);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_TRUE(contains(warnings[0], "no C++ compiler found ('/nonexistent/c++'")) << warnings[0];
+  EXPECT_TRUE(contains(warnings[0], "fused groups run eagerly")) << warnings[0];
+}
+
+TEST_F(CompileTest, ACompilerErrorIsShownAndTheGraphRunsEagerly) {
+  std::vector<std::string> warnings;
+  set_warning_handler([&](const std::string& m) { warnings.push_back(m); });
+  // A "compiler" that reports a version and then fails every build.
+  fs::create_directories(cache_);
+  const fs::path broken = cache_ / "broken-c++";
+  {
+    std::ofstream s(broken);
+    s << "#!/bin/sh\nif [ \"$1\" = --version ]; then echo broken 1.0; exit 0; fi\n"
+         "echo 'generated.cpp:1:1: error: this compiler is broken' >&2\nexit 3\n";
+  }
+  fs::permissions(broken, fs::perms::owner_all);
+  setenv("LOOM_CXX", broken.c_str(), 1);
+  const std::vector<Tensor> in = {random({8, 5}, 1), random({5}, 2), random({5}, 3),
+                                  random({8, 5}, 4)};
+  auto f = compile(&chain, {.name = "chain"});
+  expect_same(f(in)[0], chain(in)[0]);
+  EXPECT_EQ(f.stats().fallbacks, 1);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_TRUE(contains(warnings[0], "chain: the C++ compiler failed (exit status 3)"))
+      << warnings[0];
+  EXPECT_TRUE(contains(warnings[0], "error: this compiler is broken")) << warnings[0];
+  EXPECT_TRUE(contains(warnings[0], "runs eagerly")) << warnings[0];
+}
+
+TEST_F(CompileTest, WithInputsThatRequireGradTheGradientsAreEagers) {
+  auto f = compile(&chain);
+  std::vector<Tensor> in = {random({6, 4}, 1), random({4}, 2), random({4}, 3), random({6, 4}, 4)};
+  std::vector<Tensor> ref;
+  for (Tensor& t : in) {
+    t.set_requires_grad(true);
+    ref.push_back(t.detach());
+    ref.back().set_requires_grad(true);
+  }
+  for (int i = 0; i < 2; ++i) {
+    for (Tensor& t : in) t.set_grad(Tensor());
+    sum(f(in)[0]).backward();
+  }
+  sum(chain(ref)[0]).backward();
+  for (size_t i = 0; i < in.size(); ++i) {
+    expect_close(in[i].grad(), ref[i].grad().sizes(), to_doubles(ref[i].grad()), 1e-6, 1e-7);
+  }
+  EXPECT_EQ(f.stats().fused_groups, 0) << "autograd records the ops: nothing fused yet";
+  // Under no_grad the same inputs fuse.
+  autograd::NoGradGuard off;
+  expect_same(f(in)[0], chain(ref)[0]);
+  EXPECT_EQ(f.stats().fused_groups, 1);
+}
+
+}  // namespace
+}  // namespace loom
