@@ -1,11 +1,19 @@
-// graph.*: the cost of loom::graph's replay (docs/design/compile.md). graph.replay.guarded calls
-// a GuardedFunction whose guards hold (a one-element add): the guard checks and the
-// interpreter on top of the op; its raw side calls the same function eagerly, so ratio_raw
-// is replay / eager. The budget for calling a compiled graph whose guards hold is
-// 5 us.
+// graph.* and compile.*: loom::compile (docs/design/compile.md).
+// - graph.replay.guarded calls a GuardedFunction whose guards hold (a one-element add): the
+//   guard checks and the interpreter on top of the op; its raw side calls the same function
+//   eagerly, so ratio_raw is replay / eager. The budget for calling a compiled graph
+//   whose guards hold is 5 us.
+// - compile.pointwise.4M is the pointwise chain gelu(x * w + b) + r over 4M float32
+//   (x, r [2048, 2048], w, b [2048]), no grad: loom::compile's one fused loop against eager
+//   Loom (the "eager" side; target: 2.5x, ratio_eager <= 0.4) and eager libtorch 2.x (torch).
+//   The compile happens in the setup (LOOM_CACHE_DIR decides where its code is kept).
+
 #include "harness.h"
+#include "loom/autograd/grad_mode.h"
+#include "loom/compile/compile.h"
 #include "loom/dispatcher/plugin_loader.h"
 #include "loom/graph/guarded.h"
+#include "loom/ops/creation.h"
 #include "loom/ops/pointwise.h"
 
 namespace loom::bench {
@@ -25,6 +33,43 @@ LOOM_BENCH_PEER(raw, "graph.replay.guarded") {
   PluginLoader::instance().load("ops_core");
   const std::vector<Tensor> in = {Tensor::empty({1}), Tensor::empty({1})};
   return ns_per_call([in] { do_not_optimize(add_one(in)[0]); });
+}
+
+std::vector<Tensor> pointwise_chain(const std::vector<Tensor>& in) {
+  return {add(gelu(add(mul(in[0], in[1]), in[2])), in[3])};
+}
+
+std::vector<Tensor> pointwise_chain_inputs() {
+  PluginLoader::instance().load("ops_core");
+  return {rand({2048, 2048}), rand({2048}), rand({2048}), rand({2048, 2048})};
+}
+
+/// Milliseconds per call of body.
+template <typename F>
+Side ms_per_call(F body) {
+  auto side = ns_per_call(std::move(body));
+  return [side] { return side()[0] / 1e6; };
+}
+
+LOOM_BENCH("compile.pointwise.4M", unit::ms, .rounds = 9, .raw_label = "eager", .max_ratio = 1.0,
+           .max_ratio_raw = 0.4) {
+  const std::vector<Tensor> in = pointwise_chain_inputs();
+  autograd::NoGradGuard no_grad;
+  auto f = std::make_shared<CompiledFunction>(compile(&pointwise_chain, {.name = "chain"}));
+  (*f)(in);  // capture and compile (or load from the disk cache)
+  if (f->stats().fused_groups != 1) return Side();  // no compiler: nothing to measure
+  return ms_per_call([f, in] {
+    autograd::NoGradGuard off;
+    do_not_optimize((*f)(in)[0]);
+  });
+}
+
+LOOM_BENCH_PEER(raw, "compile.pointwise.4M") {
+  const std::vector<Tensor> in = pointwise_chain_inputs();
+  return ms_per_call([in] {
+    autograd::NoGradGuard off;
+    do_not_optimize(pointwise_chain(in)[0]);
+  });
 }
 
 }  // namespace

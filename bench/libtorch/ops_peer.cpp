@@ -23,6 +23,16 @@ void inference_mode() {
 
 double add_gbps(double ns, int64_t n) { return 3.0 * 4.0 * static_cast<double>(n) / ns; }
 
+// compile.pointwise.4M (bench/compile_bench.cpp): the chain gelu(x * w + b) + r, eagerly.
+LOOM_BENCH_LIBTORCH_PEER("compile.pointwise.4M") {
+  inference_mode();
+  const at::Tensor x = at::rand({2048, 2048}), w = at::rand({2048}), b = at::rand({2048}),
+                   r = at::rand({2048, 2048});
+  auto side =
+      ns_per_call([=] { do_not_optimize(at::add(at::gelu(at::add(at::mul(x, w), b)), r)); });
+  return [side]() { return side()[0] / 1e6; };
+}
+
 LOOM_BENCH_LIBTORCH_PEER("add.1elem") {
   inference_mode();
   const at::Tensor a = at::full({1}, 1.5), b = at::full({1}, 2.5);

@@ -1,16 +1,100 @@
 // Pointwise fusion and its C++ code (loom/graph/fusion.h).
 #include "loom/graph/fusion.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
 #include <string_view>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
 #include "loom/core/str_cat.h"
 
 namespace loom::graph {
 namespace {
+
+// Note [Vector math in generated loops]: a call into the C library (std::exp) inside a loop
+// the compiler is told to vectorise runs lane by lane and is slower than no vectorising at
+// all (5x on the issue's gelu chain), and GCC vectorises libm calls only under -ffast-math,
+// which eager does not use. So float32 exp, erf and tanh are written in straight-line code
+// (fits and reductions of our own, a few ulp from the correctly rounded result; eager's own
+// float32 sigmoid uses a vector exp too) that vectorises; a loop that still calls into libm
+// (float64, log, sin, ...) gets no `omp simd`.
+constexpr const char* kPrelude = R"PRELUDE(
+// exp for float32 in straight-line code the compiler vectorises: n = round(y / ln 2),
+// r = y - n ln 2 (two parts), e^r by its Taylor series to r^7, times 2^n in two halves so
+// that results down to the subnormals keep their value.
+static inline float loom_expf(float y) {
+  const float yc = y < -104.0f ? -104.0f : (y > 89.0f ? 89.0f : y);
+  const float n = __builtin_rintf(yc * 1.44269504088896341f);
+  const float r = (yc - n * 0.693359375f) - n * -2.12194440e-4f;
+  float p = 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const int32_t k = static_cast<int32_t>(n);
+  const int32_t k1 = k >> 1, k2 = k - k1;
+  const int32_t b1 = (k1 + 127) << 23, b2 = (k2 + 127) << 23;
+  float s1, s2;
+  std::memcpy(&s1, &b1, 4);
+  std::memcpy(&s2, &b2, 4);
+  const float e = p * s1 * s2;
+  return y != y ? y : e;  // past 88.72 the scaling overflows to inf, as exp does
+}
+// erf for float32: x P(x^2) / Q(x^2) on [-4, 4] (a rational fit, relative error 5e-9 in real
+// arithmetic), +-1 beyond.
+static inline float loom_erff(float x) {
+  const float xc = x < -4.0f ? -4.0f : (x > 4.0f ? 4.0f : x);
+  const float t = xc * xc;
+  float p = 0;
+  float q = 0;
+  p = p * t + float(-0x1.c4a3698b94f60p-27);
+  p = p * t + float(0x1.3a1bfd63ef442p-18);
+  p = p * t + float(0x1.8dda5ed9f745ep-12);
+  p = p * t + float(0x1.f83833a45b7abp-9);
+  p = p * t + float(0x1.bcdfdd54ebd38p-5);
+  p = p * t + float(0x1.7b2d61a3ed902p-3);
+  p = p * t + float(0x1.20dd750e40be4p+0);
+  q = q * t + float(0x1.088c4f7195c02p-14);
+  q = q * t + float(0x1.5690898d2fd6ap-10);
+  q = q * t + float(0x1.fa7560b1cb3e8p-7);
+  q = q * t + float(0x1.d2a9e45625993p-4);
+  q = q * t + float(0x1.fd5a1ac9bafe7p-2);
+  q = q * t + float(0x1.0000000000000p+0);
+  const float v = xc * p / q;
+  return x != x ? x : (v > 1.0f ? 1.0f : (v < -1.0f ? -1.0f : v));
+}
+// tanh for float32: x P(x^2) / Q(x^2) on [-9, 9] (a rational fit, relative error 4e-8 in real
+// arithmetic), +-1 beyond.
+static inline float loom_tanhf(float x) {
+  const float xc = x < -9.0f ? -9.0f : (x > 9.0f ? 9.0f : x);
+  const float t = xc * xc;
+  float p = 0;
+  float q = 0;
+  p = p * t + float(0x1.dc7ebee1a2aafp-31);
+  p = p * t + float(0x1.6b5d85e24f6a8p-20);
+  p = p * t + float(0x1.db919a043b4b4p-13);
+  p = p * t + float(0x1.04cd9e80f2a53p-7);
+  p = p * t + float(0x1.016038abad5b9p-5);
+  p = p * t + float(-0x1.455ee97115b58p-3);
+  p = p * t + float(0x1.ffffffa85270bp-1);
+  q = q * t + float(0x1.b4e633ef31d81p-25);
+  q = q * t + float(0x1.69839bf73a055p-16);
+  q = q * t + float(0x1.ac4c8f00b84b9p-10);
+  q = q * t + float(0x1.8a8029d7ed1cbp-6);
+  q = q * t + float(-0x1.667e7103ad9b8p-5);
+  q = q * t + float(0x1.654bae938e024p-3);
+  q = q * t + float(0x1.0000000000000p+0);
+  const float v = xc * p / q;
+  return x != x ? x : (v > 1.0f ? 1.0f : (v < -1.0f ? -1.0f : v));
+}
+)PRELUDE";
 
 /// A double as a C++ literal of type t that converts exactly as eager's kernels convert a
 /// Scalar (a double cast to the computation type).
@@ -65,6 +149,11 @@ int tensor_arity(std::string_view op) {
 std::optional<std::string> formula(const Node& n, const std::vector<std::string>& a, DType t) {
   const std::string_view op = n.op.name();
   const char* T = t == DType::Float64 ? "double" : "float";
+  const bool f32 = t == DType::Float32;
+  // exp, erf and tanh: the vectorisable float32 forms (Note [Vector math in generated loops]).
+  const char* exp = f32 ? "loom_expf(" : "std::exp(";
+  const char* erf = f32 ? "loom_erff(" : "std::erf(";
+  const char* tanh = f32 ? "loom_tanhf(" : "std::tanh(";
   auto scalar = [&](size_t i) { return scalar_argument(n, i); };
   // a + alpha * b, as eager's add: exactly a + b when alpha is 1.
   auto axpy = [&](std::string_view sign, const std::string& b, double alpha) {
@@ -91,8 +180,10 @@ std::optional<std::string> formula(const Node& n, const std::vector<std::string>
   if (op == "aten::neg") return str_cat("(-", a[0], ")");
   if (op == "aten::reciprocal") return str_cat("(", T, "(1) / ", a[0], ")");
   if (op == "aten::rsqrt") return str_cat("(", T, "(1) / std::sqrt(", a[0], "))");
-  if (op == "aten::sigmoid") return str_cat("(", T, "(1) / (", T, "(1) + std::exp(-", a[0], ")))");
-  if (op == "aten::silu") return str_cat("(", a[0], " / (", T, "(1) + std::exp(-", a[0], ")))");
+  if (op == "aten::sigmoid") return str_cat("(", T, "(1) / (", T, "(1) + ", exp, "-", a[0], ")))");
+  if (op == "aten::silu") return str_cat("(", a[0], " / (", T, "(1) + ", exp, "-", a[0], ")))");
+  if (op == "aten::exp") return str_cat(exp, a[0], ")");
+  if (op == "aten::tanh") return str_cat(tanh, a[0], ")");
   if (op == "aten::relu") {
     // As eager: NaN passes through, and the result is never -0.
     return str_cat("((", a[0], " > ", T, "(0) || ", a[0], " != ", a[0], ") ? ", a[0], " : ", T,
@@ -106,12 +197,12 @@ std::optional<std::string> formula(const Node& n, const std::vector<std::string>
     const std::string approximate = n.arguments[1].constant.to_string();
     const std::string& x = a[0];
     if (approximate == "tanh") {
-      return str_cat("(", T, "(0.5) * ", x, " * (", T, "(1) + std::tanh(", T,
+      return str_cat("(", T, "(0.5) * ", x, " * (", T, "(1) + ", tanh, T,
                      "(0.7978845608028654) * (", x, " + ", T, "(0.044715) * ", x, " * ", x, " * ",
                      x, "))))");
     }
     if (approximate != "none") return std::nullopt;
-    return str_cat("(", x, " * ", T, "(0.5) * (", T, "(1) + std::erf(", x, " * ", T,
+    return str_cat("(", x, " * ", T, "(0.5) * (", T, "(1) + ", erf, x, " * ", T,
                    "(0.7071067811865476))))");
   }
   if (op == "aten::pow.Tensor_Scalar") {
@@ -124,7 +215,7 @@ std::optional<std::string> formula(const Node& n, const std::vector<std::string>
     if (*e == -1) return str_cat("(", T, "(1) / ", a[0], ")");
     return str_cat("std::pow(", a[0], ", ", literal(*e, t), ")");
   }
-  for (std::string_view f : {"abs", "exp", "log", "sqrt", "sin", "cos", "tanh"}) {
+  for (std::string_view f : {"abs", "log", "sqrt", "sin", "cos"}) {
     if (op.starts_with("aten::") && op.substr(6) == f) return str_cat("std::", f, "(", a[0], ")");
   }
   return std::nullopt;
@@ -218,8 +309,10 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
       const int id = nodes[i].outputs[0];
       if (last_use[id] > run.back()) group.outputs.push_back(id);
     }
-    plan.steps.push_back({-1, static_cast<int>(plan.groups.size())});
-    plan.groups.push_back(std::move(group));
+    if (!group.outputs.empty()) {  // else nothing reads what it makes: dead code
+      plan.steps.push_back({-1, static_cast<int>(plan.groups.size())});
+      plan.groups.push_back(std::move(group));
+    }
     run.clear();
   };
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -267,6 +360,11 @@ std::vector<LoopDim> loop_dims(const Graph& g, const FusedGroup& group) {
     }
     dims.push_back(std::move(dim));
   }
+  // The first output's layout orders the loops (eager's outputs follow their inputs'
+  // layout): its smallest stride innermost, so the inner loop is contiguous for a transposed
+  // input too.
+  std::stable_sort(dims.begin(), dims.end(),
+                   [](const LoopDim& a, const LoopDim& b) { return a.strides[0] > b.strides[0]; });
   std::vector<LoopDim> merged;
   for (LoopDim& dim : dims) {
     if (!merged.empty()) {
@@ -331,10 +429,14 @@ void emit_group(const Graph& g, const FusedGroup& group, int index, std::string&
                     "] = ", var(group.outputs[k]), ";\n");
   }
 
+  // std::abs and std::sqrt vectorise; other library calls do not.
+  const bool calls_libm = absl::StrContains(
+      absl::StrReplaceAll(body, {{"std::abs(", ""}, {"std::sqrt(", ""}}), "std::");
+  const char* simd = calls_libm ? "" : "#pragma omp simd\n";
   if (dims.size() == 1) {
     // One flat loop: [lo, hi) are elements.
     for (size_t k = 0; k < ptr.size(); ++k) out += str_cat("  const int64_t b", k, " = 0;\n");
-    out += "#pragma omp simd\n  for (int64_t j = lo; j < hi; ++j) {\n";
+    out += str_cat(simd, "  for (int64_t j = lo; j < hi; ++j) {\n");
   } else {
     // [lo, hi) are rows: the outer dims flattened; each row's start from its index.
     out += "  for (int64_t row = lo; row < hi; ++row) {\n    int64_t r = row;\n";
@@ -349,7 +451,7 @@ void emit_group(const Graph& g, const FusedGroup& group, int index, std::string&
       }
       out += "    }\n";
     }
-    out += str_cat("#pragma omp simd\n    for (int64_t j = 0; j < ", inner.size, "; ++j) {\n");
+    out += str_cat(simd, "    for (int64_t j = 0; j < ", inner.size, "; ++j) {\n");
   }
   out += body;
   out += dims.size() == 1 ? "  }\n}\n" : "    }\n  }\n}\n";
@@ -379,7 +481,9 @@ void emit_group(const Graph& g, const FusedGroup& group, int index, std::string&
 std::string generate_cpp(const Graph& g, const FusionPlan& plan) {
   std::string out =
       "// Generated by loom::compile from a captured graph (docs/design/compile.md).\n"
-      "#include <cmath>\n#include <cstdint>\n#include <limits>\n#include <omp.h>\n";
+      "#include <cmath>\n#include <cstdint>\n#include <cstring>\n#include <limits>\n"
+      "#include <omp.h>\n";
+  out += kPrelude;
   for (size_t i = 0; i < plan.groups.size(); ++i) {
     emit_group(g, plan.groups[i], static_cast<int>(i), out);
   }

@@ -2,15 +2,20 @@
 // pointwise, broadcasting, reduction, view and matmul ops over random shapes and dtypes. For
 // each program, the captured graph's replay on other values must equal the program run
 // eagerly (bit for bit: the same kernels in the same order), with the same gradients, and
-// the graph's Meta propagation must give the eager results' sizes, strides and dtypes. A
-// bounded number of seeds runs in CI; LOOM_FUZZ_PROGRAMS=N runs more.
+// the graph's Meta propagation must give the eager results' sizes, strides and dtypes; and
+// loom::compile's fused loops must give eager's values (within float rounding: the loops use
+// other math functions) and layouts. A bounded number of seeds runs in CI;
+// LOOM_FUZZ_PROGRAMS=N and LOOM_FUZZ_COMPILED=N run more.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "loom/compile/compile.h"
 #include "loom/graph/capture.h"
 #include "loom/loom.h"
 #include "ops_test_util.h"
@@ -19,6 +24,7 @@
 namespace loom::graph {
 namespace {
 
+using loom::testing::expect_close;
 using loom::testing::make_tensor;
 using loom::testing::to_doubles;
 using Shape = std::vector<int64_t>;
@@ -173,6 +179,50 @@ TEST(RandomPrograms, ReplayAndPropagationMatchEager) {
     ++checked;
   }
   EXPECT_EQ(checked, programs);
+}
+
+TEST(RandomPrograms, CompiledMatchesEager) {
+  loom::init();
+  const auto cache =
+      std::filesystem::temp_directory_path() / ("loom-fuzz-cache-" + std::to_string(getpid()));
+  setenv("LOOM_CACHE_DIR", cache.c_str(), 1);
+  const char* env = std::getenv("LOOM_FUZZ_COMPILED");
+  const int programs = env != nullptr ? std::atoi(env) : 40;
+  std::mt19937_64 gen(20261208);
+  autograd::NoGradGuard no_grad;  // fusion is for graphs autograd does not record
+  int fused = 0;
+  for (int p = 0; p < programs; ++p) {
+    const uint64_t seed = gen();
+    const DType dtype = gen() % 2 ? DType::Float32 : DType::Float64;
+    const Shape base = {1 + static_cast<int64_t>(gen() % 40), 1 + static_cast<int64_t>(gen() % 50)};
+    const std::vector<Shape> shapes = {base, {base[1]}, {base[0], 1}, {}};
+    std::vector<Tensor> in, other;
+    for (int i = 0; i < 3; ++i) {
+      in.push_back(random_tensor(shapes[gen() % shapes.size()], dtype, gen));
+      other.push_back(random_tensor(in.back().sizes().vec(), dtype, gen));
+    }
+    const std::string where = "program " + std::to_string(p) + " (seed " + std::to_string(seed) +
+                              ", " + std::string(dtype_name(dtype)) + ")";
+    auto fn = [seed](const std::vector<Tensor>& x) { return program(seed, x); };
+    CompiledFunction f = compile(fn, {.name = where});
+    f(in);                                                       // capture and compile
+    const std::vector<Tensor> got = f(other), want = fn(other);  // a replay on other values
+    ASSERT_EQ(f.stats().replays, 1) << where;
+    ASSERT_EQ(f.stats().fallbacks, 0) << where;
+    fused += f.stats().fused_groups > 0;
+    ASSERT_EQ(got.size(), want.size()) << where;
+    for (size_t i = 0; i < got.size(); ++i) {
+      SCOPED_TRACE(where + ", output " + std::to_string(i) + "\n" + capture(fn, other).str());
+      ASSERT_EQ(got[i].dtype(), want[i].dtype());
+      for (int64_t d = 0; d < want[i].dim(); ++d) {
+        if (want[i].size(d) > 1) EXPECT_EQ(got[i].stride(d), want[i].stride(d)) << "dim " << d;
+      }
+      expect_close(got[i], want[i].sizes(), to_doubles(want[i]),
+                   dtype == DType::Float64 ? 1e-12 : 1e-5, 1e-6);
+    }
+  }
+  EXPECT_GT(fused, programs / 5) << "too few programs had a fused group to check";
+  std::filesystem::remove_all(cache);
 }
 
 }  // namespace
