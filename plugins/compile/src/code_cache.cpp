@@ -41,6 +41,17 @@ std::string env_or(const char* name, const std::string& fallback) {
   return v != nullptr && *v != '\0' ? std::string(v) : fallback;
 }
 
+/// A positive number from the environment; fallback, with one warning, where it is not one.
+double env_number(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const double x = std::strtod(v, &end);
+  if (end != v && *end == '\0' && x > 0) return x;
+  warn(str_cat("loom::compile: ", name, "='", v, "' is not a positive number; using ", fallback));
+  return fallback;
+}
+
 /// 128 bits of FNV-1a (two bases) as hex: the cache key's hash and the `.so` checksum. Not a
 /// defence against forgery (the cache folder is the user's own); collisions are caught by
 /// comparing the whole key text.
@@ -226,7 +237,7 @@ std::string unique_tag() {
 /// limit; `keep` is the entry just written. Under a lock file, so that two processes do not
 /// count each other's deletions twice; readers take no lock (a mapped `.so` stays valid).
 void prune(const fs::path& dir, const fs::path& keep) {
-  const double limit_mb = std::atof(env_or("LOOM_CACHE_MAX_MB", "1024").c_str());
+  const double limit_mb = env_number("LOOM_CACHE_MAX_MB", 1024);
   const int lock = open((dir / ".lock").c_str(), O_RDWR | O_CREAT, 0644);
   if (lock < 0) return;
   flock(lock, LOCK_EX);
@@ -343,7 +354,7 @@ CodeBuild build_or_load(const std::string& source) {
   argv.insert(argv.end(), f.begin(), f.end());
   argv.insert(argv.end(), {"-o", tmp_so.string(), src.string()});
   const auto timeout =
-      std::chrono::seconds(std::atoi(env_or("LOOM_COMPILE_TIMEOUT", "120").c_str()));
+      std::chrono::seconds(static_cast<int64_t>(env_number("LOOM_COMPILE_TIMEOUT", 120)));
   const ProcessResult r = run_process(argv, log, timeout);
   std::error_code ec;
   if (r.status != 0) {
