@@ -133,15 +133,22 @@ ProcessResult run_process(const std::vector<std::string>& argv, const fs::path& 
 /// The compiler a name resolves to, and its `--version` line (the key holds both).
 struct Compiler {
   std::string path;     // empty: none found
+  std::vector<std::string> words;  // further words of the setting ("ccache g++": "g++")
   std::string version;  // first line of `--version`
   std::string problem;  // why there is none
 };
 
-Compiler find_compiler(const std::string& name, const fs::path& scratch) {
+Compiler find_compiler(const std::string& setting, const fs::path& scratch) {
   Compiler c;
+  // A setting may hold words, as CXX often does ("ccache g++", "g++ -m64"): the first is the
+  // program, the others its first arguments.
+  std::istringstream words(setting);
+  std::string name;
+  words >> name;
+  for (std::string w; words >> w;) c.words.push_back(w);
   if (name.find('/') != std::string::npos) {
     if (access(name.c_str(), X_OK) == 0) c.path = name;
-  } else {
+  } else if (!name.empty()) {
     std::istringstream path(env_or("PATH", "/usr/bin:/bin"));
     for (std::string dir; std::getline(path, dir, ':');) {
       const fs::path p = fs::path(dir.empty() ? "." : dir) / name;
@@ -157,7 +164,10 @@ Compiler find_compiler(const std::string& name, const fs::path& scratch) {
     return c;
   }
   const fs::path log = scratch / str_cat("version.", getpid(), ".log");
-  const ProcessResult r = run_process({c.path, "--version"}, log, std::chrono::seconds(30));
+  std::vector<std::string> argv = {c.path};
+  argv.insert(argv.end(), c.words.begin(), c.words.end());
+  argv.push_back("--version");
+  const ProcessResult r = run_process(argv, log, std::chrono::seconds(30));
   const std::string text = read_file(log).value_or("");
   std::error_code ec;
   fs::remove(log, ec);
@@ -304,6 +314,7 @@ CodeBuild build_or_load(const std::string& source) {
   const std::vector<std::string> f = flags();
   std::string key = str_cat("loom-compile ", kCodegenVersion, "\nloom ", LOOM_VERSION_STRING,
                             "\ncompiler ", cxx.path, "\nversion ", cxx.version, "\nflags");
+  for (const std::string& x : cxx.words) key = str_cat(key, " ", x);  // before the flags
   for (const std::string& x : f) key += " " + x;
   key += "\n--\n" + source;
   const std::string hash = digest(key);
@@ -351,6 +362,7 @@ CodeBuild build_or_load(const std::string& source) {
     return out;
   }
   std::vector<std::string> argv = {cxx.path};
+  argv.insert(argv.end(), cxx.words.begin(), cxx.words.end());
   argv.insert(argv.end(), f.begin(), f.end());
   argv.insert(argv.end(), {"-o", tmp_so.string(), src.string()});
   const auto timeout =

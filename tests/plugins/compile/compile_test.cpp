@@ -262,6 +262,16 @@ TEST_F(CompileTest, WithoutACompilerWarnsOnceAndRunsEagerly) {
   EXPECT_TRUE(contains(warnings[0], "fused groups run eagerly")) << warnings[0];
 }
 
+TEST_F(CompileTest, ACompilerSettingMayHoldWords) {
+  setenv("LOOM_CXX", "c++ -Wall", 1);  // as CXX often is ("ccache g++")
+  const std::vector<Tensor> in = {random({8, 5}, 1), random({5}, 2), random({5}, 3),
+                                  random({8, 5}, 4)};
+  auto f = compile(&chain);
+  expect_same(f(in)[0], chain(in)[0]);
+  EXPECT_EQ(f.stats().compiles, 1);
+  EXPECT_EQ(f.stats().fused_groups, 1);
+}
+
 TEST_F(CompileTest, ACompilerErrorIsShownAndTheGraphRunsEagerly) {
   std::vector<std::string> warnings;
   set_warning_handler([&](const std::string& m) { warnings.push_back(m); });
