@@ -47,52 +47,43 @@ static inline float loom_expf(float y) {
   const float e = p * s1 * s2;
   return y != y ? y : e;  // past 88.72 the scaling overflows to inf, as exp does
 }
-// erf for float32: x P(x^2) / Q(x^2) on [-4, 4] (a rational fit, relative error 5e-9 in real
-// arithmetic), +-1 beyond.
-static inline float loom_erff(float x) {
-  const float xc = x < -4.0f ? -4.0f : (x > 4.0f ? 4.0f : x);
+// x P(x^2) / Q(x^2), coefficients from the highest power down, with x clamped to [-limit,
+// limit] and the result to [-1, 1]; NaN passes through. The loops unroll: straight-line code.
+template <int NP, int NQ>
+static inline float loom_odd_rational(float x, float limit, const float (&p)[NP],
+                                      const float (&q)[NQ]) {
+  const float xc = x < -limit ? -limit : (x > limit ? limit : x);
   const float t = xc * xc;
-  float p = 0;
-  float q = 0;
-  p = p * t + float(-0x1.c4a3698b94f60p-27);
-  p = p * t + float(0x1.3a1bfd63ef442p-18);
-  p = p * t + float(0x1.8dda5ed9f745ep-12);
-  p = p * t + float(0x1.f83833a45b7abp-9);
-  p = p * t + float(0x1.bcdfdd54ebd38p-5);
-  p = p * t + float(0x1.7b2d61a3ed902p-3);
-  p = p * t + float(0x1.20dd750e40be4p+0);
-  q = q * t + float(0x1.088c4f7195c02p-14);
-  q = q * t + float(0x1.5690898d2fd6ap-10);
-  q = q * t + float(0x1.fa7560b1cb3e8p-7);
-  q = q * t + float(0x1.d2a9e45625993p-4);
-  q = q * t + float(0x1.fd5a1ac9bafe7p-2);
-  q = q * t + float(0x1.0000000000000p+0);
-  const float v = xc * p / q;
+  float a = 0, b = 0;
+  for (int i = 0; i < NP; ++i) a = a * t + p[i];
+  for (int i = 0; i < NQ; ++i) b = b * t + q[i];
+  const float v = xc * a / b;
   return x != x ? x : (v > 1.0f ? 1.0f : (v < -1.0f ? -1.0f : v));
 }
-// tanh for float32: x P(x^2) / Q(x^2) on [-9, 9] (a rational fit, relative error 4e-8 in real
-// arithmetic), +-1 beyond.
+// erf for float32 on [-4, 4] (a rational fit, relative error 5e-9 in real arithmetic), +-1
+// beyond.
+static inline float loom_erff(float x) {
+  static constexpr float p[] = {
+      -0x1.c4a3698b94f60p-27f, 0x1.3a1bfd63ef442p-18f, 0x1.8dda5ed9f745ep-12f,
+      0x1.f83833a45b7abp-9f, 0x1.bcdfdd54ebd38p-5f, 0x1.7b2d61a3ed902p-3f,
+      0x1.20dd750e40be4p+0f};
+  static constexpr float q[] = {
+      0x1.088c4f7195c02p-14f, 0x1.5690898d2fd6ap-10f, 0x1.fa7560b1cb3e8p-7f,
+      0x1.d2a9e45625993p-4f, 0x1.fd5a1ac9bafe7p-2f, 0x1.0000000000000p+0f};
+  return loom_odd_rational(x, 4.0f, p, q);
+}
+// tanh for float32 on [-9, 9] (a rational fit, relative error 4e-8 in real arithmetic), +-1
+// beyond.
 static inline float loom_tanhf(float x) {
-  const float xc = x < -9.0f ? -9.0f : (x > 9.0f ? 9.0f : x);
-  const float t = xc * xc;
-  float p = 0;
-  float q = 0;
-  p = p * t + float(0x1.dc7ebee1a2aafp-31);
-  p = p * t + float(0x1.6b5d85e24f6a8p-20);
-  p = p * t + float(0x1.db919a043b4b4p-13);
-  p = p * t + float(0x1.04cd9e80f2a53p-7);
-  p = p * t + float(0x1.016038abad5b9p-5);
-  p = p * t + float(-0x1.455ee97115b58p-3);
-  p = p * t + float(0x1.ffffffa85270bp-1);
-  q = q * t + float(0x1.b4e633ef31d81p-25);
-  q = q * t + float(0x1.69839bf73a055p-16);
-  q = q * t + float(0x1.ac4c8f00b84b9p-10);
-  q = q * t + float(0x1.8a8029d7ed1cbp-6);
-  q = q * t + float(-0x1.667e7103ad9b8p-5);
-  q = q * t + float(0x1.654bae938e024p-3);
-  q = q * t + float(0x1.0000000000000p+0);
-  const float v = xc * p / q;
-  return x != x ? x : (v > 1.0f ? 1.0f : (v < -1.0f ? -1.0f : v));
+  static constexpr float p[] = {
+      0x1.dc7ebee1a2aafp-31f, 0x1.6b5d85e24f6a8p-20f, 0x1.db919a043b4b4p-13f,
+      0x1.04cd9e80f2a53p-7f, 0x1.016038abad5b9p-5f, -0x1.455ee97115b58p-3f,
+      0x1.ffffffa85270bp-1f};
+  static constexpr float q[] = {
+      0x1.b4e633ef31d81p-25f, 0x1.69839bf73a055p-16f, 0x1.ac4c8f00b84b9p-10f,
+      0x1.8a8029d7ed1cbp-6f, -0x1.667e7103ad9b8p-5f, 0x1.654bae938e024p-3f,
+      0x1.0000000000000p+0f};
+  return loom_odd_rational(x, 9.0f, p, q);
 }
 )PRELUDE";
 
