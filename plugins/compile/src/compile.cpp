@@ -26,18 +26,6 @@ struct CompiledFunction::State {
 
 namespace {
 
-/// A tensor laid out as value v was when captured (its strides), on the CPU.
-Tensor empty_like_value(const graph::Value& v) {
-  const Tensor& m = v.meta;
-  const TensorOptions options = TensorOptions{}.with(m.dtype());
-  if (m.is_contiguous()) return Tensor::empty(m.sizes(), options);
-  int64_t extent = m.numel() == 0 ? 0 : 1;
-  for (int64_t d = 0; d < m.dim(); ++d) {
-    if (m.numel() > 0) extent += (m.size(d) - 1) * m.stride(d);
-  }
-  return Tensor::empty({extent}, options).as_strided_view(m.sizes(), m.strides(), 0);
-}
-
 /// A graph whose fused groups run generated loops and whose other nodes run through the
 /// dispatcher.
 class FusedGraph final : public graph::Executable {
@@ -62,7 +50,8 @@ class FusedGraph final : public graph::Executable {
       const graph::FusedGroup& group = plan_.groups[step.group];
       pointers.clear();
       for (int id : group.outputs) {
-        env[id] = empty_like_value(graph_.values()[id]);
+        const graph::Value& v = graph_.values()[id];
+        env[id] = graph::empty_with_layout(v.meta, v.device);  // eager's layout
         pointers.push_back(static_cast<char*>(env[id].data_ptr()));
       }
       for (int id : group.inputs) pointers.push_back(static_cast<char*>(env[id].data_ptr()));

@@ -223,7 +223,7 @@ std::vector<int> tensor_operands(const Node& n) {
   return ids;
 }
 
-bool broadcasts_to(IntArrayRef from, const std::vector<int64_t>& to) {
+bool broadcasts_to(IntArrayRef from, IntArrayRef to) {
   if (from.size() > to.size()) return false;
   const size_t lead = to.size() - from.size();
   for (size_t d = 0; d < from.size(); ++d) {
@@ -232,7 +232,8 @@ bool broadcasts_to(IntArrayRef from, const std::vector<int64_t>& to) {
   return true;
 }
 
-/// Whether node n can join a group, with the sizes and dtype of the group it would join.
+/// Whether node n can join a group: a fusible op whose tensors share its result's dtype, on
+/// the CPU, broadcasting to its result's sizes.
 bool fusible(const Graph& g, const Node& n) {
   if (tensor_arity(n.op.name()) == 0 || n.list_output || n.outputs.size() != 1) return false;
   if (n.outputs[0] < 0) return false;
@@ -244,8 +245,7 @@ bool fusible(const Graph& g, const Node& n) {
     if (id < 0) return false;
     const Value& v = g.values()[id];
     if (v.meta.dtype() != t || !v.device.is_cpu() ||
-        !broadcasts_to(v.meta.sizes(),
-                       std::vector<int64_t>(out.meta.sizes().begin(), out.meta.sizes().end()))) {
+        !broadcasts_to(v.meta.sizes(), out.meta.sizes())) {
       return false;
     }
     names.push_back("x");
@@ -339,6 +339,9 @@ std::vector<LoopDim> loop_dims(const Graph& g, const FusedGroup& group) {
   std::vector<int> operands = group.outputs;
   operands.insert(operands.end(), group.inputs.begin(), group.inputs.end());
   const size_t rank = group.sizes.size();
+  if (std::find(group.sizes.begin(), group.sizes.end(), 0) != group.sizes.end()) {
+    return {{0, std::vector<int64_t>(operands.size(), 0)}};  // no elements: one empty loop
+  }
   std::vector<LoopDim> dims;
   for (size_t d = 0; d < rank; ++d) {
     if (group.sizes[d] == 1) continue;

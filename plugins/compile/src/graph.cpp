@@ -36,14 +36,7 @@ std::string_view short_dtype(DType t) {
 }
 
 /// A meta tensor with t's sizes, strides, storage offset and dtype.
-Tensor meta_of(const Tensor& t) {
-  int64_t extent = t.numel() == 0 ? 0 : t.storage_offset() + 1;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.numel() > 0) extent += (t.size(d) - 1) * t.stride(d);
-  }
-  return Tensor::empty({extent}, TensorOptions{}.with(t.dtype()).with(Device(DeviceType::meta())))
-      .as_strided_view(t.sizes(), t.strides(), t.storage_offset());
-}
+Tensor meta_of(const Tensor& t) { return empty_with_layout(t, Device(DeviceType::meta())); }
 
 std::string value_list_str(const std::vector<int>& ids) {
   std::string s = "[";
@@ -95,6 +88,15 @@ std::string input_guard_failure(const Value& v, const Tensor& t) {
 }
 
 }  // namespace
+
+Tensor empty_with_layout(const Tensor& like, Device device) {
+  int64_t extent = like.numel() == 0 ? 0 : like.storage_offset() + 1;
+  for (int64_t d = 0; d < like.dim(); ++d) {
+    if (like.numel() > 0) extent += (like.size(d) - 1) * like.stride(d);
+  }
+  return Tensor::empty({extent}, TensorOptions{}.with(like.dtype()).with(device))
+      .as_strided_view(like.sizes(), like.strides(), like.storage_offset());
+}
 
 std::string value_type_str(const Value& v) {
   std::string s = str_cat(short_dtype(v.meta.dtype()), sizes_str(v.meta.sizes()));

@@ -71,6 +71,12 @@ std::vector<Tensor> chain(const std::vector<Tensor>& in) {
   return {add(gelu(add(mul(in[0], in[1]), in[2])), in[3])};
 }
 
+/// Inputs of chain: x and r of rows x cols, w and b of cols (broadcast over rows).
+std::vector<Tensor> chain_inputs(int64_t rows, int64_t cols, uint64_t x_seed = 1) {
+  return {random({rows, cols}, x_seed), random({cols}, 2), random({cols}, 3),
+          random({rows, cols}, 4)};
+}
+
 void expect_same(const Tensor& got, const Tensor& want, double rtol = 1e-6, double atol = 1e-6) {
   ASSERT_EQ(got.dtype(), want.dtype());
   ASSERT_EQ(sizes_str(got.strides()), sizes_str(want.strides())) << "eager's layout";
@@ -80,8 +86,7 @@ void expect_same(const Tensor& got, const Tensor& want, double rtol = 1e-6, doub
 TEST_F(CompileTest, FusesAPointwiseChainIntoOneLoopAndMatchesEager) {
   auto f = compile(&chain, {.name = "chain"});
   for (int call = 0; call < 3; ++call) {
-    const std::vector<Tensor> in = {random({64, 33}, 1 + call), random({33}, 2), random({33}, 3),
-                                    random({64, 33}, 4)};
+    const std::vector<Tensor> in = chain_inputs(64, 33, 1 + call);
     expect_same(f(in)[0], chain(in)[0]);
   }
   const CompileStats s = f.stats();
@@ -123,6 +128,19 @@ TEST_F(CompileTest, RunsLibraryOpsBetweenFusedGroups) {
     expect_same(got[1], want[1]);
   }
   EXPECT_EQ(f.stats().fused_groups, 2);
+}
+
+TEST_F(CompileTest, EmptyTensorsFuseToLoopsThatDoNothing) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{relu(add(in[0], in[1]))};
+  };
+  auto f = compile(fn);
+  for (const std::vector<int64_t>& sizes :
+       std::vector<std::vector<int64_t>>{{5, 0}, {0, 5}, {0}, {3, 0, 2}}) {
+    const std::vector<Tensor> in = {Tensor::empty(sizes), Tensor::empty(sizes)};
+    for (int i = 0; i < 2; ++i) expect_same(f(in)[0], fn(in)[0]);
+  }
+  EXPECT_EQ(f.stats().fused_groups, 4);
 }
 
 TEST_F(CompileTest, EveryFusibleOpMatchesEager) {
@@ -202,8 +220,7 @@ TEST_F(CompileTest, Float32VectorMathMatchesEagerFromTheSubnormalsToOverflow) {
 }
 
 TEST_F(CompileTest, ASecondCompileOfTheSameGraphLoadsItFromTheDiskCache) {
-  const std::vector<Tensor> in = {random({8, 5}, 1), random({5}, 2), random({5}, 3),
-                                  random({8, 5}, 4)};
+  const std::vector<Tensor> in = chain_inputs(8, 5);
   auto first = compile(&chain);
   expect_same(first(in)[0], chain(in)[0]);
   EXPECT_EQ(first.stats().compiles, 1);
@@ -214,8 +231,7 @@ TEST_F(CompileTest, ASecondCompileOfTheSameGraphLoadsItFromTheDiskCache) {
 }
 
 TEST_F(CompileTest, ACorruptCacheEntryIsDetectedAndRebuilt) {
-  const std::vector<Tensor> in = {random({8, 5}, 1), random({5}, 2), random({5}, 3),
-                                  random({8, 5}, 4)};
+  const std::vector<Tensor> in = chain_inputs(8, 5);
   expect_same(compile(&chain)(in)[0], chain(in)[0]);
   ASSERT_EQ(libraries().size(), 1u);
   const fs::path so = libraries()[0];
@@ -233,8 +249,7 @@ TEST_F(CompileTest, ACorruptCacheEntryIsDetectedAndRebuilt) {
 }
 
 TEST_F(CompileTest, TwoThreadsBuildingOneKeyBothGetIt) {
-  const std::vector<Tensor> in = {random({64, 64}, 1), random({64}, 2), random({64}, 3),
-                                  random({64, 64}, 4)};
+  const std::vector<Tensor> in = chain_inputs(64, 64);
   const Tensor want = chain(in)[0];
   std::vector<Tensor> got(2);
   std::vector<std::thread> threads;
@@ -251,8 +266,7 @@ TEST_F(CompileTest, WithoutACompilerWarnsOnceAndRunsEagerly) {
   std::vector<std::string> warnings;
   set_warning_handler([&](const std::string& m) { warnings.push_back(m); });
   setenv("LOOM_CXX", "/nonexistent/c++", 1);
-  const std::vector<Tensor> in = {random({8, 5}, 1), random({5}, 2), random({5}, 3),
-                                  random({8, 5}, 4)};
+  const std::vector<Tensor> in = chain_inputs(8, 5);
   auto f = compile(&chain);
   for (int i = 0; i < 2; ++i) expect_same(f(in)[0], chain(in)[0]);
   EXPECT_EQ(f.stats().fallbacks, 1);
@@ -264,8 +278,7 @@ TEST_F(CompileTest, WithoutACompilerWarnsOnceAndRunsEagerly) {
 
 TEST_F(CompileTest, ACompilerSettingMayHoldWords) {
   setenv("LOOM_CXX", "c++ -Wall", 1);  // as CXX often is ("ccache g++")
-  const std::vector<Tensor> in = {random({8, 5}, 1), random({5}, 2), random({5}, 3),
-                                  random({8, 5}, 4)};
+  const std::vector<Tensor> in = chain_inputs(8, 5);
   auto f = compile(&chain);
   expect_same(f(in)[0], chain(in)[0]);
   EXPECT_EQ(f.stats().compiles, 1);
@@ -285,8 +298,7 @@ TEST_F(CompileTest, ACompilerErrorIsShownAndTheGraphRunsEagerly) {
   }
   fs::permissions(broken, fs::perms::owner_all);
   setenv("LOOM_CXX", broken.c_str(), 1);
-  const std::vector<Tensor> in = {random({8, 5}, 1), random({5}, 2), random({5}, 3),
-                                  random({8, 5}, 4)};
+  const std::vector<Tensor> in = chain_inputs(8, 5);
   auto f = compile(&chain, {.name = "chain"});
   expect_same(f(in)[0], chain(in)[0]);
   EXPECT_EQ(f.stats().fallbacks, 1);
@@ -299,7 +311,7 @@ TEST_F(CompileTest, ACompilerErrorIsShownAndTheGraphRunsEagerly) {
 
 TEST_F(CompileTest, WithInputsThatRequireGradTheGradientsAreEagers) {
   auto f = compile(&chain);
-  std::vector<Tensor> in = {random({6, 4}, 1), random({4}, 2), random({4}, 3), random({6, 4}, 4)};
+  std::vector<Tensor> in = chain_inputs(6, 4);
   std::vector<Tensor> ref;
   for (Tensor& t : in) {
     t.set_requires_grad(true);

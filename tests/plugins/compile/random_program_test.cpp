@@ -118,23 +118,46 @@ std::vector<Tensor> program(uint64_t seed, const std::vector<Tensor>& in) {
   return {vals.back(), vals[vals.size() / 2]};
 }
 
+/// One fuzzed program: its seed, dtype and inputs (shapes drawn around a base of up to
+/// rows x cols, so that they broadcast), and how a failure names it.
+struct Case {
+  uint64_t seed;
+  DType dtype;
+  std::vector<Tensor> in;
+  std::string where;
+};
+
+Case random_case(int p, std::mt19937_64& gen, int64_t rows, int64_t cols) {
+  Case c;
+  c.seed = gen();
+  c.dtype = gen() % 2 ? DType::Float32 : DType::Float64;
+  const Shape base = {1 + static_cast<int64_t>(gen() % rows),
+                      1 + static_cast<int64_t>(gen() % cols)};
+  const std::vector<Shape> shapes = {base, {base[1]}, {base[0], 1}, {}};
+  for (int i = 0; i < 3; ++i)
+    c.in.push_back(random_tensor(shapes[gen() % shapes.size()], c.dtype, gen));
+  c.where = "program " + std::to_string(p) + " (seed " + std::to_string(c.seed) + ", " +
+            std::string(dtype_name(c.dtype)) + ")";
+  return c;
+}
+
+/// The number of programs a test runs: the environment variable's, else fallback.
+int program_count(const char* variable, int fallback) {
+  const char* env = std::getenv(variable);
+  return env != nullptr ? std::atoi(env) : fallback;
+}
+
 TEST(RandomPrograms, ReplayAndPropagationMatchEager) {
   loom::init();
-  const char* env = std::getenv("LOOM_FUZZ_PROGRAMS");
-  const int programs = env != nullptr ? std::atoi(env) : 150;
+  const int programs = program_count("LOOM_FUZZ_PROGRAMS", 150);
   std::mt19937_64 gen(20261207);
   int checked = 0;
   for (int p = 0; p < programs; ++p) {
-    const uint64_t seed = gen();
-    const DType dtype = gen() % 2 ? DType::Float32 : DType::Float64;
-    const Shape base = {1 + static_cast<int64_t>(gen() % 4), 1 + static_cast<int64_t>(gen() % 5)};
-    const std::vector<Shape> shapes = {base, {base[1]}, {base[0], 1}, {}};
-    std::vector<Tensor> in;
-    for (int i = 0; i < 3; ++i)
-      in.push_back(random_tensor(shapes[gen() % shapes.size()], dtype, gen));
-    const std::string where = "program " + std::to_string(p) + " (seed " + std::to_string(seed) +
-                              ", " + std::string(dtype_name(dtype)) + ")";
-    auto fn = [seed](const std::vector<Tensor>& x) { return program(seed, x); };
+    const Case c = random_case(p, gen, 4, 5);
+    const DType dtype = c.dtype;
+    const std::vector<Tensor>& in = c.in;
+    const std::string& where = c.where;
+    auto fn = [seed = c.seed](const std::vector<Tensor>& x) { return program(seed, x); };
     const Graph g = capture(fn, in);
 
     // Replay on other values (same shapes), with gradients, against eager.
@@ -186,24 +209,17 @@ TEST(RandomPrograms, CompiledMatchesEager) {
   const auto cache =
       std::filesystem::temp_directory_path() / ("loom-fuzz-cache-" + std::to_string(getpid()));
   setenv("LOOM_CACHE_DIR", cache.c_str(), 1);
-  const char* env = std::getenv("LOOM_FUZZ_COMPILED");
-  const int programs = env != nullptr ? std::atoi(env) : 40;
+  const int programs = program_count("LOOM_FUZZ_COMPILED", 40);
   std::mt19937_64 gen(20261208);
   autograd::NoGradGuard no_grad;  // fusion is for graphs autograd does not record
   int fused = 0;
   for (int p = 0; p < programs; ++p) {
-    const uint64_t seed = gen();
-    const DType dtype = gen() % 2 ? DType::Float32 : DType::Float64;
-    const Shape base = {1 + static_cast<int64_t>(gen() % 40), 1 + static_cast<int64_t>(gen() % 50)};
-    const std::vector<Shape> shapes = {base, {base[1]}, {base[0], 1}, {}};
-    std::vector<Tensor> in, other;
-    for (int i = 0; i < 3; ++i) {
-      in.push_back(random_tensor(shapes[gen() % shapes.size()], dtype, gen));
-      other.push_back(random_tensor(in.back().sizes().vec(), dtype, gen));
-    }
-    const std::string where = "program " + std::to_string(p) + " (seed " + std::to_string(seed) +
-                              ", " + std::string(dtype_name(dtype)) + ")";
-    auto fn = [seed](const std::vector<Tensor>& x) { return program(seed, x); };
+    const Case c = random_case(p, gen, 40, 50);
+    const std::vector<Tensor>& in = c.in;
+    const std::string& where = c.where;
+    std::vector<Tensor> other;
+    for (const Tensor& t : in) other.push_back(random_tensor(t.sizes().vec(), c.dtype, gen));
+    auto fn = [seed = c.seed](const std::vector<Tensor>& x) { return program(seed, x); };
     CompiledFunction f = compile(fn, {.name = where});
     f(in);                                                       // capture and compile
     const std::vector<Tensor> got = f(other), want = fn(other);  // a replay on other values
@@ -212,13 +228,19 @@ TEST(RandomPrograms, CompiledMatchesEager) {
     fused += f.stats().fused_groups > 0;
     ASSERT_EQ(got.size(), want.size()) << where;
     for (size_t i = 0; i < got.size(); ++i) {
-      SCOPED_TRACE(where + ", output " + std::to_string(i) + "\n" + capture(fn, other).str());
+      SCOPED_TRACE(where + ", output " + std::to_string(i));
       ASSERT_EQ(got[i].dtype(), want[i].dtype());
       for (int64_t d = 0; d < want[i].dim(); ++d) {
-        if (want[i].size(d) > 1) EXPECT_EQ(got[i].stride(d), want[i].stride(d)) << "dim " << d;
+        if (want[i].size(d) > 1) {
+          EXPECT_EQ(got[i].stride(d), want[i].stride(d)) << "dim " << d;
+        }
       }
       expect_close(got[i], want[i].sizes(), to_doubles(want[i]),
-                   dtype == DType::Float64 ? 1e-12 : 1e-5, 1e-6);
+                   c.dtype == DType::Float64 ? 1e-12 : 1e-5, 1e-6);
+    }
+    if (::testing::Test::HasFailure()) {
+      ADD_FAILURE() << where << ": the graph\n" << capture(fn, other).str();
+      return;
     }
   }
   EXPECT_GT(fused, programs / 5) << "too few programs had a fused group to check";

@@ -16,8 +16,8 @@
 /// - **Fusion.** Chains of pointwise ops over one shape (loom/graph/fusion.h lists them)
 ///   become one loop each, in C++ built by the system compiler once per machine and kept in
 ///   the disk cache (LOOM_CACHE_DIR); everything else runs its eager kernel. Values equal
-///   eager's within float rounding (the loops use the C library's functions, eager its own
-///   vector code for some).
+///   eager's within float rounding (the loops compute float32 exp, erf and tanh with vector
+///   code of their own, eager's kernels partly with the C library's).
 /// - **Autograd.** A graph with inputs that require grad, captured with grad mode on, runs
 ///   node by node through the dispatcher: gradients are eager's, nothing is fused yet.
 /// - **No compiler**, or one that fails: one warning with the reason (the compiler's first

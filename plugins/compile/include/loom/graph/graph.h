@@ -120,6 +120,11 @@ class Graph {
   std::vector<Tensor> execute(std::vector<Tensor> env) const;
 };
 
+/// An uninitialised tensor on device with like's sizes, strides, storage offset and dtype
+/// (a storage just large enough): a value's meta tensor, or a fused group's output laid out
+/// as eager laid it out.
+Tensor empty_with_layout(const Tensor& like, Device device);
+
 /// "f32[3, 4]" (the dtype's short name and the sizes; " cuda:0" after a device that is not
 /// the cpu; "!" for a value that required grad). The type column of Graph::str().
 std::string value_type_str(const Value& v);

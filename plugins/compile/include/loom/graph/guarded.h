@@ -42,7 +42,7 @@ using Lowering = std::function<std::shared_ptr<const Executable>(const Graph&)>;
 struct GuardedOptions {
   std::string name = "function";  ///< names the function in warnings and logs
   int recompile_limit = 8;        ///< graphs kept; beyond, new metadata runs eagerly
-  Lowering lower;                 ///< empty: replays run the interpreter (Graph::run)
+  Lowering lower = {};            ///< empty: replays run the interpreter (Graph::run)
 };
 
 /// What a GuardedFunction did so far.
