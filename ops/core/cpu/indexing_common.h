@@ -28,7 +28,7 @@ inline IntArrayRef aref(const Dims& d) { return {d.data(), d.size()}; }
 /// A new contiguous tensor (uninitialised) on the device of like (cpu, or meta: Note [Meta
 /// kernels share the reference's setup] in cpu/meta.h).
 inline Tensor new_empty(IntArrayRef sizes, DType dtype, const Tensor& like) {
-  return Tensor::empty(sizes, TensorOptions{}.with(dtype).with(like.device()));
+  return Tensor::empty(sizes, options_like(like, dtype));
 }
 
 /// A new tensor of zeros on the device of like.
