@@ -7,6 +7,12 @@
 //   (x, r [2048, 2048], w, b [2048]), no grad: loom::compile's one fused loop against eager
 //   Loom (the "eager" side; target: 2.5x, ratio_eager <= 0.4) and eager libtorch 2.x (torch).
 //   The compile happens in the setup (LOOM_CACHE_DIR decides where its code is kept).
+// - compile.pointwise_train.4M is the same chain with x, w and b requiring grad: forward, then
+//   backward with a dense output gradient (gradients reset to none each step). Compiled, the
+//   forward is one loop and the backward one generated loop plus the sums over rows for w and
+//   b; eager runs four ops and their four derivatives. Against eager Loom and eager libtorch.
+
+#include <functional>
 
 #include "harness.h"
 #include "loom/autograd/grad_mode.h"
@@ -70,6 +76,36 @@ LOOM_BENCH_PEER(raw, "compile.pointwise.4M") {
     autograd::NoGradGuard off;
     do_not_optimize(pointwise_chain(in)[0]);
   });
+}
+
+/// The training step of the chain: forward, backward with gout, gradients reset.
+void train_step(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
+                const std::vector<Tensor>& in, const Tensor& gout) {
+  const Tensor out = fn(in)[0];
+  out.backward(gout);
+  for (size_t i = 0; i < 3; ++i) in[i].set_grad(Tensor());
+}
+
+std::vector<Tensor> train_inputs() {
+  std::vector<Tensor> in = pointwise_chain_inputs();
+  for (size_t i = 0; i < 3; ++i) in[i].set_requires_grad(true);
+  return in;
+}
+
+LOOM_BENCH("compile.pointwise_train.4M", unit::ms, .rounds = 9, .raw_label = "eager",
+           .max_ratio = 1.0, .max_ratio_raw = 0.8) {
+  const std::vector<Tensor> in = train_inputs();
+  const Tensor gout = rand({2048, 2048});
+  auto f = std::make_shared<CompiledFunction>(compile(&pointwise_chain, {.name = "chain"}));
+  train_step(*f, in, gout);  // capture and compile (or load from the disk cache)
+  if (f->stats().fused_groups != 1) return Side();  // no compiler: nothing to measure
+  return ms_per_call([f, in, gout] { train_step(*f, in, gout); });
+}
+
+LOOM_BENCH_PEER(raw, "compile.pointwise_train.4M") {
+  const std::vector<Tensor> in = train_inputs();
+  const Tensor gout = rand({2048, 2048});
+  return ms_per_call([in, gout] { train_step(&pointwise_chain, in, gout); });
 }
 
 }  // namespace

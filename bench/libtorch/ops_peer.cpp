@@ -33,6 +33,22 @@ LOOM_BENCH_LIBTORCH_PEER("compile.pointwise.4M") {
   return [side]() { return side()[0] / 1e6; };
 }
 
+// compile.pointwise_train.4M: the same chain with x, w, b requiring grad, forward and
+// backward with a dense output gradient, eagerly (autograd on: inference mode off here).
+LOOM_BENCH_LIBTORCH_PEER("compile.pointwise_train.4M") {
+  c10::InferenceMode off(false);
+  const at::Tensor x = at::rand({2048, 2048}).requires_grad_(),
+                   w = at::rand({2048}).requires_grad_(), b = at::rand({2048}).requires_grad_(),
+                   r = at::rand({2048, 2048}), gout = at::rand({2048, 2048});
+  auto side = ns_per_call([=] {
+    c10::InferenceMode off_here(false);
+    at::Tensor out = at::add(at::gelu(at::add(at::mul(x, w), b)), r);
+    out.backward(gout);
+    for (const at::Tensor& t : {x, w, b}) t.mutable_grad().reset();
+  });
+  return [side]() { return side()[0] / 1e6; };
+}
+
 LOOM_BENCH_LIBTORCH_PEER("add.1elem") {
   inference_mode();
   const at::Tensor a = at::full({1}, 1.5), b = at::full({1}, 2.5);

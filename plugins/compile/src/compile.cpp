@@ -7,13 +7,18 @@
 #include <cstdio>
 #include <mutex>
 
+#include "absl/container/flat_hash_map.h"
 #include "code_cache.h"
 #include "logs.h"
 #include "loom/autograd/grad_mode.h"
+#include "loom/autograd/meta.h"
+#include "loom/autograd/node.h"
+#include "loom/core/error.h"
 #include "loom/core/str_cat.h"
 #include "loom/core/warning.h"
 #include "loom/graph/fusion.h"
 #include "loom/graph/guarded.h"
+#include "loom/ops/tensor_methods.h"
 
 namespace loom {
 
@@ -26,6 +31,96 @@ struct CompiledFunction::State {
 
 namespace {
 
+/// What a fused group's backward needs after its graph is gone: its loop, the layouts, and the
+/// library that holds the loop.
+struct GroupBackward {
+  GroupFn* fn = nullptr;                            ///< loom_group_<i>_backward
+  std::shared_ptr<graph::detail::CodeLibrary> lib;  ///< keeps fn loaded
+  std::string ops;                                  ///< the group's ops, for errors
+  std::vector<Tensor> output_metas;                 ///< each output's layout
+  std::vector<bool> input_grads;                    ///< FusedGroup::input_grads
+  std::vector<std::vector<bool>> depends;           ///< [output][input]: reads it
+  Device device;
+};
+
+/// The autograd node of a fused group run with grad mode on: its backward loop computes the
+/// inputs' gradients from the saved inputs and the outputs' gradients (Note [Backward of a
+/// fused group]).
+class FusedGroupBackward final : public autograd::Node {
+ public:
+  FusedGroupBackward(std::shared_ptr<const GroupBackward> code, const std::vector<Tensor>& inputs)
+      : code_(std::move(code)) {
+    for (const Tensor& t : inputs) {
+      saved_.emplace_back(t, /*is_output=*/false);
+      next_edges_.push_back(t.requires_grad() ? autograd::gradient_edge(t) : autograd::Edge{});
+    }
+  }
+
+  std::string name() const override { return "CompiledFunctionBackward"; }
+
+  autograd::variable_list apply(autograd::variable_list&& grads) override {
+    // Note [Backward of a fused group]: the loop is first-order code; a backward that records
+    // (create_graph) would need the derivative of the derivative. As torch.compile does, it
+    // refuses with a clear error instead of returning gradients with no history.
+    LOOM_CHECK_T(AutogradError, !autograd::GradMode::is_enabled(),
+                 "loom::compile: a compiled graph (fused ops:", code_->ops,
+                 ") does not support double backward (backward with create_graph=true); "
+                 "compile with CompileOptions::fuse = false or run the function eagerly");
+    std::vector<Tensor> inputs;
+    for (const autograd::SavedTensor& s : saved_) inputs.push_back(s.unpack(shared_from_this()));
+    std::vector<Tensor> outputs(inputs.size());
+    std::vector<char*> pointers;
+    const Tensor& layout = code_->output_metas[0];
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      if (!code_->input_grads[k]) continue;
+      outputs[k] = graph::empty_with_layout(layout, code_->device);
+      pointers.push_back(static_cast<char*>(outputs[k].data_ptr()));
+    }
+    for (const Tensor& t : inputs) pointers.push_back(static_cast<char*>(t.data_ptr()));
+    // The loop's strides are constants: a gradient laid out otherwise (an expanded one from
+    // sum(), say) is copied into the output's layout first; a missing one is zeros.
+    std::vector<Tensor> held;
+    for (size_t k = 0; k < code_->output_metas.size(); ++k) {
+      const Tensor& m = code_->output_metas[k];
+      Tensor g = k < grads.size() ? grads[k] : Tensor();
+      if (!g.defined() || g.strides() != m.strides() || g.dtype() != m.dtype()) {
+        Tensor c = graph::empty_with_layout(m, code_->device);
+        if (g.defined()) {
+          c.copy_(g);
+        } else {
+          c.zero_();
+        }
+        g = c;
+      }
+      held.push_back(g);
+      pointers.push_back(static_cast<char*>(g.data_ptr()));
+    }
+    code_->fn(pointers.data(), omp_get_max_threads());
+    // As eager: an input that no output with a gradient depends on gets none (not zeros).
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      bool reached = false;
+      for (size_t k = 0; k < code_->depends.size() && k < grads.size(); ++k) {
+        reached = reached || (grads[k].defined() && code_->depends[k][j]);
+      }
+      if (!reached) outputs[j] = Tensor();
+    }
+    return outputs;
+  }
+
+  void release_variables() override {
+    for (autograd::SavedTensor& s : saved_) s.reset();
+  }
+
+  void take_references(autograd::NodeReferences& out) override {
+    Node::take_references(out);
+    for (autograd::SavedTensor& s : saved_) s.take(out.tensors);
+  }
+
+ private:
+  std::shared_ptr<const GroupBackward> code_;
+  std::vector<autograd::SavedTensor> saved_;
+};
+
 /// A graph whose fused groups run generated loops and whose other nodes run through the
 /// dispatcher.
 class FusedGraph final : public graph::Executable {
@@ -34,7 +129,19 @@ class FusedGraph final : public graph::Executable {
              std::shared_ptr<graph::detail::CodeLibrary> lib)
       : graph_(std::move(g)), plan_(std::move(plan)), lib_(std::move(lib)) {
     for (size_t i = 0; i < plan_.groups.size(); ++i) {
+      const graph::FusedGroup& group = plan_.groups[i];
       fns_.push_back(&lib_->library.get<GroupFn>(str_cat("loom_group_", i)));
+      backward_.emplace_back();
+      if (!group.backward) continue;
+      auto code = std::make_shared<GroupBackward>();
+      code->fn = &lib_->library.get<GroupFn>(str_cat("loom_group_", i, "_backward"));
+      code->lib = lib_;
+      for (int n : group.nodes) code->ops += str_cat(" ", graph_.nodes()[n].op.name());
+      for (int id : group.outputs) code->output_metas.push_back(graph_.values()[id].meta);
+      code->input_grads = group.input_grads;
+      code->depends = depends(group);
+      code->device = graph_.values()[group.outputs[0]].device;
+      backward_.back() = std::move(code);
     }
   }
 
@@ -42,6 +149,7 @@ class FusedGraph final : public graph::Executable {
     std::vector<Tensor> env = graph_.bind(inputs, "loom::compile");
     const int threads = omp_get_max_threads();
     std::vector<char*> pointers;
+    std::vector<Tensor> group_inputs;
     for (const graph::FusionStep& step : plan_.steps) {
       if (step.node >= 0) {
         graph::Graph::call_node(graph_.nodes()[step.node], env);
@@ -56,15 +164,55 @@ class FusedGraph final : public graph::Executable {
       }
       for (int id : group.inputs) pointers.push_back(static_cast<char*>(env[id].data_ptr()));
       fns_[step.group](pointers.data(), threads);
+      if (backward_[step.group]) record(step.group, env);
     }
     return graph_.outputs_of(env);
   }
 
  private:
+  /// Makes group i's outputs in env the outputs of a FusedGroupBackward (the guards hold the
+  /// grad mode and requires_grad, so an input requires grad as at capture).
+  void record(int i, std::vector<Tensor>& env) const {
+    const graph::FusedGroup& group = plan_.groups[i];
+    std::vector<Tensor> inputs;
+    for (int id : group.inputs) inputs.push_back(env[id]);
+    auto node = autograd::make_node<FusedGroupBackward>(backward_[i], inputs);
+    for (uint32_t k = 0; k < group.outputs.size(); ++k) {
+      const Tensor& out = env[group.outputs[k]];
+      node->add_input_metadata(out);
+      autograd::set_history(out, node, k);
+    }
+  }
+
+  /// For each output of group, which of its inputs it depends on.
+  std::vector<std::vector<bool>> depends(const graph::FusedGroup& group) const {
+    absl::flat_hash_map<int, std::vector<bool>> reads;  // value -> inputs it depends on
+    const size_t ni = group.inputs.size();
+    for (size_t j = 0; j < ni; ++j) {
+      reads[group.inputs[j]] = std::vector<bool>(ni, false);
+      reads[group.inputs[j]][j] = true;
+    }
+    for (int i : group.nodes) {
+      const graph::Node& n = graph_.nodes()[i];
+      std::vector<bool> r(ni, false);
+      for (const graph::NodeArgument& a : n.arguments) {
+        if (a.kind != graph::NodeArgument::Kind::Value) continue;
+        auto it = reads.find(a.value);
+        if (it == reads.end()) continue;
+        for (size_t j = 0; j < ni; ++j) r[j] = r[j] || it->second[j];
+      }
+      reads[n.outputs[0]] = std::move(r);
+    }
+    std::vector<std::vector<bool>> out;
+    for (int id : group.outputs) out.push_back(reads[id]);
+    return out;
+  }
+
   graph::Graph graph_;
   graph::FusionPlan plan_;
   std::shared_ptr<graph::detail::CodeLibrary> lib_;  // keeps fns_ loaded
   std::vector<GroupFn*> fns_;
+  std::vector<std::shared_ptr<const GroupBackward>> backward_;  // per group; null: none
 };
 
 /// Lowers g: fuses what fuses and builds its code; nullptr (the interpreter) when nothing

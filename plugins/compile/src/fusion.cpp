@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string_view>
 
@@ -110,7 +111,8 @@ std::optional<double> scalar_argument(const Node& n, size_t i) {
 /// How many leading Tensor arguments a fusible op reads; 0 for an op that does not fuse.
 int tensor_arity(std::string_view op) {
   static const absl::flat_hash_set<std::string_view> kBinary = {
-      "aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::div.Tensor"};
+      "aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor",
+      "aten::div.Tensor", "aten::maximum",    "aten::minimum"};
   static const absl::flat_hash_set<std::string_view> kUnary = {"aten::add.Scalar",
                                                                "aten::sub.Scalar",
                                                                "aten::mul.Scalar",
@@ -168,6 +170,12 @@ std::optional<std::string> formula(const Node& n, const std::vector<std::string>
     if (!s) return std::nullopt;
     return str_cat("(", a[0], op == "aten::mul.Scalar" ? " * " : " / ", literal(*s, t), ")");
   }
+  if (op == "aten::maximum" || op == "aten::minimum") {
+    // As eager: a NaN operand wins.
+    return str_cat("(", a[0], " != ", a[0], " ? ", a[0], " : (", a[1], " != ", a[1], " ? ", a[1],
+                   " : (", a[0], op == "aten::maximum" ? " > " : " < ", a[1], " ? ", a[0], " : ",
+                   a[1], ")))");
+  }
   if (op == "aten::neg") return str_cat("(-", a[0], ")");
   if (op == "aten::reciprocal") return str_cat("(", T, "(1) / ", a[0], ")");
   if (op == "aten::rsqrt") return str_cat("(", T, "(1) / std::sqrt(", a[0], "))");
@@ -210,6 +218,95 @@ std::optional<std::string> formula(const Node& n, const std::vector<std::string>
     if (op.starts_with("aten::") && op.substr(6) == f) return str_cat("std::", f, "(", a[0], ")");
   }
   return std::nullopt;
+}
+
+/// The derivative of node n (a fusible op whose formula() exists) for its output gradient g:
+/// one expression per tensor operand, over the operand names a and the output's name out (all
+/// in the loop's registers), in element type t; the same formulas as eager's derivatives.
+/// Temporaries it needs are appended to body as statements; `tmp` names them uniquely.
+std::vector<std::string> derivative(const Node& n, const std::vector<std::string>& a,
+                                    const std::string& out, const std::string& g, DType t,
+                                    const std::string& tmp, std::string& body) {
+  const std::string_view op = n.op.name();
+  const std::string T = t == DType::Float64 ? "double" : "float";
+  const bool f32 = t == DType::Float32;
+  const char* exp = f32 ? "loom_expf(" : "std::exp(";
+  const char* erf = f32 ? "loom_erff(" : "std::erf(";
+  const char* tanh = f32 ? "loom_tanhf(" : "std::tanh(";
+  auto scalar = [&](size_t i) { return *scalar_argument(n, i); };
+  auto scaled = [&](const std::string& sign, double s) {
+    return s == 1 ? str_cat("(", sign, g, ")") : str_cat("(", sign, g, " * ", literal(s, t), ")");
+  };
+  auto local = [&](const std::string& suffix, const std::string& value) {
+    body += str_cat("      const ", T, " ", tmp, suffix, " = ", value, ";\n");
+    return tmp + suffix;
+  };
+  if (op == "aten::add.Tensor") return {g, scaled("", scalar(2))};
+  if (op == "aten::sub.Tensor") return {g, scaled("-", scalar(2))};
+  if (op == "aten::add.Scalar" || op == "aten::sub.Scalar") return {g};
+  if (op == "aten::mul.Tensor")
+    return {str_cat("(", g, " * ", a[1], ")"), str_cat("(", g, " * ", a[0], ")")};
+  if (op == "aten::div.Tensor") {
+    return {str_cat("(", g, " / ", a[1], ")"),
+            str_cat("(-", g, " * ", a[0], " / (", a[1], " * ", a[1], "))")};
+  }
+  if (op == "aten::maximum" || op == "aten::minimum") {
+    // The loser gets none, a tie half each, a NaN both all of it (eager's pick_grad).
+    const bool max = op == "aten::maximum";
+    auto pick = [&](const std::string& self, const std::string& other) {
+      return str_cat("(", self, max ? " < " : " > ", other, " ? ", T, "(0) : (", self,
+                     " == ", other, " ? ", g, " * ", T, "(0.5) : ", g, "))");
+    };
+    return {pick(a[0], a[1]), pick(a[1], a[0])};
+  }
+  if (op == "aten::mul.Scalar") return {scaled("", scalar(1))};
+  if (op == "aten::div.Scalar") return {str_cat("(", g, " / ", literal(scalar(1), t), ")")};
+  if (op == "aten::neg") return {str_cat("(-", g, ")")};
+  if (op == "aten::abs") {
+    return {str_cat("(", g, " * ", T, "((", a[0], " > ", T, "(0)) - (", a[0], " < ", T, "(0))))")};
+  }
+  if (op == "aten::exp") return {str_cat("(", g, " * ", out, ")")};
+  if (op == "aten::log") return {str_cat("(", g, " / ", a[0], ")")};
+  if (op == "aten::sqrt") return {str_cat("(", g, " / (", T, "(2) * ", out, "))")};
+  if (op == "aten::rsqrt") {
+    return {str_cat("(", T, "(-0.5) * ", g, " * (", out, " * ", out, " * ", out, "))")};
+  }
+  if (op == "aten::reciprocal") return {str_cat("(-", g, " * (", out, " * ", out, "))")};
+  if (op == "aten::sin") return {str_cat("(", g, " * std::cos(", a[0], "))")};
+  if (op == "aten::cos") return {str_cat("(", g, " * -std::sin(", a[0], "))")};
+  if (op == "aten::tanh") return {str_cat("(", g, " * (", T, "(1) - ", out, " * ", out, "))")};
+  if (op == "aten::sigmoid") return {str_cat("(", g, " * (", T, "(1) - ", out, ") * ", out, ")")};
+  if (op == "aten::relu") return {str_cat("(", out, " <= ", T, "(0) ? ", T, "(0) : ", g, ")")};
+  if (op == "aten::silu") {
+    const std::string s = local("s", str_cat(T, "(1) / (", T, "(1) + ", exp, "-", a[0], "))"));
+    return {str_cat("(", g, " * ", s, " * (", T, "(1) + ", a[0], " * (", T, "(1) - ", s, ")))")};
+  }
+  if (op == "aten::gelu") {
+    const std::string& x = a[0];
+    if (n.arguments[1].constant.to_string() == "tanh") {
+      const std::string th = local("t", str_cat(tanh, T, "(0.7978845608028654) * (", x, " + ", T,
+                                                "(0.044715) * ", x, " * ", x, " * ", x, "))"));
+      const std::string left = str_cat(T, "(0.5) * (", T, "(1) + ", th, ")");
+      const std::string right = str_cat(T, "(0.5) * ", x, " * (", T, "(1) - ", th, " * ", th,
+                                        ") * ", T, "(0.7978845608028654) * (", T, "(1) + ", T,
+                                        "(3) * ", T, "(0.044715) * ", x, " * ", x, ")");
+      return {str_cat("(", g, " * (", left, " + ", right, "))")};
+    }
+    const std::string cdf = local(
+        "c", str_cat(T, "(0.5) * (", T, "(1) + ", erf, x, " * ", T, "(0.7071067811865476)))"));
+    const std::string pdf =
+        local("p", str_cat(exp, T, "(-0.5) * ", x, " * ", x, ") * ", T, "(0.3989422804014327)"));
+    return {str_cat("(", g, " * (", cdf, " + ", x, " * ", pdf, "))")};
+  }
+  if (op == "aten::pow.Tensor_Scalar") {
+    const double e = scalar(1);
+    if (e == 0) return {str_cat(T, "(0)")};
+    if (e == 1) return {g};
+    if (e == 2) return {str_cat("(", g, " * (", T, "(2) * ", a[0], "))")};
+    return {str_cat("(", g, " * (", literal(e, t), " * std::pow(", a[0], ", ", literal(e - 1, t),
+                    ")))")};
+  }
+  return {};
 }
 
 /// The values of node n's tensor operands, in argument order (-1 where one is not a value).
@@ -258,10 +355,6 @@ bool fusible(const Graph& g, const Node& n) {
 FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
   FusionPlan plan;
   const auto& nodes = g.nodes();
-  bool records = false;  // autograd records the graph's ops: fuse nothing
-  if (grad_mode) {
-    for (const Value& v : g.values()) records = records || v.requires_grad;
-  }
   // Where each value is read: the index of its last reading node, or nodes.size() for a graph
   // output.
   std::vector<int> last_use(g.values().size(), -1);
@@ -296,6 +389,13 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
       }
       made.insert(nodes[i].outputs[0]);
     }
+    // Autograd records the group's ops where one of its inputs requires grad: its backward
+    // loop computes those inputs' gradients.
+    for (int id : group.inputs) {
+      const bool wants = grad_mode && g.values()[id].requires_grad;
+      group.input_grads.push_back(wants);
+      group.backward = group.backward || wants;
+    }
     for (int i : run) {
       const int id = nodes[i].outputs[0];
       if (last_use[id] > run.back()) group.outputs.push_back(id);
@@ -308,7 +408,7 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
   };
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
-    if (records || !fusible(g, n)) {
+    if (!fusible(g, n)) {
       flush();
       plan.steps.push_back({static_cast<int>(i), -1});
       continue;
@@ -332,29 +432,27 @@ struct LoopDim {
   std::vector<int64_t> strides;
 };
 
-/// The loop nest of group (operands: outputs, then inputs): size-1 dims dropped, a broadcast
-/// operand's stride 0, and neighbouring dims merged where every operand steps through them as
-/// through one.
-std::vector<LoopDim> loop_dims(const Graph& g, const FusedGroup& group) {
-  std::vector<int> operands = group.outputs;
-  operands.insert(operands.end(), group.inputs.begin(), group.inputs.end());
-  const size_t rank = group.sizes.size();
-  if (std::find(group.sizes.begin(), group.sizes.end(), 0) != group.sizes.end()) {
+/// The loop nest over sizes for operands (meta tensors that broadcast to sizes): size-1 dims
+/// dropped, a broadcast operand's stride 0, and neighbouring dims merged where every operand
+/// steps through them as through one.
+std::vector<LoopDim> loop_dims(const std::vector<int64_t>& sizes,
+                               const std::vector<const Tensor*>& operands) {
+  const size_t rank = sizes.size();
+  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) {
     return {{0, std::vector<int64_t>(operands.size(), 0)}};  // no elements: one empty loop
   }
   std::vector<LoopDim> dims;
   for (size_t d = 0; d < rank; ++d) {
-    if (group.sizes[d] == 1) continue;
-    LoopDim dim{group.sizes[d], {}};
-    for (int id : operands) {
-      const Tensor& m = g.values()[id].meta;
-      const int64_t lead = static_cast<int64_t>(rank) - m.dim();
+    if (sizes[d] == 1) continue;
+    LoopDim dim{sizes[d], {}};
+    for (const Tensor* m : operands) {
+      const int64_t lead = static_cast<int64_t>(rank) - m->dim();
       const int64_t md = static_cast<int64_t>(d) - lead;
-      dim.strides.push_back(md < 0 || m.size(md) == 1 ? 0 : m.stride(md));
+      dim.strides.push_back(md < 0 || m->size(md) == 1 ? 0 : m->stride(md));
     }
     dims.push_back(std::move(dim));
   }
-  // The first output's layout orders the loops (eager's outputs follow their inputs'
+  // The first operand's layout orders the loops (eager's outputs follow their inputs'
   // layout): its smallest stride innermost, so the inner loop is contiguous for a transposed
   // input too.
   std::stable_sort(dims.begin(), dims.end(),
@@ -386,42 +484,32 @@ std::string index_expr(const std::string& base, int64_t stride) {
   return base.empty() ? step : str_cat(base, " + ", step);
 }
 
-void emit_group(const Graph& g, const FusedGroup& group, int index, std::string& out) {
-  const char* T = group.dtype == DType::Float64 ? "double" : "float";
-  const std::vector<LoopDim> dims = loop_dims(g, group);
-  const size_t no = group.outputs.size(), ni = group.inputs.size();
+/// One generated loop: `extern "C" void <name>(char* const* p, int threads)` over sizes, with
+/// p holding the operands' data pointers (the first `written` are stored to, the rest read).
+/// body(ref) returns the loop body, given each operand's element as an lvalue expression.
+void emit_loop(const std::string& name, const std::string& comment, DType dtype,
+               const std::vector<int64_t>& sizes, const std::vector<const Tensor*>& operands,
+               size_t written,
+               const std::function<std::string(const std::vector<std::string>&)>& body_of,
+               std::string& out) {
+  const char* T = dtype == DType::Float64 ? "double" : "float";
+  const std::vector<LoopDim> dims = loop_dims(sizes, operands);
   std::vector<std::string> ptr;  // operand k's pointer name
-  for (size_t k = 0; k < no; ++k) ptr.push_back(str_cat("o", k));
-  for (size_t k = 0; k < ni; ++k) ptr.push_back(str_cat("i", k));
+  for (size_t k = 0; k < operands.size(); ++k) ptr.push_back(str_cat("p", k));
 
-  out += str_cat("\n// group ", index, ":");
-  for (int i : group.nodes) out += str_cat(" ", g.nodes()[i].op.name());
-  out += str_cat("\nstatic inline void loom_range_", index, "(int64_t lo, int64_t hi");
+  out += str_cat("\n// ", name, ":", comment, "\nstatic inline void ", name,
+                 "_range(int64_t lo, int64_t hi");
   for (size_t k = 0; k < ptr.size(); ++k) {
-    out += str_cat(", ", k < no ? "" : "const ", T, "* __restrict ", ptr[k]);
+    out += str_cat(", ", k < written ? "" : "const ", T, "* __restrict ", ptr[k]);
   }
   out += ") {\n";
 
-  // The loop body: load each input once, compute each node, store the outputs.
-  std::vector<std::string> base(ptr.size());
-  std::string body;
   const LoopDim& inner = dims.back();
-  auto var = [](int id) { return str_cat("v", id); };
-  for (size_t k = 0; k < ni; ++k) {
-    body += str_cat("      const ", T, " ", var(group.inputs[k]), " = ", ptr[no + k], "[",
-                    index_expr("b" + std::to_string(no + k), inner.strides[no + k]), "];\n");
+  std::vector<std::string> ref;
+  for (size_t k = 0; k < ptr.size(); ++k) {
+    ref.push_back(str_cat(ptr[k], "[", index_expr("b" + std::to_string(k), inner.strides[k]), "]"));
   }
-  for (int i : group.nodes) {
-    const Node& n = g.nodes()[i];
-    std::vector<std::string> names;
-    for (int id : tensor_operands(n)) names.push_back(var(id));
-    body += str_cat("      const ", T, " ", var(n.outputs[0]), " = ",
-                    *formula(n, names, group.dtype), ";\n");
-  }
-  for (size_t k = 0; k < no; ++k) {
-    body += str_cat("      ", ptr[k], "[", index_expr("b" + std::to_string(k), inner.strides[k]),
-                    "] = ", var(group.outputs[k]), ";\n");
-  }
+  const std::string body = body_of(ref);
 
   // std::abs and std::sqrt vectorise; other library calls do not.
   const bool calls_libm = absl::StrContains(
@@ -451,13 +539,13 @@ void emit_group(const Graph& g, const FusedGroup& group, int index, std::string&
   out += dims.size() == 1 ? "  }\n}\n" : "    }\n  }\n}\n";
 
   int64_t numel = 1;
-  for (int64_t s : group.sizes) numel *= s;
+  for (int64_t s : sizes) numel *= s;
   const int64_t n = dims.size() == 1 ? dims[0].size : numel / inner.size;
-  out += str_cat("extern \"C\" void loom_group_", index, "(char* const* p, int threads) {\n");
+  out += str_cat("extern \"C\" void ", name, "(char* const* p, int threads) {\n");
   std::string args;
   for (size_t k = 0; k < ptr.size(); ++k) {
-    out += str_cat("  ", k < no ? "" : "const ", T, "* ", ptr[k], " = reinterpret_cast<",
-                   k < no ? "" : "const ", T, "*>(p[", k, "]);\n");
+    const char* c = k < written ? "" : "const ";
+    out += str_cat("  ", c, T, "* ", ptr[k], " = reinterpret_cast<", c, T, "*>(p[", k, "]);\n");
     args += str_cat(", ", ptr[k]);
   }
   // Note [Fused loops and threads]: as eager's engines, one contiguous range per thread, and
@@ -466,8 +554,112 @@ void emit_group(const Graph& g, const FusedGroup& group, int index, std::string&
   out += str_cat("  if (threads > 1 && ", numel, " >= 32768) {\n");
   out += "#pragma omp parallel num_threads(threads)\n  {\n";
   out += "    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();\n";
-  out += str_cat("    loom_range_", index, "(n * t / nt, n * (t + 1) / nt", args, ");\n  }\n");
-  out += str_cat("  } else {\n    loom_range_", index, "(0, n", args, ");\n  }\n}\n");
+  out += str_cat("    ", name, "_range(n * t / nt, n * (t + 1) / nt", args, ");\n  }\n");
+  out += str_cat("  } else {\n    ", name, "_range(0, n", args, ");\n  }\n}\n");
+}
+
+std::string var(int id) { return str_cat("v", id); }
+
+/// Loads of the group's inputs (their elements in ref, from position first) and its nodes'
+/// values, one register each.
+std::string forward_body(const Graph& g, const FusedGroup& group,
+                         const std::vector<std::string>& ref, size_t first) {
+  const char* T = group.dtype == DType::Float64 ? "double" : "float";
+  std::string body;
+  for (size_t k = 0; k < group.inputs.size(); ++k) {
+    body += str_cat("      const ", T, " ", var(group.inputs[k]), " = ", ref[first + k], ";\n");
+  }
+  for (int i : group.nodes) {
+    const Node& n = g.nodes()[i];
+    std::vector<std::string> names;
+    for (int id : tensor_operands(n)) names.push_back(var(id));
+    body += str_cat("      const ", T, " ", var(n.outputs[0]), " = ",
+                    *formula(n, names, group.dtype), ";\n");
+  }
+  return body;
+}
+
+void emit_group(const Graph& g, const FusedGroup& group, int index, std::string& out) {
+  std::string comment;
+  for (int i : group.nodes) comment += str_cat(" ", g.nodes()[i].op.name());
+  const std::string name = str_cat("loom_group_", index);
+  const size_t no = group.outputs.size(), ni = group.inputs.size();
+  auto meta = [&](int id) { return &g.values()[id].meta; };
+
+  // Forward: p = outputs, inputs.
+  std::vector<const Tensor*> operands;
+  for (int id : group.outputs) operands.push_back(meta(id));
+  for (int id : group.inputs) operands.push_back(meta(id));
+  emit_loop(
+      name, comment, group.dtype, group.sizes, operands, no,
+      [&](const std::vector<std::string>& ref) {
+        std::string body = forward_body(g, group, ref, no);
+        for (size_t k = 0; k < no; ++k) {
+          body += str_cat("      ", ref[k], " = ", var(group.outputs[k]), ";\n");
+        }
+        return body;
+      },
+      out);
+  if (!group.backward) return;
+
+  // Backward: p = the input gradients it computes, inputs, output gradients. It recomputes
+  // the values, then walks the nodes in reverse, adding each node's derivative times its
+  // output's gradient into its operands' gradients (g<id>), for the operands that lead back
+  // to an input that requires grad.
+  std::vector<size_t> grad_inputs;  // positions in group.inputs
+  for (size_t k = 0; k < ni; ++k) {
+    if (group.input_grads[k]) grad_inputs.push_back(k);
+  }
+  operands.clear();
+  for (size_t k = 0; k < grad_inputs.size(); ++k) operands.push_back(meta(group.outputs[0]));
+  for (int id : group.inputs) operands.push_back(meta(id));
+  for (int id : group.outputs) operands.push_back(meta(id));
+  const size_t nw = grad_inputs.size();
+  emit_loop(
+      name + "_backward", comment, group.dtype, group.sizes, operands, nw,
+      [&](const std::vector<std::string>& ref) {
+        const char* T = group.dtype == DType::Float64 ? "double" : "float";
+        std::string body = forward_body(g, group, ref, nw);
+        absl::flat_hash_set<int> needs, has_grad;  // leads to a gradient; has one
+        for (size_t k = 0; k < ni; ++k) {
+          if (group.input_grads[k]) needs.insert(group.inputs[k]);
+        }
+        for (int i : group.nodes) {
+          for (int id : tensor_operands(g.nodes()[i])) {
+            if (needs.contains(id)) needs.insert(g.nodes()[i].outputs[0]);
+          }
+        }
+        auto grad = [](int id) { return str_cat("g", id); };
+        for (size_t k = 0; k < no; ++k) {
+          body += str_cat("      ", T, " ", grad(group.outputs[k]), " = ", ref[nw + ni + k], ";\n");
+          has_grad.insert(group.outputs[k]);
+        }
+        for (auto it = group.nodes.rbegin(); it != group.nodes.rend(); ++it) {
+          const Node& n = g.nodes()[*it];
+          const int o = n.outputs[0];
+          if (!has_grad.contains(o) || !needs.contains(o)) continue;
+          const std::vector<int> ids = tensor_operands(n);
+          std::vector<std::string> names;
+          for (int id : ids) names.push_back(var(id));
+          const std::vector<std::string> d =
+              derivative(n, names, var(o), grad(o), group.dtype, str_cat("d", o), body);
+          for (size_t j = 0; j < ids.size(); ++j) {
+            if (!needs.contains(ids[j])) continue;
+            if (has_grad.insert(ids[j]).second) {
+              body += str_cat("      ", T, " ", grad(ids[j]), " = ", d[j], ";\n");
+            } else {
+              body += str_cat("      ", grad(ids[j]), " = ", grad(ids[j]), " + ", d[j], ";\n");
+            }
+          }
+        }
+        for (size_t k = 0; k < nw; ++k) {
+          const int id = group.inputs[grad_inputs[k]];
+          body += str_cat("      ", ref[k], " = ",
+                          has_grad.contains(id) ? grad(id) : str_cat(T, "(0)"), ";\n");
+        }
+        return body;
+      },
+      out);
 }
 
 }  // namespace

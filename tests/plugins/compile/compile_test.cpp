@@ -143,15 +143,19 @@ TEST_F(CompileTest, EmptyTensorsFuseToLoopsThatDoNothing) {
   EXPECT_EQ(f.stats().fused_groups, 4);
 }
 
-TEST_F(CompileTest, EveryFusibleOpMatchesEager) {
-  using Op = std::function<Tensor(const Tensor&, const Tensor&)>;
-  const std::vector<std::pair<std::string, Op>> ops = {
+using Op = std::function<Tensor(const Tensor&, const Tensor&)>;
+/// Every op that fuses, over x and y (y > 0 for the ops that need it).
+const std::vector<std::pair<std::string, Op>>& fusible_ops() {
+  static const std::vector<std::pair<std::string, Op>> ops = {
       {"add", [](const Tensor& x, const Tensor& y) { return add(x, y, 0.25); }},
       {"sub", [](const Tensor& x, const Tensor& y) { return sub(x, y); }},
       {"add_scalar", [](const Tensor& x, const Tensor&) { return add(x, 1.5); }},
       {"sub_scalar", [](const Tensor& x, const Tensor&) { return sub(x, 0.75); }},
       {"mul_scalar", [](const Tensor& x, const Tensor&) { return mul(x, -3.0); }},
       {"div", [](const Tensor& x, const Tensor& y) { return div(x, y); }},
+      {"maximum", [](const Tensor& x, const Tensor& y) { return maximum(x, sub(y, 1.5)); }},
+      {"minimum", [](const Tensor& x, const Tensor& y) { return minimum(x, sub(y, 1.5)); }},
+      {"max_tie", [](const Tensor& x, const Tensor&) { return maximum(x, x); }},
       {"div_scalar", [](const Tensor& x, const Tensor&) { return div(x, 7.0); }},
       {"neg", [](const Tensor& x, const Tensor&) { return neg(x); }},
       {"abs", [](const Tensor& x, const Tensor&) { return abs(x); }},
@@ -172,18 +176,27 @@ TEST_F(CompileTest, EveryFusibleOpMatchesEager) {
       {"pow_half", [](const Tensor&, const Tensor& y) { return pow(y, 0.5); }},
       {"pow_1_7", [](const Tensor&, const Tensor& y) { return pow(y, 1.7); }},
   };
-  // One graph of all of them: each op's result times 1.5 (so that it joins a group), all
-  // summed into one output; x in [-2, 2), y in [0.5, 2.5) for the ops that need y > 0.
-  auto fn = [&](const std::vector<Tensor>& in) {
-    std::vector<Tensor> out;
-    for (const auto& [name, op] : ops) out.push_back(mul(op(in[0], in[1]), 1.5));
-    return out;
-  };
-  auto f = compile(fn);
+  return ops;
+}
+
+/// One graph of all of them: each op's result times 1.5 (so that it joins a group).
+std::vector<Tensor> all_fusible_ops(const std::vector<Tensor>& in) {
+  std::vector<Tensor> out;
+  for (const auto& [name, op] : fusible_ops()) out.push_back(mul(op(in[0], in[1]), 1.5));
+  return out;
+}
+
+/// x in [-2, 2), y in [0.5, 2.5).
+std::vector<Tensor> fusible_inputs(int64_t n, DType t) {
+  return {random({n}, 10, t), add(abs(random({n}, 11, t)), 0.5)};
+}
+
+TEST_F(CompileTest, EveryFusibleOpMatchesEager) {
+  const auto& ops = fusible_ops();
+  auto f = compile(&all_fusible_ops);
   for (DType t : {DType::Float32, DType::Float64}) {
-    const Tensor x = random({257}, 10, t);
-    const Tensor y = add(abs(random({257}, 11, t)), 0.5);
-    const std::vector<Tensor> got = f({x, y}), want = fn({x, y});
+    const std::vector<Tensor> in = fusible_inputs(257, t);
+    const std::vector<Tensor> got = f(in), want = all_fusible_ops(in);
     ASSERT_EQ(got.size(), ops.size());
     for (size_t i = 0; i < ops.size(); ++i) {
       SCOPED_TRACE(ops[i].first + " " + std::string(dtype_name(t)));
@@ -309,28 +322,141 @@ TEST_F(CompileTest, ACompilerErrorIsShownAndTheGraphRunsEagerly) {
   EXPECT_TRUE(contains(warnings[0], "runs eagerly")) << warnings[0];
 }
 
-TEST_F(CompileTest, WithInputsThatRequireGradTheGradientsAreEagers) {
+/// Copies of in that require grad (leaves of their own).
+std::vector<Tensor> leaves(const std::vector<Tensor>& in) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : in) {
+    out.push_back(t.detach().clone());
+    out.back().set_requires_grad(true);
+  }
+  return out;
+}
+
+/// Each input's gradient against eager's (both defined or both not).
+void expect_same_grads(const std::vector<Tensor>& got, const std::vector<Tensor>& want, double rtol,
+                       double atol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE("gradient of input " + std::to_string(i));
+    ASSERT_EQ(got[i].grad().defined(), want[i].grad().defined());
+    if (!want[i].grad().defined()) continue;
+    ASSERT_EQ(got[i].grad().sizes().vec(), want[i].grad().sizes().vec());
+    expect_close(got[i].grad(), want[i].grad().sizes(), to_doubles(want[i].grad()), rtol, atol);
+  }
+}
+
+TEST_F(CompileTest, WithInputsThatRequireGradTheGroupHasAFusedBackward) {
   auto f = compile(&chain);
-  std::vector<Tensor> in = chain_inputs(6, 4);
-  std::vector<Tensor> ref;
-  for (Tensor& t : in) {
-    t.set_requires_grad(true);
-    ref.push_back(t.detach());
-    ref.back().set_requires_grad(true);
+  for (int call = 0; call < 2; ++call) {  // a capture, then a replay
+    const std::vector<Tensor> in = leaves(chain_inputs(6, 4, 1 + call)), ref = leaves(in);
+    const Tensor out = f(in)[0];
+    EXPECT_TRUE(out.requires_grad());
+    if (call == 1) {  // a replay
+      EXPECT_EQ(out.grad_fn()->name(), "CompiledFunctionBackward");
+    }
+    sum(out).backward();  // an expanded gradient: copied into the output's layout
+    sum(chain(ref)[0]).backward();
+    expect_same_grads(in, ref, 1e-5, 1e-6);  // w and b: summed over the broadcast rows
   }
-  for (int i = 0; i < 2; ++i) {
-    for (Tensor& t : in) t.set_grad(Tensor());
-    sum(f(in)[0]).backward();
-  }
-  sum(chain(ref)[0]).backward();
-  for (size_t i = 0; i < in.size(); ++i) {
-    expect_close(in[i].grad(), ref[i].grad().sizes(), to_doubles(ref[i].grad()), 1e-6, 1e-7);
-  }
-  EXPECT_EQ(f.stats().fused_groups, 0) << "autograd records the ops: nothing fused yet";
-  // Under no_grad the same inputs fuse.
+  EXPECT_EQ(f.stats().fused_groups, 1) << "forward and backward: one group";
+  // Under no_grad the same inputs take another graph, with no backward.
   autograd::NoGradGuard off;
-  expect_same(f(in)[0], chain(ref)[0]);
-  EXPECT_EQ(f.stats().fused_groups, 1);
+  const std::vector<Tensor> in = chain_inputs(6, 4);
+  const Tensor out = f(in)[0];
+  EXPECT_FALSE(out.requires_grad());
+  expect_same(out, chain(in)[0]);
+  EXPECT_EQ(f.stats().fused_groups, 2);
+}
+
+TEST_F(CompileTest, EveryFusibleOpHasEagersGradient) {
+  auto f = compile(&all_fusible_ops);
+  for (DType t : {DType::Float32, DType::Float64}) {
+    SCOPED_TRACE(dtype_name(t));
+    const std::vector<Tensor> in = leaves(fusible_inputs(257, t)), ref = leaves(in);
+    const std::vector<Tensor> got = f(in), want = all_fusible_ops(ref);
+    // A different weight per output, so that each op's derivative shows on its own.
+    Tensor loss_got, loss_want;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const Tensor w = random({257}, 100 + i, t);
+      const Tensor a = sum(mul(got[i], w)), b = sum(mul(want[i], w));
+      loss_got = loss_got.defined() ? add(loss_got, a) : a;
+      loss_want = loss_want.defined() ? add(loss_want, b) : b;
+    }
+    loss_got.backward();
+    loss_want.backward();
+    expect_same_grads(in, ref, t == DType::Float64 ? 1e-12 : 1e-5, 1e-5);
+  }
+  EXPECT_EQ(f.stats().fused_groups, 2);
+}
+
+TEST_F(CompileTest, FusedBackwardPassesGradcheck) {
+  // Finite differences in float64 against the generated backward loops, every op at once.
+  auto f = compile(&all_fusible_ops);
+  const std::vector<Tensor> in = leaves(fusible_inputs(5, DType::Float64));
+  EXPECT_TRUE(autograd::gradcheck([&](const autograd::variable_list& x) { return f(x); }, in));
+  EXPECT_GE(f.stats().fused_groups, 1);
+}
+
+TEST_F(CompileTest, FusedBackwardWithLibraryOpsSharedValuesAndUnusedOutputs) {
+  // h = tanh(x * w) is the output of one group, read by a library op (matmul) and by the
+  // next group (h * h + x, then sigmoid), which also outputs z, a value the loss does not
+  // use: its gradient is missing.
+  auto fn = [](const std::vector<Tensor>& in) {
+    const Tensor h = tanh(mul(in[0], in[1]));
+    const Tensor z = add(mul(h, h), in[0]);
+    return std::vector<Tensor>{matmul(h, in[2]), z, sigmoid(sub(z, 1.0))};
+  };
+  auto f = compile(fn);
+  const std::vector<Tensor> base = {random({8, 5}, 1), random({5}, 2), random({5, 3}, 3)};
+  for (int call = 0; call < 2; ++call) {
+    const std::vector<Tensor> in = leaves(base), ref = leaves(base);
+    const std::vector<Tensor> got = f(in), want = fn(ref);
+    add(sum(got[0]), sum(mul(got[2], got[2]))).backward();
+    add(sum(want[0]), sum(mul(want[2], want[2]))).backward();
+    expect_same_grads(in, ref, 1e-5, 1e-6);
+  }
+  EXPECT_EQ(f.stats().fused_groups, 2) << "mul tanh | matmul | mul add sub sigmoid";
+}
+
+TEST_F(CompileTest, FusedBackwardKeepsAutogradsChecks) {
+  auto f = compile(&chain);
+  std::vector<Tensor> in = leaves(chain_inputs(6, 4));
+  {
+    // retain_graph: a second backward gives the same gradients again.
+    const Tensor loss = sum(f(in)[0]);
+    loss.backward({}, /*retain_graph=*/true);
+    const std::vector<double> once = to_doubles(in[0].grad());
+    loss.backward();
+    const std::vector<double> twice = to_doubles(in[0].grad());
+    for (size_t i = 0; i < once.size(); ++i) EXPECT_DOUBLE_EQ(twice[i], 2 * once[i]);
+    // Without it, a third one is refused as eager refuses it.
+    EXPECT_THROW(loss.backward(), AutogradError);
+  }
+  {
+    // An input modified in place after the forward: the saved-tensor version check.
+    const Tensor loss = sum(f(in)[0]);
+    {
+      autograd::NoGradGuard off;
+      in[3].add_(1.0);
+    }
+    try {
+      loss.backward();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_TRUE(contains(e.what(), "modified by an inplace operation")) << e.what();
+    }
+  }
+  {
+    // Double backward through generated code is refused, naming loom::compile.
+    in = leaves(chain_inputs(6, 4));
+    const Tensor loss = sum(f(in)[0]);
+    try {
+      autograd::grad({loss}, {in[0]}, {}, std::nullopt, /*create_graph=*/true);
+      ADD_FAILURE() << "no error";
+    } catch (const AutogradError& e) {
+      EXPECT_TRUE(contains(e.what(), "does not support double backward")) << e.what();
+    }
+  }
 }
 
 }  // namespace

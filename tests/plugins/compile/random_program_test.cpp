@@ -4,8 +4,9 @@
 // eagerly (bit for bit: the same kernels in the same order), with the same gradients, and
 // the graph's Meta propagation must give the eager results' sizes, strides and dtypes; and
 // loom::compile's fused loops must give eager's values (within float rounding: the loops use
-// other math functions) and layouts. A bounded number of seeds runs in CI;
-// LOOM_FUZZ_PROGRAMS=N and LOOM_FUZZ_COMPILED=N run more.
+// other math functions) and layouts, and, with inputs that require grad, eager's gradients
+// (the fused groups' generated backward loops). A bounded number of seeds runs in CI;
+// LOOM_FUZZ_PROGRAMS=N, LOOM_FUZZ_COMPILED=N and LOOM_FUZZ_COMPILED_GRAD=N run more.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -240,6 +241,62 @@ TEST(RandomPrograms, CompiledMatchesEager) {
     }
     if (::testing::Test::HasFailure()) {
       ADD_FAILURE() << where << ": the graph\n" << capture(fn, other).str();
+      return;
+    }
+  }
+  EXPECT_GT(fused, programs / 5) << "too few programs had a fused group to check";
+  std::filesystem::remove_all(cache);
+}
+
+TEST(RandomPrograms, CompiledGradientsMatchEager) {
+  // The same programs with inputs that require grad: fused groups get generated backward
+  // loops, the other ops eager's derivatives; gradients must be eager's within rounding.
+  loom::init();
+  const auto cache =
+      std::filesystem::temp_directory_path() / ("loom-fuzz-grad-cache-" + std::to_string(getpid()));
+  setenv("LOOM_CACHE_DIR", cache.c_str(), 1);
+  const int programs = program_count("LOOM_FUZZ_COMPILED_GRAD", 30);
+  std::mt19937_64 gen(20261209);
+  int fused = 0;
+  for (int p = 0; p < programs; ++p) {
+    const Case c = random_case(p, gen, 40, 50);
+    auto fn = [seed = c.seed](const std::vector<Tensor>& x) { return program(seed, x); };
+    CompiledFunction f = compile(fn, {.name = c.where});
+    auto leaves = [&](const std::vector<Tensor>& in) {
+      std::vector<Tensor> out;
+      for (const Tensor& t : in) {
+        out.push_back(t.clone());
+        out.back().set_requires_grad(true);
+      }
+      return out;
+    };
+    f(leaves(c.in));  // capture and compile
+    std::vector<Tensor> values;
+    for (const Tensor& t : c.in) values.push_back(random_tensor(t.sizes().vec(), c.dtype, gen));
+    const std::vector<Tensor> a = leaves(values), b = leaves(values);
+    const std::vector<Tensor> got = f(a), want = fn(b);  // a replay on other values
+    ASSERT_EQ(f.stats().replays, 1) << c.where;
+    fused += f.stats().fused_groups > 0;
+    // A weighted sum of the first output (a dense gradient) plus the sum of the second (an
+    // expanded one).
+    const Tensor w = random_tensor(want[0].sizes().vec(), c.dtype, gen);
+    auto loss = [&](const std::vector<Tensor>& out) {
+      Tensor l = add(sum(mul(out[0], w)), sum(out[1]));
+      return l;
+    };
+    const Tensor lg = loss(got), lw = loss(want);
+    if (!lw.requires_grad()) continue;  // nothing reaches an input
+    lg.backward();
+    lw.backward();
+    for (size_t i = 0; i < a.size(); ++i) {
+      SCOPED_TRACE(c.where + ", gradient of input " + std::to_string(i));
+      ASSERT_EQ(a[i].grad().defined(), b[i].grad().defined());
+      if (!b[i].grad().defined()) continue;
+      expect_close(a[i].grad(), b[i].grad().sizes(), to_doubles(b[i].grad()),
+                   c.dtype == DType::Float64 ? 1e-10 : 1e-4, 1e-5);
+    }
+    if (::testing::Test::HasFailure()) {
+      ADD_FAILURE() << c.where << ": the graph\n" << capture(fn, leaves(values)).str();
       return;
     }
   }

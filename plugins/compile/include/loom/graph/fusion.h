@@ -10,10 +10,16 @@
 ///
 /// What fuses (each node's tensors all float32, or all float64, on the CPU; every node of a
 /// group has the group's sizes; its inputs broadcast to them): add, sub (Tensor and Scalar),
-/// mul, div (without rounding mode), neg, abs, exp, log, sqrt, rsqrt, reciprocal, sin, cos,
-/// tanh, sigmoid, relu, silu, gelu (both forms), pow with a scalar exponent. A graph with an
-/// input that requires grad fuses nothing while grad mode is on: its nodes run through the
-/// dispatcher so that autograd records them (a compiled backward is a later stage).
+/// mul, div (without rounding mode), maximum, minimum, neg, abs, exp, log, sqrt, rsqrt,
+/// reciprocal, sin, cos, tanh, sigmoid, relu, silu, gelu (both forms), pow with a scalar
+/// exponent.
+///
+/// Autograd: while grad mode is on, a group with an input that requires grad also gets a
+/// backward loop, `loom_group_<i>_backward`, generated from the ops' derivative formulas. It
+/// recomputes the group's values from its inputs (so forward keeps only the inputs, not the
+/// intermediate values) and writes the gradient of each input that requires grad at the
+/// group's sizes; autograd's engine sums a broadcast input's gradient to its shape, as for
+/// eager ops.
 
 #include <string>
 #include <vector>
@@ -29,6 +35,10 @@ struct FusedGroup {
   std::vector<int> outputs;      ///< values the group makes that are used after it, in order
   std::vector<int64_t> sizes;    ///< the iteration space: every node's output sizes
   DType dtype = DType::Float32;  ///< of every tensor the group touches
+  /// Whether the group has a backward loop (autograd records it: see the file comment).
+  bool backward = false;
+  /// Per input: whether the backward loop computes its gradient (it required grad).
+  std::vector<bool> input_grads;
 };
 
 /// One step of a lowered graph: a node or a group.
@@ -49,7 +59,11 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode);
 
 /// The C++ source of plan's groups: for group i, `extern "C" void loom_group_<i>(char* const*
 /// p, int threads)` where p holds the outputs' data pointers and then the inputs', in the
-/// group's order, and `threads` is the OpenMP thread count to use. The text depends on the
+/// group's order, and `threads` is the OpenMP thread count to use. A group with `backward`
+/// also gets `extern "C" void loom_group_<i>_backward(char* const* p, int threads)`, where p
+/// holds the input gradients it computes (those with `input_grads`, each at the group's sizes
+/// and laid out as the first output), then the inputs, then the outputs' gradients (each laid
+/// out as its output's meta tensor). The text depends on the
 /// graph's ops, constants, sizes and strides only, so equal graphs give equal files.
 std::string generate_cpp(const Graph& g, const FusionPlan& plan);
 
