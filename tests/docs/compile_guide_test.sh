@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Follows docs/guide/compile.md verbatim (run_guide.sh) against the installed, moved prefix of
 # the fixture (install_prefix.sh; section 1 is that install) and checks what the guide says:
-# the compiled function matches eager, the first run builds its loop and the second loads it
-# from the disk cache, LOOM_LOGS shows the graph and the generated code, and without a compiler
-# one warning is given and the results stay right. The timings are printed, never checked.
+# the compiled function matches eager (values, and gradients in training), the first run
+# builds its loop and the second loads it from the disk cache, LOOM_LOGS shows the graph and the
+# generated code, and without a compiler one warning is given and the results stay right. The timings are printed, never checked.
 # Run by ctest with the source and build folders as arguments.
 set -euo pipefail
 source "$(dirname "$0")/installed_guide.sh"
@@ -12,6 +12,12 @@ follow_installed_guide "$1" "$2" compile.md compile 1
 # The program runs four times: twice in section 3, once in 4 (stdout discarded), once in 5.
 [ "$(grep -c '^max |compiled - eager| = .* (< 1e-5)$' <<<"$out")" = 3 ] ||
   fail "a run did not match eager within 1e-5"
+# Training: the gradient matches eager's; fused (forward and backward) except without a compiler.
+training="$(grep '^max |compiled grad - eager grad| = ' <<<"$out")"
+[ "$(grep -c ' (< 1e-5), fused_groups=[01]$' <<<"$training")" = 3 ] ||
+  fail "a run's compiled gradient did not match eager within 1e-5"
+[ "$(grep -c 'fused_groups=1$' <<<"$training")" = 2 ] ||
+  fail "the training graph did not fuse in section 3"
 grep -Eq '^eager: +[0-9.]+ ms per call$' <<<"$out" || fail "no eager timing"
 grep -Eq '^compiled: +[0-9.]+ ms per call$' <<<"$out" || fail "no compiled timing"
 stats="$(grep '^compiles=' <<<"$out")"

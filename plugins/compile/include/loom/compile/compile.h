@@ -18,8 +18,12 @@
 ///   the disk cache (LOOM_CACHE_DIR); everything else runs its eager kernel. Values equal
 ///   eager's within float rounding (the loops compute float32 exp, erf and tanh with vector
 ///   code of their own, eager's kernels partly with the C library's).
-/// - **Autograd.** A graph with inputs that require grad, captured with grad mode on, runs
-///   node by node through the dispatcher: gradients are eager's, nothing is fused yet.
+/// - **Autograd.** Captured with grad mode on and inputs that require grad, each fused group
+///   also gets a generated backward loop (loom/graph/fusion.h): the group's outputs have one
+///   `CompiledFunctionBackward` node, whose loop recomputes the group's values from its saved
+///   inputs and writes their gradients; other ops record eager's derivatives. Gradients equal
+///   eager's within float rounding. Double backward (create_graph) through a fused group is
+///   refused with an error; `fuse = false` runs such graphs node by node.
 /// - **No compiler**, or one that fails: one warning with the reason (the compiler's first
 ///   lines), and the graph runs node by node: never a wrong answer.
 ///
