@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "code_cache.h"
@@ -274,6 +275,74 @@ CompiledFunction compile(graph::TensorFunction fn, CompileOptions options) {
   }
   state->guarded = std::make_unique<graph::GuardedFunction>(std::move(fn), std::move(guarded));
   return CompiledFunction(std::move(state));
+}
+
+struct CompiledModule::State {
+  CompiledModule::Access access;
+  CompileOptions options;
+  std::mutex mutex;
+  /// Per training mode (0: eval, 1: train): the compiled call, made on first use.
+  std::optional<CompiledFunction> modes[2];
+  /// The parameters' and buffers' identities the graphs were recorded with.
+  std::vector<const TensorImpl*> identities;
+  CompileStats dropped;  ///< counts of graphs dropped after a state change
+};
+
+CompiledModule::CompiledModule(Access access, CompileOptions options)
+    : state_(std::make_shared<State>()) {
+  state_->access = std::move(access);
+  state_->options = std::move(options);
+}
+
+namespace {
+
+void add_stats(CompileStats& to, const CompileStats& s) {
+  to.captures += s.captures;
+  to.replays += s.replays;
+  to.eager += s.eager;
+  to.fused_groups += s.fused_groups;
+  to.compiles += s.compiles;
+  to.cache_hits += s.cache_hits;
+  to.fallbacks += s.fallbacks;
+}
+
+}  // namespace
+
+Tensor CompiledModule::operator()(const Tensor& input) const {
+  State& st = *state_;
+  std::vector<const TensorImpl*> identities;
+  for (const Tensor& t : st.access.state()) identities.push_back(t.impl());
+  const int mode = st.access.training() ? 1 : 0;
+  CompiledFunction f = [&] {
+    std::lock_guard<std::mutex> lock(st.mutex);
+    if (identities != st.identities) {
+      // A parameter or buffer was replaced: the graphs captured the old tensors.
+      for (auto& m : st.modes) {
+        if (m) add_stats(st.dropped, m->stats());
+        m.reset();
+      }
+      st.identities = std::move(identities);
+    }
+    if (!st.modes[mode]) {
+      CompileOptions o = st.options;
+      o.name = str_cat(o.name, mode ? " (train)" : " (eval)");
+      auto call = st.access.call;
+      st.modes[mode] = compile(
+          [call](const std::vector<Tensor>& in) { return std::vector<Tensor>{call(in[0])}; },
+          std::move(o));
+    }
+    return *st.modes[mode];
+  }();
+  return f({input})[0];
+}
+
+CompileStats CompiledModule::stats() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  CompileStats s = state_->dropped;
+  for (const auto& m : state_->modes) {
+    if (m) add_stats(s, m->stats());
+  }
+  return s;
 }
 
 }  // namespace loom

@@ -30,6 +30,7 @@
 /// `LOOM_LOGS=code` prints the generated source, `LOOM_LOGS=graph` the captured graphs,
 /// `LOOM_LOGS=recompiles` each capture after the first with the guard that failed.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,5 +78,54 @@ class CompiledFunction {
 
 /// Compiles fn: nothing runs until the first call.
 CompiledFunction compile(graph::TensorFunction fn, CompileOptions options = {});
+
+/// A module compiled by loom::compile(module): `compiled(x)` is `(*module)(x)` (hooks
+/// included) through compiled graphs. What a module's graph depends on beyond its input is
+/// guarded too, as torch.compile guards a module:
+/// - the training mode: train() and eval() each have their graphs (dropout and batch norm
+///   differ), so switching back and forth recompiles nothing;
+/// - the parameters and buffers themselves: after one is replaced by another tensor
+///   (`to(dtype)`, `to(MemoryFormat)`, a new register_parameter), the graphs are dropped and
+///   the next call records anew. Values changed in place (an optimizer step,
+///   load_state_dict) need nothing: the graphs read the tensors' current values.
+/// Calls may come from several threads.
+class CompiledModule {
+ public:
+  /// How a module is called and inspected (made by loom::compile(module)).
+  struct Access {
+    std::function<Tensor(const Tensor&)> call;   ///< (*module)(x)
+    std::function<bool()> training;              ///< module->is_training()
+    std::function<std::vector<Tensor>()> state;  ///< its parameters, then its buffers
+  };
+  /// Made by loom::compile(module).
+  CompiledModule(Access access, CompileOptions options);
+  /// (*module)(input), by a compiled graph where one's guards hold.
+  Tensor operator()(const Tensor& input) const;
+  /// The counts so far, over both training modes and every recompile.
+  CompileStats stats() const;
+
+  /// Internal state, shared by copies.
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+/// Compiles module (an nn::Module, or anything with operator()(const Tensor&), is_training(),
+/// parameters() and buffers()): nothing runs until the first call. The compiled module holds
+/// the module.
+template <class M>
+CompiledModule compile(std::shared_ptr<M> module, CompileOptions options = {}) {
+  if (options.name == CompileOptions{}.name) options.name = module->name();
+  CompiledModule::Access access;
+  access.call = [module](const Tensor& x) { return (*module)(x); };
+  access.training = [module] { return module->is_training(); };
+  access.state = [module] {
+    std::vector<Tensor> out = module->parameters();
+    for (Tensor& t : module->buffers()) out.push_back(std::move(t));
+    return out;
+  };
+  return CompiledModule(std::move(access), std::move(options));
+}
 
 }  // namespace loom
