@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "loom/core/half.h"
 #include "loom/core/str_cat.h"
+#include "loom/core/value_reads.h"
 
 namespace loom {
 
@@ -291,7 +292,14 @@ void append_suffixes(const std::vector<std::string>& suffixes, int indent, std::
 }
 }  // namespace
 
+namespace {
+thread_local uint64_t t_host_value_reads = 0;
+}  // namespace
+
+uint64_t host_value_reads() { return t_host_value_reads; }
+
 Scalar Tensor::item() const {
+  ++t_host_value_reads;  // loom/core/value_reads.h
   LOOM_CHECK(numel() == 1, "item(): a Tensor with ", numel(),
              " elements cannot be converted to Scalar (tensor ", describe(), ")");
   LOOM_CHECK_T(NotImplementedError, !device().is_meta(),

@@ -8,6 +8,8 @@
 #include "logs.h"
 #include "loom/core/error.h"
 #include "loom/core/registration.h"
+#include "loom/core/str_cat.h"
+#include "loom/core/value_reads.h"
 #include "loom/dispatcher/dispatch_key.h"
 #include "loom/dispatcher/schema.h"
 
@@ -19,6 +21,15 @@ struct Recorder {
   Graph graph;
   absl::flat_hash_map<const TensorImpl*, int> ids;
   std::vector<Tensor> keep;  // every recorded tensor, so that no address is reused meanwhile
+  uint64_t reads_seen = 0;   // host_value_reads() when the last op returned
+  std::string first_read;    // where the function first read a value itself ("": nowhere yet)
+
+  /// Whether the function read a value since the last op returned.
+  bool read_since() const { return host_value_reads() != reads_seen; }
+  /// Notes that it did, where: "before aten::mul.Scalar (op 3 of its trace)".
+  void note_read(const std::string& where) {
+    if (first_read.empty()) first_read = str_cat("with Tensor::item() ", where);
+  }
 
   /// A new value for t (an input, or an op's result), which t now stands for.
   int bind(const Tensor& t) {
@@ -91,7 +102,14 @@ void trace(const OperatorHandle& op, Stack& stack) {
   Node node{op, {}, {}, false};
   node.arguments.reserve(stack.size());
   for (const IValue& v : stack) node.arguments.push_back(r->argument(v));
+  // Values a kernel reads (a fill value, an index bound) are part of the op, which the replay
+  // runs again: only reads by the function itself, between ops, make the trace depend on them.
+  if (r->read_since()) {
+    r->note_read(
+        str_cat("before ", op.name(), " (op ", r->graph.nodes().size() + 1, " of its trace)"));
+  }
   op.call_boxed(stack);
+  r->reads_seen = host_value_reads();
   if (stack.size() == 1 && stack[0].tag() == IValue::Tag::TensorList) {
     node.list_output = true;
     for (const Tensor& t : stack[0].to_tensor_list()) node.outputs.push_back(r->bind(t));
@@ -129,9 +147,19 @@ Graph capture(const TensorFunction& fn, const std::vector<Tensor>& inputs,
   } stop;
   t_recorder = &r;
   std::vector<Tensor> out;
+  r.reads_seen = host_value_reads();
   {
     IncludeDispatchKeyGuard on(DispatchKeySet(DispatchKey::Tracing));
     out = fn(inputs);
+  }
+  // Note [Values read while capturing]: a value the function read between its ops (item())
+  // may have chosen its later ops, or the values it returns, so the trace is not a program to
+  // replay. Reads inside kernels are not counted: replaying the op reads again.
+  if (r.read_since()) r.note_read("after its last op");
+  if (!r.first_read.empty()) {
+    r.graph.set_value_dependence(
+        str_cat("it read a tensor value ", r.first_read,
+                ": its ops may depend on that value, not only on its inputs' metadata"));
   }
   std::vector<int> outputs;
   for (const Tensor& t : out) outputs.push_back(t.defined() ? r.value_of(t) : -1);

@@ -157,6 +157,13 @@ class FusedGraph final : public graph::Executable {
         continue;
       }
       const graph::FusedGroup& group = plan_.groups[step.group];
+      if (!layouts_hold(group, env)) {
+        // An op before the group made a value of other sizes than at capture (its output size
+        // counts values: masked_select, nonzero, unique): the loop's constants do not fit, so
+        // the group's ops run eagerly.
+        for (int n : group.nodes) graph::Graph::call_node(graph_.nodes()[n], env);
+        continue;
+      }
       pointers.clear();
       for (int id : group.outputs) {
         const graph::Value& v = graph_.values()[id];
@@ -183,6 +190,19 @@ class FusedGraph final : public graph::Executable {
       node->add_input_metadata(out);
       autograd::set_history(out, node, k);
     }
+  }
+
+  /// Whether group's inputs in env have the sizes, strides and dtypes its loop was built for.
+  bool layouts_hold(const graph::FusedGroup& group, const std::vector<Tensor>& env) const {
+    for (int id : group.inputs) {
+      const Tensor& t = env[id];
+      const Tensor& m = graph_.values()[id].meta;
+      if (t.sizes() != m.sizes() || t.strides() != m.strides() || t.dtype() != m.dtype() ||
+          !t.device().is_cpu()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /// For each output of group, which of its inputs it depends on.

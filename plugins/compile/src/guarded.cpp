@@ -37,7 +37,9 @@ std::vector<Tensor> GuardedFunction::operator()(const std::vector<Tensor>& input
         why = str_cat("graph ", i, ": ", failure);
       }
     }
-    if (match) {
+    if (match && !match->graph.value_dependence().empty()) {
+      ++stats_.eager;
+    } else if (match) {
       ++stats_.replays;
     } else if (static_cast<int>(entries_.size()) >= options_.recompile_limit) {
       eager = true;
@@ -52,6 +54,7 @@ std::vector<Tensor> GuardedFunction::operator()(const std::vector<Tensor>& input
       }
     }
   }
+  if (match && !match->graph.value_dependence().empty()) return fn_(inputs);
   if (match) return match->lowered ? match->lowered->run(inputs) : match->graph.run(inputs);
   if (eager) return fn_(inputs);
   if (!why.empty() && detail::logs_topic("recompiles")) {
@@ -60,11 +63,22 @@ std::vector<Tensor> GuardedFunction::operator()(const std::vector<Tensor>& input
   }
   std::vector<Tensor> out;
   Graph g = capture(fn_, inputs, &out);
-  std::shared_ptr<const Executable> lowered = options_.lower ? options_.lower(g) : nullptr;
+  // Note [Values read while capturing] (capture.cpp): such a graph is kept, so that calls
+  // with these inputs find it, but they run the function itself.
+  const bool replayable = g.value_dependence().empty();
+  std::shared_ptr<const Executable> lowered =
+      options_.lower && replayable ? options_.lower(g) : nullptr;
+  const std::string reason = g.value_dependence();
   auto entry = std::make_shared<const Entry>(Entry{std::move(g), grad, std::move(lowered)});
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.captures;
   entries_.push_back(std::move(entry));
+  if (!replayable && !warned_values_) {
+    warned_values_ = true;
+    warn(str_cat("loom::graph: ", options_.name, ": ", reason,
+                 ". Calls with these inputs run it eagerly (a graph break); pass such values as "
+                 "tensor inputs, or keep the read outside the compiled function"));
+  }
   return out;
 }
 

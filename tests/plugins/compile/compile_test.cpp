@@ -459,5 +459,68 @@ TEST_F(CompileTest, FusedBackwardKeepsAutogradsChecks) {
   }
 }
 
+TEST_F(CompileTest, AFunctionThatReadsAValueRunsEagerlyWithOneWarning) {
+  // The branch depends on a value: replaying the first call's ops would be wrong for the
+  // second input, whose sum has the other sign.
+  std::vector<std::string> warnings;
+  set_warning_handler([&](const std::string& m) { warnings.push_back(m); });
+  auto fn = [](const std::vector<Tensor>& in) {
+    const Tensor& x = in[0];
+    if (sum(x).item<double>() > 0) return std::vector<Tensor>{mul(exp(x), 2.0)};
+    return std::vector<Tensor>{neg(x)};
+  };
+  auto f = compile(fn, {.name = "branchy"});
+  const Tensor pos = add(abs(random({4, 3}, 1)), 0.5), negative = neg(pos);
+  expect_same(f({pos})[0], fn({pos})[0]);
+  expect_same(f({negative})[0], fn({negative})[0]);
+  expect_same(f({pos})[0], fn({pos})[0]);
+  const CompileStats s = f.stats();
+  EXPECT_EQ(s.captures, 1);
+  EXPECT_EQ(s.replays, 0);
+  EXPECT_EQ(s.eager, 2);
+  EXPECT_EQ(s.compiles, 0) << "a graph that is never replayed is not built";
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_TRUE(contains(warnings[0],
+                       "branchy: it read a tensor value with Tensor::item() "
+                       "before aten::exp (op 2 of its trace)"))
+      << warnings[0];
+  EXPECT_TRUE(contains(warnings[0], "run it eagerly")) << warnings[0];
+}
+
+TEST_F(CompileTest, ValuesReadInsideOpsDoNotStopReplay) {
+  // fill_ with a one-element tensor value reads it inside its kernel: the replay runs the op
+  // again and reads the new value, so the graph replays.
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor t = mul(in[0], 1.0);
+    fill_(t, in[1]);
+    return std::vector<Tensor>{add(t, in[0])};
+  };
+  auto f = compile(fn);
+  const Tensor x = random({3}, 1);
+  f({x, make_tensor({2.0}, {})});
+  expect_same(f({x, make_tensor({5.0}, {})})[0], fn({x, make_tensor({5.0}, {})})[0]);
+  EXPECT_EQ(f.stats().replays, 1);
+}
+
+TEST_F(CompileTest, AGroupAfterAValueCountingOpChecksItsSizes) {
+  // masked_select's size is a count of values; the fused group after it was built for the
+  // captured count. Another count must not run that loop (it would read and write past the
+  // tensors): the group's ops run eagerly.
+  auto fn = [](const std::vector<Tensor>& in) {
+    const Tensor picked = masked_select(in[0], gt(in[0], 0.0));
+    return std::vector<Tensor>{tanh(add(mul(picked, 2.0), 1.0))};
+  };
+  auto f = compile(fn);
+  const Tensor few = make_tensor({1, -1, -2, -3, 4, -5}, {6});
+  const Tensor many = make_tensor({1, 2, 3, -3, 4, 5}, {6});
+  expect_same(f({few})[0], fn({few})[0]);
+  for (int i = 0; i < 2; ++i) {
+    expect_same(f({many})[0], fn({many})[0]);
+    expect_same(f({few})[0], fn({few})[0]);
+  }
+  EXPECT_EQ(f.stats().fused_groups, 1);
+  EXPECT_EQ(f.stats().replays, 4);
+}
+
 }  // namespace
 }  // namespace loom

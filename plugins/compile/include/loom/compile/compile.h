@@ -8,11 +8,13 @@
 ///   function under capture (loom/graph/guarded.h); later calls whose inputs match that
 ///   capture's guards (sizes, strides, dtype, device, requires_grad of each input, and the
 ///   grad mode) run the compiled graph instead of the function. So the function's ops must
-///   depend on those guards only: no branch on a value it reads (`item()`), a member counter,
-///   a global flag or the clock, and no scalar that changes between calls (`lr` from a
-///   scheduler): such a function gives the first call's ops again. The built-in nn layers
-///   and models of them qualify. (Running an arbitrary function checked against its graph
-///   is a later stage of the design.)
+///   depend on those guards only: no branch on a member counter, a global flag, the clock or
+///   data read through `data_ptr()`, and no scalar that changes between calls (`lr` from a
+///   scheduler): such a function gives the first call's ops again. A value read with
+///   `item()` while the function is recorded is seen: calls with those inputs then run the
+///   function eagerly (one warning says where it read). The built-in nn layers and models of
+///   them qualify. (Running an arbitrary function checked against its graph is a later
+///   stage of the design.)
 /// - **Fusion.** Chains of pointwise ops over one shape (loom/graph/fusion.h lists them)
 ///   become one loop each, in C++ built by the system compiler once per machine and kept in
 ///   the disk cache (LOOM_CACHE_DIR); everything else runs its eager kernel. Values equal

@@ -8,11 +8,13 @@
 /// from inside (a composite's parts, autograd's formulas) run below Tracing and are not
 /// recorded: the graph holds the ops the function asked for. Other threads are not traced.
 ///
-/// This is the first stage: a trace of one call. Reading a value (Tensor::item(), data_ptr())
-/// is invisible to the tracer, so a function whose ops depend on values it read (control flow
-/// on .item()) gives a graph valid only for those values; Graph::run checks each input's
-/// metadata, not values. The checked replay of the design (the function runs every call and
-/// the tracer matches its ops) removes that limit in a later stage.
+/// This is the first stage: a trace of one call. A value the function reads with
+/// Tensor::item() between its ops is seen (loom/core/value_reads.h): the graph's
+/// value_dependence() says where, and GuardedFunction does not replay it. Reading data
+/// through data_ptr() is not seen, so a function whose ops depend on such reads gives a graph
+/// valid only for those values; Graph::run checks each input's metadata, not values. The
+/// checked replay of the design (the function runs every call and the tracer matches its
+/// ops) removes that limit in a later stage.
 
 #include <functional>
 #include <vector>

@@ -68,6 +68,11 @@ class Graph {
   const std::vector<Node>& nodes() const { return nodes_; }
   /// The values the function returned, in order.
   const std::vector<int>& outputs() const { return outputs_; }
+  /// Why the trace may depend on tensor values, not only metadata ("" when it does not): the
+  /// function read a value into the host (Tensor::item()) between its ops, so its later ops
+  /// may have been chosen by that value. Such a graph is a record of one call, not a program
+  /// to replay: GuardedFunction and loom::compile run the function eagerly instead.
+  const std::string& value_dependence() const { return value_dependence_; }
 
   /// The graph as text, one line per node:
   /// `%2 : f32[3, 4] = aten::add.Tensor(%0, %1, 1)`; inputs and captured tensors first,
@@ -107,6 +112,7 @@ class Graph {
   void add_captured(int v, Tensor t) { captured_.emplace_back(v, std::move(t)); }
   void add_node(Node n) { nodes_.push_back(std::move(n)); }
   void set_outputs(std::vector<int> outputs) { outputs_ = std::move(outputs); }
+  void set_value_dependence(std::string why) { value_dependence_ = std::move(why); }
   /// @endcond
 
  private:
@@ -115,6 +121,7 @@ class Graph {
   std::vector<std::pair<int, Tensor>> captured_;
   std::vector<Node> nodes_;
   std::vector<int> outputs_;
+  std::string value_dependence_;
 
   // Runs the nodes on env (a tensor per value, inputs and captured ones set).
   std::vector<Tensor> execute(std::vector<Tensor> env) const;

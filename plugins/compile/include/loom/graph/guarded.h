@@ -5,9 +5,11 @@
 /// inputs match a captured graph's guards replay that graph without running the function.
 ///
 /// Opt-in, because it is sound only for a function whose ops depend on nothing but its
-/// inputs' metadata and the grad mode: no branch on a value it read (`item()`), on a member
-/// counter, a global flag or the clock. The built-in nn layers are such functions; an
-/// arbitrary C++ function is not, and needs the checked replay of a later stage. Guards: each
+/// inputs' metadata and the grad mode: no branch on a member counter, a global flag or the
+/// clock. A function that reads a value with `Tensor::item()` while captured is detected
+/// (Graph::value_dependence): its calls with those inputs run it eagerly, with one warning.
+/// Reading data through `data_ptr()` is not seen. The built-in nn layers qualify; an
+/// arbitrary C++ function needs the checked replay of a later stage. Guards: each
 /// input's sizes, strides, dtype, device and requires_grad (Graph::guard_failure), and the
 /// grad mode. Not yet a guard: the chosen providers (the dispatcher's registry generation).
 ///
@@ -49,7 +51,8 @@ struct GuardedOptions {
 struct GuardedStats {
   int captures = 0;  ///< calls that ran the function under capture (one graph each)
   int replays = 0;   ///< calls that replayed a graph without running the function
-  int eager = 0;     ///< calls past the recompile limit that ran the function eagerly
+  int eager = 0;     ///< calls that ran the function eagerly: past the recompile limit, or
+                     ///< matching a graph that read values (Graph::value_dependence)
 };
 
 /// A function replayed from its captured graphs while their guards hold (see the file comment
@@ -80,6 +83,7 @@ class GuardedFunction {
   std::vector<std::shared_ptr<const Entry>> entries_;  // shared: a replay runs unlocked
   GuardedStats stats_;
   bool warned_ = false;
+  bool warned_values_ = false;  // the warning about a trace that read values, once
 };
 
 }  // namespace loom::graph
