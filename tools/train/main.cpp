@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "checkpoint.h"
+#include "loom/compile/compile.h"
 #include "loom/core/device_hooks.h"
 #include "loom/data/dataloader.h"
 #include "loom/data/datasets.h"
@@ -345,14 +346,18 @@ struct Evaluation {
   ConfusionMatrix confusion{10};
 };
 
-Evaluation evaluate(nn::Module& model, data::DataLoader& loader, Device device) {
+/// The model's call: (*model)(x), or its compiled form with --compile.
+using Forward = std::function<Tensor(const Tensor&)>;
+
+Evaluation evaluate(nn::Module& model, const Forward& forward, data::DataLoader& loader,
+                    Device device) {
   autograd::NoGradGuard no_grad;
   model.eval();
   Evaluation e;
   double loss_sum = 0;
   int64_t seen = 0;
   for (data::Batch& b : loader) {
-    const Tensor logits = model(to_device(b[0], device));
+    const Tensor logits = forward(to_device(b[0], device));
     const int64_t n = b[0].size(0);
     loss_sum += to_cpu(cross_entropy(logits, to_device(b[1], device))).item<double>() *
                 static_cast<double>(n);
@@ -595,6 +600,24 @@ int run(Options o, const OptionSources& given) {
              std::to_string(pos.step_in_epoch) + " of " + std::to_string(steps_per_epoch));
     for (const std::string& change : resume_changes) log.line(change);
   }
+  // --compile: the model's calls go through loom::compile, which keeps graphs per training
+  // mode and batch shape (the last, smaller batch of an epoch is another graph).
+  std::optional<CompiledModule> compiled;
+  if (o.compile) compiled = loom::compile(model, {.name = "loom train " + o.model});
+  const Forward forward = [&](const Tensor& x) { return compiled ? (*compiled)(x) : (*model)(x); };
+  // --compile's counts: logged when the run ends (or stops), and in report.json.
+  auto compile_report = [&]() -> json {
+    if (!compiled) return nullptr;
+    const CompileStats c = compiled->stats();
+    log.line("loom::compile: " + std::to_string(c.captures) + " graphs recorded, " +
+             std::to_string(c.replays) + " calls replayed, " + std::to_string(c.fused_groups) +
+             " fused groups (" + std::to_string(c.compiles) + " built, " +
+             std::to_string(c.cache_hits) + " from the cache, " + std::to_string(c.fallbacks) +
+             " left unfused), " + std::to_string(c.eager) + " calls eager");
+    return {{"captures", c.captures},   {"replays", c.replays},       {"eager", c.eager},
+            {"fused_groups", c.fused_groups}, {"compiles", c.compiles},
+            {"cache_hits", c.cache_hits},     {"fallbacks", c.fallbacks}};
+  };
   log.line("loom train: model " + o.model + ", " + std::to_string(model->parameters().size()) +
            " parameter tensors, " + std::to_string(train_set->size()) + " training samples" +
            (n_val ? ", " + std::to_string(n_val) + " for validation" : std::string()) + ", " +
@@ -684,7 +707,7 @@ int run(Options o, const OptionSources& given) {
     for (data::Batch& b : train_loader) {
       if (++step <= pos.step_in_epoch) continue;  // resumed: already taken
       const Tensor images = to_device(b[0], device), labels = to_device(b[1], device);
-      const Tensor logits = (*model)(images);
+      const Tensor logits = forward(images);
       const Tensor loss = cross_entropy(logits, labels);
       opt->zero_grad();
       loss.backward();
@@ -729,7 +752,8 @@ int run(Options o, const OptionSources& given) {
         if (tb) tb->flush();
         const json partial = {{"stopped_after_steps", pos.global_step},
                               {"first_step_seconds", first_step_seconds},
-                              {"peak_rss_mib", peak_rss_mib()}};
+                              {"peak_rss_mib", peak_rss_mib()},
+                              {"compile", compile_report()}};
         write_file_atomically((fs::path(o.out) / "report.json").string(), partial.dump(2) + "\n");
         log.line("stopped after " + std::to_string(pos.global_step) + " steps; checkpoint " +
                  o.checkpoint + " (continue with --resume " + o.checkpoint + ")");
@@ -752,11 +776,11 @@ int run(Options o, const OptionSources& given) {
     row.seconds = epoch_seconds;
     row.samples_per_second = epoch_seconds > 0 ? static_cast<double>(pos.seen) / epoch_seconds : 0;
     if (n_val > 0) {
-      const Evaluation v = evaluate(*model, val_loader, device);
+      const Evaluation v = evaluate(*model, forward, val_loader, device);
       row.val_loss = v.loss;
       row.val_accuracy = v.confusion.accuracy();
     }
-    last_test = evaluate(*model, test_loader, device);
+    last_test = evaluate(*model, forward, test_loader, device);
     row.test_loss = last_test.loss;
     row.test_accuracy = last_test.confusion.accuracy();
     pos.rows.push_back(row);
@@ -835,6 +859,7 @@ int run(Options o, const OptionSources& given) {
                        {"epoch_seconds", epoch_seconds},
                        {"first_step_seconds", first_step_seconds},
                        {"peak_rss_mib", peak_rss_mib()},
+                       {"compile", compile_report()},
                        {"per_class", classes},
                        {"confusion_matrix", confusion}};
   write_file_atomically((fs::path(o.out) / "report.json").string(), report.dump(2) + "\n");

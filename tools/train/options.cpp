@@ -134,6 +134,10 @@ const std::map<std::string, Setter>& setters() {
       {"profile", integer(&Options::profile, 0)},
       {"progress", choice(&Options::progress, {"auto", "bar", "lines", "none"})},
       {"tensorboard", text(&Options::tensorboard)},
+      {"compile",
+       [](Options& o, const std::string& v, const std::string& l) {
+         o.compile = one_of(l, v, {"true", "false"}) == "true";
+       }},
   };
   return s;
 }
@@ -181,6 +185,8 @@ void apply_options_json(Options& o, const json& j, const std::string& source) {
     std::string text;
     if (value.is_string()) {
       text = value.get<std::string>();
+    } else if (value.is_boolean()) {
+      text = value.get<bool>() ? "true" : "false";
     } else if (value.is_number_unsigned()) {
       text = std::to_string(value.get<uint64_t>());  // past INT64_MAX: refused, not wrapped
     } else if (value.is_number_integer()) {
@@ -191,8 +197,8 @@ void apply_options_json(Options& o, const json& j, const std::string& source) {
       os << value.get<double>();
       text = os.str();
     } else {
-      throw OptionError{source + ": " + quoted(key) + " must be a string or a number, got " +
-                        value.dump()};
+      throw OptionError{source + ": " + quoted(key) +
+                        " must be a string, a number or a boolean, got " + value.dump()};
     }
     try {
       it->second(o, text, key);
@@ -241,6 +247,8 @@ Options parse_options(const std::vector<std::string>& argv, bool& help, OptionSo
       name = name.substr(0, eq);
     } else if (name == "profile" && (i + 1 >= argv.size() || argv[i + 1].rfind("--", 0) == 0)) {
       value = std::to_string(kDefaultProfileSteps);  // a bare --profile
+    } else if (name == "compile" && (i + 1 >= argv.size() || argv[i + 1].rfind("--", 0) == 0)) {
+      value = "true";  // a bare --compile
     } else {
       if (i + 1 >= argv.size()) throw OptionError{"--" + name + " expects a value"};
       value = argv[++i];
@@ -287,7 +295,8 @@ std::string options_json(const Options& o) {
             {"stop_after_steps", o.stop_after_steps},
             {"profile", o.profile},
             {"progress", o.progress},
-            {"tensorboard", o.tensorboard}};
+            {"tensorboard", o.tensorboard},
+            {"compile", o.compile}};
   return j.dump(2);
 }
 
@@ -334,6 +343,9 @@ flags on the command line override it):
                             train/lr, train/samples_per_sec; per epoch epoch/train_loss,
                             epoch/test_accuracy, ... (at the epoch's last step); the options and
                             final test metrics in the HParams tab (tensorboard --logdir DIR)
+  --compile[=true|false]    run the model through loom::compile: its pointwise chains become
+                            generated loops, forward and backward (docs/guide/compile.md);
+                            the first steps of each batch shape record and build them
 
 resuming (--resume PATH): the run continues as saved, so
   --model --batch-size --lr --optimizer --momentum --weight-decay --scheduler --seed
@@ -344,7 +356,7 @@ resuming (--resume PATH): the run continues as saved, so
                             instead (said in the log), except with --scheduler cosine or
                             onecycle, whose schedule spans the saved epochs
   --device --provider --memory-format --workers --data --out --checkpoint --progress
-  --stop-after-steps --tensorboard --profile
+  --stop-after-steps --tensorboard --profile --compile
                             apply to this process as given (defaults when not given; --out:
                             the checkpoint's folder), so a run saved on a GPU resumes on a CPU
 )";

@@ -50,6 +50,9 @@ struct Options {
   int64_t stop_after_steps = 0;   ///< end the run after this many steps (tests of resuming)
   int64_t profile = 0;            ///< profile this many steps (after 2) into trace.json; 0: off
   std::string progress = "auto";  ///< auto | bar | lines | none
+  /// Run the model through loom::compile (fused pointwise loops, forward and backward); per
+  /// process, like the device: a resume may turn it on or off.
+  bool compile = false;
   /// TensorBoard log folder ("": none): per-step and per-epoch scalars, the run's hparams.
   /// Not part of what defines a run: a resume logs where its own command line says.
   std::string tensorboard;
