@@ -11,6 +11,10 @@
 //   backward with a dense output gradient (gradients reset to none each step). Compiled, the
 //   forward is one loop and the backward one generated loop plus the sums over rows for w and
 //   b; eager runs four ops and their four derivatives. Against eager Loom and eager libtorch.
+// - compile.softmax.4096x1024 and compile.layer_norm.4096x1024: softmax and layer norm over
+//   the last dim written out of reductions and pointwise ops, as users write them (and as
+//   RMS norm is always written), no grad: one row loop compiled, five or more passes eagerly.
+//   Against the same ops in eager Loom and eager libtorch.
 
 #include <functional>
 
@@ -21,6 +25,7 @@
 #include "loom/graph/guarded.h"
 #include "loom/ops/creation.h"
 #include "loom/ops/pointwise.h"
+#include "loom/ops/reduction.h"
 
 namespace loom::bench {
 namespace {
@@ -77,6 +82,57 @@ LOOM_BENCH_PEER(raw, "compile.pointwise.4M") {
     do_not_optimize(pointwise_chain(in)[0]);
   });
 }
+
+std::vector<Tensor> softmax_written(const std::vector<Tensor>& in) {
+  const Tensor e = exp(sub(in[0], amax(in[0], {-1}, true)));
+  return {div(e, sum(e, {-1}, true))};
+}
+
+std::vector<Tensor> layer_norm_written(const std::vector<Tensor>& in) {
+  const Tensor centered = sub(in[0], mean(in[0], {-1}, true));
+  const Tensor var = mean(mul(centered, centered), {-1}, true);
+  return {add(mul(mul(centered, rsqrt(add(var, 1e-5))), in[1]), in[2])};
+}
+
+std::vector<Tensor> row_inputs() {
+  PluginLoader::instance().load("ops_core");
+  return {randn({4096, 1024}), rand({1024}), rand({1024})};
+}
+
+/// The compiled side of a no-grad row benchmark: nothing when nothing fused (no compiler).
+Side compiled_rows(std::vector<Tensor> (*fn)(const std::vector<Tensor>&), const char* name) {
+  const std::vector<Tensor> in = row_inputs();
+  autograd::NoGradGuard no_grad;
+  auto f = std::make_shared<CompiledFunction>(compile(fn, {.name = name}));
+  (*f)(in);
+  if (f->stats().fused_groups != 1) return Side();
+  return ms_per_call([f, in] {
+    autograd::NoGradGuard off;
+    do_not_optimize((*f)(in)[0]);
+  });
+}
+
+Side eager_rows(std::vector<Tensor> (*fn)(const std::vector<Tensor>&)) {
+  const std::vector<Tensor> in = row_inputs();
+  return ms_per_call([fn, in] {
+    autograd::NoGradGuard off;
+    do_not_optimize(fn(in)[0]);
+  });
+}
+
+LOOM_BENCH("compile.softmax.4096x1024", unit::ms, .rounds = 9, .raw_label = "eager",
+           .max_ratio = 1.0, .max_ratio_raw = 0.67) {
+  return compiled_rows(&softmax_written, "softmax");
+}
+
+LOOM_BENCH_PEER(raw, "compile.softmax.4096x1024") { return eager_rows(&softmax_written); }
+
+LOOM_BENCH("compile.layer_norm.4096x1024", unit::ms, .rounds = 9, .raw_label = "eager",
+           .max_ratio = 1.0, .max_ratio_raw = 0.67) {
+  return compiled_rows(&layer_norm_written, "layer_norm");
+}
+
+LOOM_BENCH_PEER(raw, "compile.layer_norm.4096x1024") { return eager_rows(&layer_norm_written); }
 
 /// The training step of the chain: forward, backward with gout, gradients reset.
 void train_step(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,

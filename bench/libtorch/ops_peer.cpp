@@ -49,6 +49,28 @@ LOOM_BENCH_LIBTORCH_PEER("compile.pointwise_train.4M") {
   return [side]() { return side()[0] / 1e6; };
 }
 
+// compile.softmax.4096x1024 and compile.layer_norm.4096x1024: the same ops written out, eagerly.
+LOOM_BENCH_LIBTORCH_PEER("compile.softmax.4096x1024") {
+  inference_mode();
+  const at::Tensor x = at::randn({4096, 1024});
+  auto side = ns_per_call([=] {
+    const at::Tensor e = at::exp(x - at::amax(x, {-1}, true));
+    do_not_optimize(e / at::sum(e, {-1}, true));
+  });
+  return [side]() { return side()[0] / 1e6; };
+}
+
+LOOM_BENCH_LIBTORCH_PEER("compile.layer_norm.4096x1024") {
+  inference_mode();
+  const at::Tensor x = at::randn({4096, 1024}), w = at::rand({1024}), b = at::rand({1024});
+  auto side = ns_per_call([=] {
+    const at::Tensor centered = x - at::mean(x, {-1}, true);
+    const at::Tensor var = at::mean(centered * centered, {-1}, true);
+    do_not_optimize(centered * at::rsqrt(var + 1e-5) * w + b);
+  });
+  return [side]() { return side()[0] / 1e6; };
+}
+
 LOOM_BENCH_LIBTORCH_PEER("add.1elem") {
   inference_mode();
   const at::Tensor a = at::full({1}, 1.5), b = at::full({1}, 2.5);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string_view>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
@@ -134,6 +135,7 @@ int tensor_arity(std::string_view op) {
                                                                "aten::pow.Tensor_Scalar"};
   if (kBinary.contains(op)) return 2;
   if (kUnary.contains(op)) return 1;
+  if (op == "aten::sum.dim_IntList" || op == "aten::mean.dim" || op == "aten::amax") return 1;
   return 0;
 }
 
@@ -350,6 +352,56 @@ bool fusible(const Graph& g, const Node& n) {
   return formula(n, names, t).has_value();
 }
 
+/// What a row reduction computes.
+enum class Reduce { Sum, Mean, Amax };
+
+/// Node n as a reduction a group can hold: sum, mean or amax over the last dim only (dtype
+/// argument None), of a float32 or float64 CPU tensor whose rows have 2 elements at least
+/// and which has no empty dim (an empty amax is eager's error; an empty mean its NaN).
+std::optional<Reduce> row_reduction(const Graph& g, const Node& n) {
+  const std::string_view op = n.op.name();
+  std::optional<Reduce> kind;
+  if (op == "aten::sum.dim_IntList") kind = Reduce::Sum;
+  if (op == "aten::mean.dim") kind = Reduce::Mean;
+  if (op == "aten::amax") kind = Reduce::Amax;
+  if (!kind || n.list_output || n.outputs.size() != 1 || n.outputs[0] < 0) return std::nullopt;
+  const size_t want_args = *kind == Reduce::Amax ? 3 : 4;
+  if (n.arguments.size() != want_args || n.arguments[0].kind != NodeArgument::Kind::Value ||
+      n.arguments[0].value < 0) {
+    return std::nullopt;
+  }
+  for (size_t i = 1; i < want_args; ++i) {
+    if (n.arguments[i].kind != NodeArgument::Kind::Constant) return std::nullopt;
+  }
+  const IValue& dims = n.arguments[1].constant;
+  if (dims.tag() != IValue::Tag::IntList || n.arguments[2].constant.tag() != IValue::Tag::Bool) {
+    return std::nullopt;
+  }
+  if (want_args == 4 && !n.arguments[3].constant.is_none()) return std::nullopt;
+  const Value& in = g.values()[n.arguments[0].value];
+  const Value& out = g.values()[n.outputs[0]];
+  const int64_t rank = in.meta.dim();
+  const DType t = in.meta.dtype();
+  if (rank < 1 || dims.to_int_list().size() != 1 || (t != DType::Float32 && t != DType::Float64) ||
+      out.meta.dtype() != t || !in.device.is_cpu()) {
+    return std::nullopt;
+  }
+  const int64_t d = dims.to_int_list()[0];
+  if (d != rank - 1 && d != -1) return std::nullopt;
+  if (in.meta.size(rank - 1) < 2) return std::nullopt;
+  for (int64_t s : in.meta.sizes()) {
+    if (s == 0) return std::nullopt;
+  }
+  return kind;
+}
+
+/// The sizes of a row value of a reduction over the last dim of sizes, with keepdim.
+std::vector<int64_t> row_sizes(IntArrayRef sizes) {
+  std::vector<int64_t> out(sizes.begin(), sizes.end());
+  out.back() = 1;
+  return out;
+}
+
 }  // namespace
 
 FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
@@ -370,27 +422,37 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
     if (id >= 0) last_use[id] = static_cast<int>(nodes.size());
   }
 
-  std::vector<int> run;  // the pointwise nodes gathered so far
+  // The run gathered so far: nodes over one shape S (sizes of its first full-size value), and,
+  // with reductions over S's last dim, the row values they make (S with the last size 1, or
+  // without the last dim) and the pointwise nodes over those (Note [Row groups]).
+  std::vector<int> run;
+  std::vector<int64_t> shape;
+  DType dtype = DType::Float32;
+  bool reduces = false, recorded = false;  // it holds a reduction; a value autograd records
+  absl::flat_hash_set<int> rows;           // the run's row values
   auto flush = [&] {
     if (run.size() < 2) {
       for (int i : run) plan.steps.push_back({i, -1});
       run.clear();
+      rows.clear();
+      reduces = recorded = false;
       return;
     }
     FusedGroup group;
     group.nodes = run;
-    const Value& first = g.values()[nodes[run[0]].outputs[0]];
-    group.sizes.assign(first.meta.sizes().begin(), first.meta.sizes().end());
-    group.dtype = first.meta.dtype();
-    absl::flat_hash_set<int> made, seen;
+    group.sizes = shape;
+    group.dtype = dtype;
+    group.reduces = reduces;
+    absl::flat_hash_set<int> inside, seen;
     for (int i : run) {
       for (int id : tensor_operands(nodes[i])) {
-        if (!made.contains(id) && seen.insert(id).second) group.inputs.push_back(id);
+        if (!inside.contains(id) && seen.insert(id).second) group.inputs.push_back(id);
       }
-      made.insert(nodes[i].outputs[0]);
+      inside.insert(nodes[i].outputs[0]);
     }
     // Autograd records the group's ops where one of its inputs requires grad: its backward
-    // loop computes those inputs' gradients.
+    // loop computes those inputs' gradients (a group with reductions never records: see the
+    // loop below).
     for (int id : group.inputs) {
       const bool wants = grad_mode && g.values()[id].requires_grad;
       group.input_grads.push_back(wants);
@@ -405,20 +467,57 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
       plan.groups.push_back(std::move(group));
     }
     run.clear();
+    rows.clear();
+    reduces = recorded = false;
+  };
+  auto sizes_of = [&](int id) { return g.values()[id].meta.sizes(); };
+  // Whether node n (pointwise or a row reduction) can join the run as it stands.
+  auto joins = [&](const Node& n, bool is_reduction) {
+    const int out = n.outputs[0];
+    if (g.values()[out].meta.dtype() != dtype) return false;
+    if (is_reduction) {
+      const int in = tensor_operands(n)[0];
+      return sizes_of(in) == IntArrayRef(shape) && !rows.contains(in);
+    }
+    const std::vector<int> ops = tensor_operands(n);
+    if (sizes_of(out) == IntArrayRef(shape)) {
+      // Full size: a row value broadcasts along the last dim only in its keepdim form.
+      return std::all_of(ops.begin(), ops.end(), [&](int id) {
+        return !rows.contains(id) || sizes_of(id) == IntArrayRef(row_sizes(shape));
+      });
+    }
+    // A row value made from row values only (constants aside).
+    return reduces && sizes_of(out) == IntArrayRef(row_sizes(shape)) &&
+           std::all_of(ops.begin(), ops.end(), [&](int id) {
+             return rows.contains(id) && sizes_of(id) == IntArrayRef(row_sizes(shape));
+           });
   };
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
-    if (!fusible(g, n)) {
+    // A value autograd records ends a run with reductions (they have no backward loop yet).
+    const bool records = grad_mode && n.outputs.size() == 1 && n.outputs[0] >= 0 &&
+                         g.values()[n.outputs[0]].requires_grad;
+    const bool is_reduction = !records && row_reduction(g, n).has_value();
+    if (!is_reduction && !fusible(g, n)) {
       flush();
       plan.steps.push_back({static_cast<int>(i), -1});
       continue;
     }
-    if (!run.empty()) {
-      const Value& head = g.values()[nodes[run[0]].outputs[0]];
-      const Value& out = g.values()[n.outputs[0]];
-      if (head.meta.sizes() != out.meta.sizes() || head.meta.dtype() != out.meta.dtype()) flush();
+    if (!run.empty() &&
+        (!joins(n, is_reduction) || (records && reduces) || (is_reduction && recorded))) {
+      flush();
+    }
+    if (run.empty()) {
+      const int full = is_reduction ? tensor_operands(n)[0] : n.outputs[0];
+      shape.assign(sizes_of(full).begin(), sizes_of(full).end());
+      dtype = g.values()[n.outputs[0]].meta.dtype();
     }
     run.push_back(static_cast<int>(i));
+    const bool row_value =
+        is_reduction || (reduces && sizes_of(n.outputs[0]) != IntArrayRef(shape));
+    if (row_value) rows.insert(n.outputs[0]);
+    reduces = reduces || is_reduction;
+    recorded = recorded || records;
   }
   flush();
   return plan;
@@ -662,6 +761,214 @@ void emit_group(const Graph& g, const FusedGroup& group, int index, std::string&
       out);
 }
 
+// Note [Row groups]: a group with reductions over the last dim of its shape S (sum, mean,
+// amax; softmax, layer_norm and RMS norm written out of them) runs one row at a time: a row's
+// elements are read in one or more passes over j, each pass computing the full-size values it
+// needs from the inputs (recomputing rather than storing them: a row of a few thousand
+// elements stays in the L1/L2 cache) and accumulating the reductions whose inputs are ready;
+// between passes, the row values (reductions and pointwise ops on them) are registers. A value
+// is computed in the first pass that has what it reads; a full-size output is stored there.
+void emit_row_group(const Graph& g, const FusedGroup& group, int index, std::string& out) {
+  const char* T = group.dtype == DType::Float64 ? "double" : "float";
+  const std::vector<int64_t>& S = group.sizes;
+  const int64_t rank = static_cast<int64_t>(S.size()), N = S.back();
+  const size_t no = group.outputs.size(), ni = group.inputs.size();
+  std::vector<int> operands = group.outputs;
+  operands.insert(operands.end(), group.inputs.begin(), group.inputs.end());
+  const std::string name = str_cat("loom_group_", index);
+  const auto& nodes = g.nodes();
+
+  // Levels: a full value's pass (req), a row value's readiness (after pass ready - 1).
+  absl::flat_hash_map<int, int> req, ready;
+  absl::flat_hash_map<int, Reduce> reduction;  // node output -> what it reduces
+  absl::flat_hash_set<int> row_values;
+  for (int id : group.inputs) req[id] = 0;
+  auto level = [&](int id) { return row_values.contains(id) ? ready[id] : req[id]; };
+  int passes = 1;
+  for (int i : group.nodes) {
+    const Node& n = nodes[i];
+    const int o = n.outputs[0];
+    int at = 0;
+    for (int id : tensor_operands(n)) at = std::max(at, level(id));
+    if (const auto r = row_reduction(g, n)) {
+      reduction[o] = *r;
+      row_values.insert(o);
+      ready[o] = at + 1;
+      passes = std::max(passes, at + 1);
+    } else if (g.values()[o].meta.sizes() != IntArrayRef(S)) {
+      row_values.insert(o);
+      ready[o] = at;
+    } else {
+      req[o] = at;
+    }
+  }
+  for (int id : group.outputs) {
+    if (!row_values.contains(id)) passes = std::max(passes, req[id] + 1);
+  }
+
+  // Each operand's strides over the leading dims, and its stride along the last.
+  std::vector<std::vector<int64_t>> lead(operands.size(), std::vector<int64_t>(rank - 1, 0));
+  std::vector<int64_t> inner(operands.size(), 0);
+  for (size_t k = 0; k < operands.size(); ++k) {
+    const Tensor& m = g.values()[operands[k]].meta;
+    // A row output's dims are S's leading dims in order (keepdim or not); an input or a
+    // full-size output broadcasts to S from the right.
+    const int64_t shift = row_values.contains(operands[k]) ? 0 : rank - m.dim();
+    for (int64_t d = 0; d < rank; ++d) {
+      const int64_t md = d - shift;
+      if (md < 0 || md >= m.dim() || m.size(md) == 1) continue;
+      if (d < rank - 1) {
+        lead[k][d] = m.stride(md);
+      } else if (!row_values.contains(operands[k])) {
+        inner[k] = m.stride(md);
+      }
+    }
+  }
+  auto ref = [&](size_t k, bool in_row_loop) {
+    return str_cat("p", k, "[",
+                   in_row_loop ? index_expr("b" + std::to_string(k), inner[k]) : str_cat("b", k),
+                   "]");
+  };
+
+  std::string comment;
+  for (int i : group.nodes) comment += str_cat(" ", nodes[i].op.name());
+  out += str_cat("\n// ", name, " (rows of ", N, "):", comment, "\nstatic inline void ", name,
+                 "_range(int64_t lo, int64_t hi");
+  for (size_t k = 0; k < operands.size(); ++k) {
+    out += str_cat(", ", k < no ? "" : "const ", T, "* __restrict p", k);
+  }
+  out += ") {\n  for (int64_t row = lo; row < hi; ++row) {\n    int64_t r = row;\n";
+  for (size_t k = 0; k < operands.size(); ++k) out += str_cat("    int64_t b", k, " = 0;\n");
+  for (int64_t d = rank - 2; d >= 0; --d) {
+    if (S[d] == 1) continue;
+    out += str_cat("    {\n      const int64_t q = r % ", S[d], ";\n      r /= ", S[d], ";\n");
+    for (size_t k = 0; k < operands.size(); ++k) {
+      if (lead[k][d] != 0) out += str_cat("      b", k, " += q * ", lead[k][d], ";\n");
+    }
+    out += "    }\n";
+  }
+
+  for (int pass = 0; pass < passes; ++pass) {
+    // What this pass computes: the inputs of its reductions and the full-size outputs it
+    // stores, with everything they read.
+    std::vector<int> reductions;  // nodes reduced in this pass
+    absl::flat_hash_set<int> wanted;
+    std::vector<int> roots;
+    for (int i : group.nodes) {
+      const int o = nodes[i].outputs[0];
+      if (reduction.contains(o) && ready[o] == pass + 1) {
+        reductions.push_back(i);
+        roots.push_back(tensor_operands(nodes[i])[0]);
+      }
+    }
+    for (int id : group.outputs) {
+      if (!row_values.contains(id) && req[id] == pass) roots.push_back(id);
+    }
+    for (size_t k = 0; k < roots.size(); ++k) {  // grows: roots' operands join it
+      const int id = roots[k];
+      if (row_values.contains(id) || !wanted.insert(id).second) continue;
+      for (int i : group.nodes) {
+        if (nodes[i].outputs[0] != id) continue;
+        for (int operand : tensor_operands(nodes[i])) roots.push_back(operand);
+      }
+    }
+    std::string body;
+    for (size_t k = 0; k < ni; ++k) {
+      if (wanted.contains(group.inputs[k])) {
+        body += str_cat("        const ", T, " ", var(group.inputs[k]), " = ", ref(no + k, true),
+                        ";\n");
+      }
+    }
+    for (int i : group.nodes) {
+      const Node& n = nodes[i];
+      const int o = n.outputs[0];
+      if (!wanted.contains(o) || row_values.contains(o)) continue;
+      std::vector<std::string> names;
+      for (int id : tensor_operands(n)) names.push_back(var(id));
+      body +=
+          str_cat("        const ", T, " ", var(o), " = ", *formula(n, names, group.dtype), ";\n");
+    }
+    std::string init, finish, clauses;
+    std::vector<std::string> sums, maxes, nans;
+    for (int i : reductions) {
+      const int o = nodes[i].outputs[0];
+      const std::string a = str_cat("a", o), x = var(tensor_operands(nodes[i])[0]);
+      if (reduction[o] == Reduce::Amax) {
+        // A NaN anywhere in the row is the result, as eager's amax (a max reduction alone
+        // would drop it).
+        init += str_cat("      ", T, " ", a, " = -std::numeric_limits<", T,
+                        ">::infinity();\n      int n", o, " = 0;\n");
+        body += str_cat("        ", a, " = ", a, " > ", x, " ? ", a, " : ", x, ";\n        n", o,
+                        " |= ", x, " != ", x, ";\n");
+        finish += str_cat("      const ", T, " ", var(o), " = n", o, " ? std::numeric_limits<", T,
+                          ">::quiet_NaN() : ", a, ";\n");
+        maxes.push_back(a);
+        nans.push_back(str_cat("n", o));
+      } else {
+        init += str_cat("      ", T, " ", a, " = 0;\n");
+        body += str_cat("        ", a, " += ", x, ";\n");
+        finish +=
+            str_cat("      const ", T, " ", var(o), " = ",
+                    reduction[o] == Reduce::Mean ? str_cat(a, " / ", T, "(", N, ")") : a, ";\n");
+        sums.push_back(a);
+      }
+    }
+    for (size_t k = 0; k < no; ++k) {
+      const int id = group.outputs[k];
+      if (!row_values.contains(id) && req[id] == pass) {
+        body += str_cat("        ", ref(k, true), " = ", var(id), ";\n");
+      }
+    }
+    auto clause = [](const char* op, const std::vector<std::string>& vars) {
+      if (vars.empty()) return std::string();
+      std::string c = str_cat(" reduction(", op, ":");
+      for (size_t k = 0; k < vars.size(); ++k) c += str_cat(k ? ", " : "", vars[k]);
+      return c + ")";
+    };
+    const bool calls_libm = absl::StrContains(
+        absl::StrReplaceAll(body, {{"std::abs(", ""}, {"std::sqrt(", ""}}), "std::");
+    const std::string simd = calls_libm ? ""
+                                        : str_cat("#pragma omp simd", clause("+", sums),
+                                                  clause("max", maxes), clause("|", nans), "\n");
+    // Row values are declared in the row's scope: later passes read them.
+    out += str_cat("    // pass ", pass, "\n", init, simd, "    for (int64_t j = 0; j < ", N,
+                   "; ++j) {\n", body, "    }\n", finish);
+    // The row values ready after this pass, and the row outputs among them.
+    for (int i : group.nodes) {
+      const Node& n = nodes[i];
+      const int o = n.outputs[0];
+      if (!row_values.contains(o) || reduction.contains(o) || ready[o] != pass + 1) continue;
+      std::vector<std::string> names;
+      for (int id : tensor_operands(n)) names.push_back(var(id));
+      out += str_cat("    const ", T, " ", var(o), " = ", *formula(n, names, group.dtype), ";\n");
+    }
+    for (size_t k = 0; k < no; ++k) {
+      const int id = group.outputs[k];
+      if (row_values.contains(id) && ready[id] == pass + 1) {
+        out += str_cat("    ", ref(k, false), " = ", var(id), ";\n");
+      }
+    }
+  }
+  out += "  }\n}\n";
+
+  // Note [Fused loops and threads]: one contiguous range of rows per thread.
+  int64_t numel = 1;
+  for (int64_t s : S) numel *= s;
+  std::string args;
+  out += str_cat("extern \"C\" void ", name, "(char* const* p, int threads) {\n");
+  for (size_t k = 0; k < operands.size(); ++k) {
+    const char* c = k < no ? "" : "const ";
+    out += str_cat("  ", c, T, "* p", k, " = reinterpret_cast<", c, T, "*>(p[", k, "]);\n");
+    args += str_cat(", p", k);
+  }
+  out += str_cat("  const int64_t n = ", numel / N, ";\n");
+  out += str_cat("  if (threads > 1 && ", numel, " >= 32768) {\n");
+  out += "#pragma omp parallel num_threads(threads)\n  {\n";
+  out += "    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();\n";
+  out += str_cat("    ", name, "_range(n * t / nt, n * (t + 1) / nt", args, ");\n  }\n");
+  out += str_cat("  } else {\n    ", name, "_range(0, n", args, ");\n  }\n}\n");
+}
+
 }  // namespace
 
 std::string generate_cpp(const Graph& g, const FusionPlan& plan) {
@@ -671,7 +978,11 @@ std::string generate_cpp(const Graph& g, const FusionPlan& plan) {
       "#include <omp.h>\n";
   out += kPrelude;
   for (size_t i = 0; i < plan.groups.size(); ++i) {
-    emit_group(g, plan.groups[i], static_cast<int>(i), out);
+    if (plan.groups[i].reduces) {
+      emit_row_group(g, plan.groups[i], static_cast<int>(i), out);
+    } else {
+      emit_group(g, plan.groups[i], static_cast<int>(i), out);
+    }
   }
   return out;
 }

@@ -117,7 +117,7 @@ TEST_F(CompileTest, RunsLibraryOpsBetweenFusedGroups) {
   const Tensor w = random({16, 8}, 7), b = random({8}, 8);
   auto fn = [&](const std::vector<Tensor>& in) {
     Tensor h = relu(add(matmul(in[0], w), b));           // matmul, then a group of two
-    Tensor s = sum(h, {1}, /*keepdim=*/true);            // a reduction
+    Tensor s = sum(h, {0}, /*keepdim=*/true);  // over dim 0: not a row reduction, a library op
     return std::vector<Tensor>{sub(mul(h, 2.0), s), h};  // a group reading h and s
   };
   auto f = compile(fn);
@@ -520,6 +520,62 @@ TEST_F(CompileTest, AGroupAfterAValueCountingOpChecksItsSizes) {
   }
   EXPECT_EQ(f.stats().fused_groups, 1);
   EXPECT_EQ(f.stats().replays, 4);
+}
+
+/// Softmax, layer norm and RMS norm over the last dim, written out of reductions and
+/// pointwise ops, as users write them (and a plain row sum without keepdim).
+std::vector<Tensor> row_programs(const std::vector<Tensor>& in) {
+  const Tensor &x = in[0], &w = in[1], &b = in[2];
+  const Tensor e = exp(sub(x, amax(x, {-1}, true)));
+  const Tensor softmax = div(e, sum(e, {-1}, true));
+  const Tensor centered = sub(x, mean(x, {-1}, true));
+  const Tensor var = mean(mul(centered, centered), {-1}, true);
+  const Tensor layer_norm = add(mul(mul(centered, rsqrt(add(var, 1e-5))), w), b);
+  const Tensor rms = mul(mul(x, rsqrt(add(mean(mul(x, x), {-1}, true), 1e-6))), w);
+  return {softmax, layer_norm, rms, sum(mul(x, w), {1}, false)};
+}
+
+TEST_F(CompileTest, SoftmaxLayerNormAndRmsNormWrittenOutFuseIntoRowLoops) {
+  auto f = compile(&row_programs);
+  for (DType t : {DType::Float32, DType::Float64}) {
+    SCOPED_TRACE(dtype_name(t));
+    for (int call = 0; call < 2; ++call) {
+      const std::vector<Tensor> in = {mul(random({37, 300}, 1 + call, t), 4.0), random({300}, 5, t),
+                                      random({300}, 6, t)};
+      const std::vector<Tensor> got = f(in), want = row_programs(in);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        SCOPED_TRACE("output " + std::to_string(i));
+        expect_same(got[i], want[i], t == DType::Float64 ? 1e-12 : 1e-5, 1e-6);
+      }
+    }
+  }
+  // Each dtype: softmax, layer norm, RMS norm and the sum share rows of x: one group.
+  EXPECT_EQ(f.stats().fused_groups, 2);
+}
+
+TEST_F(CompileTest, RowGroupsFollowStridesBroadcastsAndNaN) {
+  // A transposed x (rows strided), a [rows, 1] input broadcast along the rows, amax with a
+  // NaN in one row, and a row output without keepdim.
+  auto fn = [](const std::vector<Tensor>& in) {
+    const Tensor x = transpose(in[0], 0, 1);  // [5, 40], row elements 5 apart
+    const Tensor m = amax(add(x, in[1]), {1}, true);
+    return std::vector<Tensor>{sub(x, m), sum(mul(x, 2.0), {-1}, false), m};
+  };
+  auto f = compile(fn);
+  Tensor base = random({40, 5}, 3);
+  std::vector<double> v = to_doubles(base);
+  v[7] = NAN;  // row 2 of x
+  base = make_tensor(v, {40, 5});
+  const std::vector<Tensor> in = {base, random({5, 1}, 4)};
+  for (int i = 0; i < 2; ++i) {
+    const std::vector<Tensor> got = f(in), want = fn(in);
+    for (size_t k = 0; k < got.size(); ++k) {
+      SCOPED_TRACE("output " + std::to_string(k));
+      expect_same(got[k], want[k], 1e-5, 1e-6);
+    }
+  }
+  EXPECT_EQ(f.stats().fused_groups, 1);
 }
 
 }  // namespace

@@ -13,10 +13,12 @@
 ///   scheduler): such a function gives the first call's ops again. A value read with
 ///   `item()` while the function is recorded is seen: calls with those inputs then run the
 ///   function eagerly (one warning says where it read). The built-in nn layers and models of
-///   them qualify. (Running an arbitrary function checked against its graph is a later
-///   stage of the design.)
-/// - **Fusion.** Chains of pointwise ops over one shape (loom/graph/fusion.h lists them)
-///   become one loop each, in C++ built by the system compiler once per machine and kept in
+///   them qualify (BatchNorm with momentum None reads its batch count with `item()` in
+///   training: its calls run eagerly). (Running an arbitrary function checked against its graph is
+///   a later stage of the design.)
+/// - **Fusion.** Chains of pointwise ops over one shape, and reductions over the last dim with
+///   the pointwise ops around them (softmax, layer norm written out; loom/graph/fusion.h lists
+///   them), become one loop each, in C++ built by the system compiler once per machine and kept in
 ///   the disk cache (LOOM_CACHE_DIR); everything else runs its eager kernel. Values equal
 ///   eager's within float rounding (the loops compute float32 exp, erf and tanh with vector
 ///   code of their own, eager's kernels partly with the C library's).

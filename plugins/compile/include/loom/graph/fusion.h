@@ -14,6 +14,13 @@
 /// reciprocal, sin, cos, tanh, sigmoid, relu, silu, gelu (both forms), pow with a scalar
 /// exponent.
 ///
+/// Row groups: sum, mean (no dtype argument) and amax over the last dim join a group too, with
+/// the pointwise ops before them, on their results (the row values: keepdim sizes) and after
+/// them over the full shape, reading the row values broadcast along the last dim. So softmax,
+/// layer norm and RMS norm written out of such ops become one loop over rows with a pass per
+/// reduction level (Note [Row groups] in src/fusion.cpp). Not in a group that autograd
+/// records (no backward loop for reductions yet), nor over an empty tensor.
+///
 /// Autograd: while grad mode is on, a group with an input that requires grad also gets a
 /// backward loop, `loom_group_<i>_backward`, generated from the ops' derivative formulas. It
 /// recomputes the group's values from its inputs (so forward keeps only the inputs, not the
@@ -35,6 +42,9 @@ struct FusedGroup {
   std::vector<int> outputs;      ///< values the group makes that are used after it, in order
   std::vector<int64_t> sizes;    ///< the iteration space: every node's output sizes
   DType dtype = DType::Float32;  ///< of every tensor the group touches
+  /// Whether the group holds reductions over the last dim of `sizes` (a row group: see the
+  /// file comment); never with `backward`.
+  bool reduces = false;
   /// Whether the group has a backward loop (autograd records it: see the file comment).
   bool backward = false;
   /// Per input: whether the backward loop computes its gradient (it required grad).
