@@ -14,7 +14,11 @@
 // - compile.softmax.4096x1024 and compile.layer_norm.4096x1024: softmax and layer norm over
 //   the last dim written out of reductions and pointwise ops, as users write them (and as
 //   RMS norm is always written), no grad: one row loop compiled, five or more passes eagerly.
-//   Against the same ops in eager Loom and eager libtorch.
+//   Against the same ops in eager Loom, and libtorch's own fused softmax and layer_norm ops
+//   (what a PyTorch user calls: the stronger peer).
+// - compile.softmax_train.4096x1024 and compile.layer_norm_train.4096x1024: the same with x
+//   (and w, b) requiring grad, forward then backward with a dense output gradient: the
+//   compiled backward is one row loop too.
 
 #include <functional>
 
@@ -133,6 +137,42 @@ LOOM_BENCH("compile.layer_norm.4096x1024", unit::ms, .rounds = 9, .raw_label = "
 }
 
 LOOM_BENCH_PEER(raw, "compile.layer_norm.4096x1024") { return eager_rows(&layer_norm_written); }
+
+/// Forward and backward of fn on row_inputs() with x, w, b requiring grad (gradients reset).
+template <typename F>
+Side row_train(F fn) {
+  std::vector<Tensor> in = row_inputs();
+  for (Tensor& t : in) t.set_requires_grad(true);
+  const Tensor gout = randn({4096, 1024});
+  auto step = [fn, in, gout] {
+    fn(in)[0].backward(gout);
+    for (const Tensor& t : in) t.set_grad(Tensor());
+  };
+  step();  // a compiled fn records and builds here
+  return ms_per_call(step);
+}
+
+Side compiled_row_train(std::vector<Tensor> (*fn)(const std::vector<Tensor>&), const char* name) {
+  auto f = std::make_shared<CompiledFunction>(compile(fn, {.name = name}));
+  Side side = row_train([f](const std::vector<Tensor>& in) { return (*f)(in); });
+  return f->stats().fused_groups == 1 ? side : Side();  // none: no compiler
+}
+
+LOOM_BENCH("compile.softmax_train.4096x1024", unit::ms, .rounds = 9, .raw_label = "eager",
+           .max_ratio = 1.0, .max_ratio_raw = 0.67) {
+  return compiled_row_train(&softmax_written, "softmax");
+}
+
+LOOM_BENCH_PEER(raw, "compile.softmax_train.4096x1024") { return row_train(&softmax_written); }
+
+LOOM_BENCH("compile.layer_norm_train.4096x1024", unit::ms, .rounds = 9, .raw_label = "eager",
+           .max_ratio = 1.0, .max_ratio_raw = 0.67) {
+  return compiled_row_train(&layer_norm_written, "layer_norm");
+}
+
+LOOM_BENCH_PEER(raw, "compile.layer_norm_train.4096x1024") {
+  return row_train(&layer_norm_written);
+}
 
 /// The training step of the chain: forward, backward with gout, gradients reset.
 void train_step(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,

@@ -49,26 +49,47 @@ LOOM_BENCH_LIBTORCH_PEER("compile.pointwise_train.4M") {
   return [side]() { return side()[0] / 1e6; };
 }
 
-// compile.softmax.4096x1024 and compile.layer_norm.4096x1024: the same ops written out, eagerly.
+// compile.softmax.4096x1024 and compile.layer_norm.4096x1024: libtorch's fused softmax and
+// layer_norm ops (what a PyTorch user calls), against Loom's compiled written-out forms.
 LOOM_BENCH_LIBTORCH_PEER("compile.softmax.4096x1024") {
   inference_mode();
   const at::Tensor x = at::randn({4096, 1024});
-  auto side = ns_per_call([=] {
-    const at::Tensor e = at::exp(x - at::amax(x, {-1}, true));
-    do_not_optimize(e / at::sum(e, {-1}, true));
-  });
+  auto side = ns_per_call([=] { do_not_optimize(at::softmax(x, -1)); });
   return [side]() { return side()[0] / 1e6; };
 }
 
 LOOM_BENCH_LIBTORCH_PEER("compile.layer_norm.4096x1024") {
   inference_mode();
   const at::Tensor x = at::randn({4096, 1024}), w = at::rand({1024}), b = at::rand({1024});
+  auto side = ns_per_call([=] { do_not_optimize(at::layer_norm(x, {1024}, w, b, 1e-5)); });
+  return [side]() { return side()[0] / 1e6; };
+}
+
+// The same with autograd (inference mode off here): forward, then backward with a dense
+// output gradient, gradients reset.
+template <typename F>
+Side row_train_peer(F fn) {
+  c10::InferenceMode off(false);
+  const at::Tensor x = at::randn({4096, 1024}).requires_grad_(),
+                   w = at::rand({1024}).requires_grad_(), b = at::rand({1024}).requires_grad_(),
+                   gout = at::randn({4096, 1024});
   auto side = ns_per_call([=] {
-    const at::Tensor centered = x - at::mean(x, {-1}, true);
-    const at::Tensor var = at::mean(centered * centered, {-1}, true);
-    do_not_optimize(centered * at::rsqrt(var + 1e-5) * w + b);
+    c10::InferenceMode off_here(false);
+    fn(x, w, b).backward(gout);
+    for (const at::Tensor& t : {x, w, b}) t.mutable_grad().reset();
   });
   return [side]() { return side()[0] / 1e6; };
+}
+
+LOOM_BENCH_LIBTORCH_PEER("compile.softmax_train.4096x1024") {
+  return row_train_peer(
+      [](const at::Tensor& x, const at::Tensor&, const at::Tensor&) { return at::softmax(x, -1); });
+}
+
+LOOM_BENCH_LIBTORCH_PEER("compile.layer_norm_train.4096x1024") {
+  return row_train_peer([](const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
+    return at::layer_norm(x, {1024}, w, b, 1e-5);
+  });
 }
 
 LOOM_BENCH_LIBTORCH_PEER("add.1elem") {

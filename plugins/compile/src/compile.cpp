@@ -39,6 +39,7 @@ struct GroupBackward {
   std::shared_ptr<graph::detail::CodeLibrary> lib;  ///< keeps fn loaded
   std::string ops;                                  ///< the group's ops, for errors
   std::vector<Tensor> output_metas;                 ///< each output's layout
+  Tensor grad_layout;                               ///< the input gradients' layout
   std::vector<bool> input_grads;                    ///< FusedGroup::input_grads
   std::vector<std::vector<bool>> depends;           ///< [output][input]: reads it
   Device device;
@@ -71,7 +72,7 @@ class FusedGroupBackward final : public autograd::Node {
     for (const autograd::SavedTensor& s : saved_) inputs.push_back(s.unpack(shared_from_this()));
     std::vector<Tensor> outputs(inputs.size());
     std::vector<char*> pointers;
-    const Tensor& layout = code_->output_metas[0];
+    const Tensor& layout = code_->grad_layout;
     for (size_t k = 0; k < inputs.size(); ++k) {
       if (!code_->input_grads[k]) continue;
       outputs[k] = graph::empty_with_layout(layout, code_->device);
@@ -140,6 +141,7 @@ class FusedGraph final : public graph::Executable {
       for (int n : group.nodes) code->ops += str_cat(" ", graph_.nodes()[n].op.name());
       for (int id : group.outputs) code->output_metas.push_back(graph_.values()[id].meta);
       code->input_grads = group.input_grads;
+      code->grad_layout = group.grad_layout;
       code->depends = depends(group);
       code->device = graph_.values()[group.outputs[0]].device;
       backward_.back() = std::move(code);

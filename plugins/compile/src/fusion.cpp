@@ -428,14 +428,15 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
   std::vector<int> run;
   std::vector<int64_t> shape;
   DType dtype = DType::Float32;
-  bool reduces = false, recorded = false;  // it holds a reduction; a value autograd records
+  bool reduces = false;                    // it holds a reduction
   absl::flat_hash_set<int> rows;           // the run's row values
+  auto sizes_of = [&](int id) { return g.values()[id].meta.sizes(); };
   auto flush = [&] {
     if (run.size() < 2) {
       for (int i : run) plan.steps.push_back({i, -1});
       run.clear();
       rows.clear();
-      reduces = recorded = false;
+      reduces = false;
       return;
     }
     FusedGroup group;
@@ -451,8 +452,7 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
       inside.insert(nodes[i].outputs[0]);
     }
     // Autograd records the group's ops where one of its inputs requires grad: its backward
-    // loop computes those inputs' gradients (a group with reductions never records: see the
-    // loop below).
+    // loop computes those inputs' gradients.
     for (int id : group.inputs) {
       const bool wants = grad_mode && g.values()[id].requires_grad;
       group.input_grads.push_back(wants);
@@ -462,15 +462,23 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
       const int id = nodes[i].outputs[0];
       if (last_use[id] > run.back()) group.outputs.push_back(id);
     }
+    // The input gradients' layout: the first full-size output's, else contiguous.
+    for (int id : group.outputs) {
+      if (!group.grad_layout.defined() && sizes_of(id) == IntArrayRef(shape)) {
+        group.grad_layout = g.values()[id].meta;
+      }
+    }
+    if (!group.grad_layout.defined()) {
+      group.grad_layout = Tensor::empty(shape, TensorOptions{dtype, Device(DeviceType::meta())});
+    }
     if (!group.outputs.empty()) {  // else nothing reads what it makes: dead code
       plan.steps.push_back({-1, static_cast<int>(plan.groups.size())});
       plan.groups.push_back(std::move(group));
     }
     run.clear();
     rows.clear();
-    reduces = recorded = false;
+    reduces = false;
   };
-  auto sizes_of = [&](int id) { return g.values()[id].meta.sizes(); };
   // Whether node n (pointwise or a row reduction) can join the run as it stands.
   auto joins = [&](const Node& n, bool is_reduction) {
     const int out = n.outputs[0];
@@ -494,19 +502,13 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
   };
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
-    // A value autograd records ends a run with reductions (they have no backward loop yet).
-    const bool records = grad_mode && n.outputs.size() == 1 && n.outputs[0] >= 0 &&
-                         g.values()[n.outputs[0]].requires_grad;
-    const bool is_reduction = !records && row_reduction(g, n).has_value();
+    const bool is_reduction = row_reduction(g, n).has_value();
     if (!is_reduction && !fusible(g, n)) {
       flush();
       plan.steps.push_back({static_cast<int>(i), -1});
       continue;
     }
-    if (!run.empty() &&
-        (!joins(n, is_reduction) || (records && reduces) || (is_reduction && recorded))) {
-      flush();
-    }
+    if (!run.empty() && !joins(n, is_reduction)) flush();
     if (run.empty()) {
       const int full = is_reduction ? tensor_operands(n)[0] : n.outputs[0];
       shape.assign(sizes_of(full).begin(), sizes_of(full).end());
@@ -517,7 +519,6 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
         is_reduction || (reduces && sizes_of(n.outputs[0]) != IntArrayRef(shape));
     if (row_value) rows.insert(n.outputs[0]);
     reduces = reduces || is_reduction;
-    recorded = recorded || records;
   }
   flush();
   return plan;
@@ -710,7 +711,7 @@ void emit_group(const Graph& g, const FusedGroup& group, int index, std::string&
     if (group.input_grads[k]) grad_inputs.push_back(k);
   }
   operands.clear();
-  for (size_t k = 0; k < grad_inputs.size(); ++k) operands.push_back(meta(group.outputs[0]));
+  for (size_t k = 0; k < grad_inputs.size(); ++k) operands.push_back(&group.grad_layout);
   for (int id : group.inputs) operands.push_back(meta(id));
   for (int id : group.outputs) operands.push_back(meta(id));
   const size_t nw = grad_inputs.size();
@@ -768,156 +769,183 @@ void emit_group(const Graph& g, const FusedGroup& group, int index, std::string&
 // elements stays in the L1/L2 cache) and accumulating the reductions whose inputs are ready;
 // between passes, the row values (reductions and pointwise ops on them) are registers. A value
 // is computed in the first pass that has what it reads; a full-size output is stored there.
-void emit_row_group(const Graph& g, const FusedGroup& group, int index, std::string& out) {
-  const char* T = group.dtype == DType::Float64 ? "double" : "float";
-  const std::vector<int64_t>& S = group.sizes;
-  const int64_t rank = static_cast<int64_t>(S.size()), N = S.back();
-  const size_t no = group.outputs.size(), ni = group.inputs.size();
-  std::vector<int> operands = group.outputs;
-  operands.insert(operands.end(), group.inputs.begin(), group.inputs.end());
-  const std::string name = str_cat("loom_group_", index);
-  const auto& nodes = g.nodes();
+// The forward loop and the backward loop are both such row programs (RowProgram): the
+// backward one recomputes the forward values, then adds the derivatives in reverse, where a
+// row value read by full-size ops gets the sum over the row of its contributions.
 
-  // Levels: a full value's pass (req), a row value's readiness (after pass ready - 1).
-  absl::flat_hash_map<int, int> req, ready;
-  absl::flat_hash_map<int, Reduce> reduction;  // node output -> what it reduces
-  absl::flat_hash_set<int> row_values;
-  for (int id : group.inputs) req[id] = 0;
-  auto level = [&](int id) { return row_values.contains(id) ? ready[id] : req[id]; };
-  int passes = 1;
-  for (int i : group.nodes) {
-    const Node& n = nodes[i];
-    const int o = n.outputs[0];
-    int at = 0;
-    for (int id : tensor_operands(n)) at = std::max(at, level(id));
-    if (const auto r = row_reduction(g, n)) {
-      reduction[o] = *r;
-      row_values.insert(o);
-      ready[o] = at + 1;
-      passes = std::max(passes, at + 1);
-    } else if (g.values()[o].meta.sizes() != IntArrayRef(S)) {
-      row_values.insert(o);
-      ready[o] = at;
-    } else {
-      req[o] = at;
-    }
+/// One value of a row program.
+struct RowItem {
+  bool row = false;  ///< one value per row; else one per element of the row
+  int load = -1;     ///< loads operand `load` (-1: computed)
+  int source = -1;   ///< a reduction of item `source` (a full-size item), by `reduce`
+  Reduce reduce = Reduce::Sum;
+  std::string stmts;        ///< statements before it (temporaries of a derivative)
+  std::string expr;         ///< a computed value's expression, over items' names
+  std::vector<int> deps;    ///< the items it reads
+  std::vector<int> stores;  ///< operands it is stored to
+};
+
+/// A row program: its operands (meta tensors; the first `written` are stored to; row
+/// operands hold one value per row) and its items, each after the items it reads.
+struct RowProgram {
+  std::vector<const Tensor*> operands;
+  std::vector<bool> row_operand;
+  size_t written = 0;
+  std::vector<RowItem> items;
+
+  std::string name(int k) const { return str_cat("x", k); }
+  int add(RowItem item) {
+    items.push_back(std::move(item));
+    return static_cast<int>(items.size()) - 1;
   }
-  for (int id : group.outputs) {
-    if (!row_values.contains(id)) passes = std::max(passes, req[id] + 1);
+  int load(size_t operand, bool row) {
+    RowItem it;
+    it.row = row;
+    it.load = static_cast<int>(operand);
+    return add(std::move(it));
+  }
+  int compute(std::string expr, std::vector<int> deps, std::string stmts = "") {
+    RowItem it;
+    it.row =
+        std::all_of(deps.begin(), deps.end(), [&](int d) { return items[d].row; }) && !deps.empty();
+    it.expr = std::move(expr);
+    it.deps = std::move(deps);
+    it.stmts = std::move(stmts);
+    return add(std::move(it));
+  }
+  int reduction(Reduce r, int source) {
+    RowItem it;
+    it.row = true;
+    it.reduce = r;
+    it.source = source;
+    it.deps = {source};
+    return add(std::move(it));
+  }
+};
+
+/// The code of program p over rows of shape S: `extern "C" void <name>(char* const* p, int
+/// threads)` with the operands' data pointers in p.
+void emit_row_program(const std::string& name, const std::string& comment, DType dtype,
+                      const std::vector<int64_t>& S, const RowProgram& p, std::string& out) {
+  const char* T = dtype == DType::Float64 ? "double" : "float";
+  const int64_t rank = static_cast<int64_t>(S.size()), N = S.back();
+  const size_t nops = p.operands.size(), n_items = p.items.size();
+
+  // Levels: the pass a full item is computed in first; for a row item, the passes before it
+  // is ready (0: at the row's start).
+  std::vector<int> level(n_items, 0);
+  int passes = 1;
+  for (size_t k = 0; k < n_items; ++k) {
+    const RowItem& it = p.items[k];
+    int at = 0;
+    for (int d : it.deps) at = std::max(at, level[d]);
+    level[k] = it.source >= 0 ? at + 1 : at;
+    if (it.source >= 0) passes = std::max(passes, level[k]);
+    if (!it.row && !it.stores.empty()) passes = std::max(passes, level[k] + 1);
   }
 
   // Each operand's strides over the leading dims, and its stride along the last.
-  std::vector<std::vector<int64_t>> lead(operands.size(), std::vector<int64_t>(rank - 1, 0));
-  std::vector<int64_t> inner(operands.size(), 0);
-  for (size_t k = 0; k < operands.size(); ++k) {
-    const Tensor& m = g.values()[operands[k]].meta;
-    // A row output's dims are S's leading dims in order (keepdim or not); an input or a
-    // full-size output broadcasts to S from the right.
-    const int64_t shift = row_values.contains(operands[k]) ? 0 : rank - m.dim();
+  std::vector<std::vector<int64_t>> lead(nops, std::vector<int64_t>(rank - 1, 0));
+  std::vector<int64_t> inner(nops, 0);
+  for (size_t k = 0; k < nops; ++k) {
+    const Tensor& m = *p.operands[k];
+    // A row operand's dims are S's leading dims in order (keepdim or not); a full-size one
+    // broadcasts to S from the right.
+    const int64_t shift = p.row_operand[k] ? 0 : rank - m.dim();
     for (int64_t d = 0; d < rank; ++d) {
       const int64_t md = d - shift;
       if (md < 0 || md >= m.dim() || m.size(md) == 1) continue;
       if (d < rank - 1) {
         lead[k][d] = m.stride(md);
-      } else if (!row_values.contains(operands[k])) {
+      } else if (!p.row_operand[k]) {
         inner[k] = m.stride(md);
       }
     }
   }
-  auto ref = [&](size_t k, bool in_row_loop) {
-    return str_cat("p", k, "[",
-                   in_row_loop ? index_expr("b" + std::to_string(k), inner[k]) : str_cat("b", k),
-                   "]");
+  auto ref = [&](size_t k) {
+    return str_cat(
+        "p", k, "[",
+        p.row_operand[k] ? str_cat("b", k) : index_expr("b" + std::to_string(k), inner[k]), "]");
+  };
+  // A computed or loaded item's definition.
+  auto define = [&](size_t k, const char* indent) {
+    const RowItem& it = p.items[k];
+    return str_cat(it.stmts, indent, "const ", T, " ", p.name(static_cast<int>(k)), " = ",
+                   it.load >= 0 ? ref(static_cast<size_t>(it.load)) : it.expr, ";\n");
+  };
+  auto stores = [&](size_t k, const char* indent) {
+    std::string s;
+    for (int o : p.items[k].stores) {
+      s += str_cat(indent, ref(static_cast<size_t>(o)), " = ", p.name(static_cast<int>(k)), ";\n");
+    }
+    return s;
   };
 
-  std::string comment;
-  for (int i : group.nodes) comment += str_cat(" ", nodes[i].op.name());
   out += str_cat("\n// ", name, " (rows of ", N, "):", comment, "\nstatic inline void ", name,
                  "_range(int64_t lo, int64_t hi");
-  for (size_t k = 0; k < operands.size(); ++k) {
-    out += str_cat(", ", k < no ? "" : "const ", T, "* __restrict p", k);
+  for (size_t k = 0; k < nops; ++k) {
+    out += str_cat(", ", k < p.written ? "" : "const ", T, "* __restrict p", k);
   }
   out += ") {\n  for (int64_t row = lo; row < hi; ++row) {\n    int64_t r = row;\n";
-  for (size_t k = 0; k < operands.size(); ++k) out += str_cat("    int64_t b", k, " = 0;\n");
+  for (size_t k = 0; k < nops; ++k) out += str_cat("    int64_t b", k, " = 0;\n");
   for (int64_t d = rank - 2; d >= 0; --d) {
     if (S[d] == 1) continue;
     out += str_cat("    {\n      const int64_t q = r % ", S[d], ";\n      r /= ", S[d], ";\n");
-    for (size_t k = 0; k < operands.size(); ++k) {
+    for (size_t k = 0; k < nops; ++k) {
       if (lead[k][d] != 0) out += str_cat("      b", k, " += q * ", lead[k][d], ";\n");
     }
     out += "    }\n";
   }
-
+  // Row values ready at the row's start (row loads, and what is made of them alone).
+  for (size_t k = 0; k < n_items; ++k) {
+    if (p.items[k].row && level[k] == 0) out += define(k, "    ") + stores(k, "    ");
+  }
   for (int pass = 0; pass < passes; ++pass) {
-    // What this pass computes: the inputs of its reductions and the full-size outputs it
-    // stores, with everything they read.
-    std::vector<int> reductions;  // nodes reduced in this pass
-    absl::flat_hash_set<int> wanted;
-    std::vector<int> roots;
-    for (int i : group.nodes) {
-      const int o = nodes[i].outputs[0];
-      if (reduction.contains(o) && ready[o] == pass + 1) {
-        reductions.push_back(i);
-        roots.push_back(tensor_operands(nodes[i])[0]);
+    // What this pass computes: the sources of its reductions and the full-size items it
+    // stores, with the full-size items they read.
+    std::vector<bool> wanted(n_items, false);
+    std::vector<size_t> reductions;
+    for (size_t k = n_items; k-- > 0;) {
+      const RowItem& it = p.items[k];
+      const bool root = (it.source >= 0 && level[k] == pass + 1) ||
+                        (!it.row && !it.stores.empty() && level[k] == pass);
+      if (it.source >= 0 && level[k] == pass + 1) reductions.push_back(k);
+      if (!root && !(wanted[k] && !it.row)) continue;
+      if (!it.row) wanted[k] = true;
+      for (int d : it.deps) {
+        if (!p.items[d].row) wanted[d] = true;
       }
     }
-    for (int id : group.outputs) {
-      if (!row_values.contains(id) && req[id] == pass) roots.push_back(id);
-    }
-    for (size_t k = 0; k < roots.size(); ++k) {  // grows: roots' operands join it
-      const int id = roots[k];
-      if (row_values.contains(id) || !wanted.insert(id).second) continue;
-      for (int i : group.nodes) {
-        if (nodes[i].outputs[0] != id) continue;
-        for (int operand : tensor_operands(nodes[i])) roots.push_back(operand);
-      }
-    }
-    std::string body;
-    for (size_t k = 0; k < ni; ++k) {
-      if (wanted.contains(group.inputs[k])) {
-        body += str_cat("        const ", T, " ", var(group.inputs[k]), " = ", ref(no + k, true),
-                        ";\n");
-      }
-    }
-    for (int i : group.nodes) {
-      const Node& n = nodes[i];
-      const int o = n.outputs[0];
-      if (!wanted.contains(o) || row_values.contains(o)) continue;
-      std::vector<std::string> names;
-      for (int id : tensor_operands(n)) names.push_back(var(id));
-      body +=
-          str_cat("        const ", T, " ", var(o), " = ", *formula(n, names, group.dtype), ";\n");
-    }
-    std::string init, finish, clauses;
+    std::reverse(reductions.begin(), reductions.end());
+    std::string body, init, finish;
     std::vector<std::string> sums, maxes, nans;
-    for (int i : reductions) {
-      const int o = nodes[i].outputs[0];
-      const std::string a = str_cat("a", o), x = var(tensor_operands(nodes[i])[0]);
-      if (reduction[o] == Reduce::Amax) {
+    for (size_t k = 0; k < n_items; ++k) {
+      if (!wanted[k]) continue;
+      body += define(k, "      ");
+      if (level[k] == pass) body += stores(k, "      ");
+    }
+    for (size_t k : reductions) {
+      const RowItem& it = p.items[k];
+      const std::string a = str_cat("a", k), x = p.name(it.source), v = p.name(static_cast<int>(k));
+      if (it.reduce == Reduce::Amax) {
         // A NaN anywhere in the row is the result, as eager's amax (a max reduction alone
         // would drop it).
-        init += str_cat("      ", T, " ", a, " = -std::numeric_limits<", T,
-                        ">::infinity();\n      int n", o, " = 0;\n");
-        body += str_cat("        ", a, " = ", a, " > ", x, " ? ", a, " : ", x, ";\n        n", o,
+        init += str_cat("    ", T, " ", a, " = -std::numeric_limits<", T,
+                        ">::infinity();\n    int n", k, " = 0;\n");
+        body += str_cat("      ", a, " = ", a, " > ", x, " ? ", a, " : ", x, ";\n      n", k,
                         " |= ", x, " != ", x, ";\n");
-        finish += str_cat("      const ", T, " ", var(o), " = n", o, " ? std::numeric_limits<", T,
+        finish += str_cat("    const ", T, " ", v, " = n", k, " ? std::numeric_limits<", T,
                           ">::quiet_NaN() : ", a, ";\n");
         maxes.push_back(a);
-        nans.push_back(str_cat("n", o));
+        nans.push_back(str_cat("n", k));
       } else {
-        init += str_cat("      ", T, " ", a, " = 0;\n");
-        body += str_cat("        ", a, " += ", x, ";\n");
-        finish +=
-            str_cat("      const ", T, " ", var(o), " = ",
-                    reduction[o] == Reduce::Mean ? str_cat(a, " / ", T, "(", N, ")") : a, ";\n");
+        init += str_cat("    ", T, " ", a, " = 0;\n");
+        body += str_cat("      ", a, " += ", x, ";\n");
+        finish += str_cat("    const ", T, " ", v, " = ",
+                          it.reduce == Reduce::Mean ? str_cat(a, " / ", T, "(", N, ")") : a, ";\n");
         sums.push_back(a);
       }
-    }
-    for (size_t k = 0; k < no; ++k) {
-      const int id = group.outputs[k];
-      if (!row_values.contains(id) && req[id] == pass) {
-        body += str_cat("        ", ref(k, true), " = ", var(id), ";\n");
-      }
+      finish += stores(k, "    ");
     }
     auto clause = [](const char* op, const std::vector<std::string>& vars) {
       if (vars.empty()) return std::string();
@@ -933,19 +961,11 @@ void emit_row_group(const Graph& g, const FusedGroup& group, int index, std::str
     // Row values are declared in the row's scope: later passes read them.
     out += str_cat("    // pass ", pass, "\n", init, simd, "    for (int64_t j = 0; j < ", N,
                    "; ++j) {\n", body, "    }\n", finish);
-    // The row values ready after this pass, and the row outputs among them.
-    for (int i : group.nodes) {
-      const Node& n = nodes[i];
-      const int o = n.outputs[0];
-      if (!row_values.contains(o) || reduction.contains(o) || ready[o] != pass + 1) continue;
-      std::vector<std::string> names;
-      for (int id : tensor_operands(n)) names.push_back(var(id));
-      out += str_cat("    const ", T, " ", var(o), " = ", *formula(n, names, group.dtype), ";\n");
-    }
-    for (size_t k = 0; k < no; ++k) {
-      const int id = group.outputs[k];
-      if (row_values.contains(id) && ready[id] == pass + 1) {
-        out += str_cat("    ", ref(k, false), " = ", var(id), ";\n");
+    // The other row values ready after this pass.
+    for (size_t k = 0; k < n_items; ++k) {
+      const RowItem& it = p.items[k];
+      if (it.row && it.source < 0 && level[k] == pass + 1) {
+        out += define(k, "    ") + stores(k, "    ");
       }
     }
   }
@@ -956,8 +976,8 @@ void emit_row_group(const Graph& g, const FusedGroup& group, int index, std::str
   for (int64_t s : S) numel *= s;
   std::string args;
   out += str_cat("extern \"C\" void ", name, "(char* const* p, int threads) {\n");
-  for (size_t k = 0; k < operands.size(); ++k) {
-    const char* c = k < no ? "" : "const ";
+  for (size_t k = 0; k < nops; ++k) {
+    const char* c = k < p.written ? "" : "const ";
     out += str_cat("  ", c, T, "* p", k, " = reinterpret_cast<", c, T, "*>(p[", k, "]);\n");
     args += str_cat(", p", k);
   }
@@ -967,6 +987,180 @@ void emit_row_group(const Graph& g, const FusedGroup& group, int index, std::str
   out += "    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();\n";
   out += str_cat("    ", name, "_range(n * t / nt, n * (t + 1) / nt", args, ");\n  }\n");
   out += str_cat("  } else {\n    ", name, "_range(0, n", args, ");\n  }\n}\n");
+}
+
+/// The forward values of a row group as items of p, the group's inputs loaded from operands
+/// first_input.. on; returns each value's item.
+absl::flat_hash_map<int, int> row_forward(const Graph& g, const FusedGroup& group,
+                                          size_t first_input, RowProgram& p) {
+  absl::flat_hash_map<int, int> item;
+  for (size_t k = 0; k < group.inputs.size(); ++k) {
+    item[group.inputs[k]] = p.load(first_input + k, false);
+  }
+  for (int i : group.nodes) {
+    const Node& n = g.nodes()[i];
+    std::vector<int> deps;
+    std::vector<std::string> names;
+    for (int id : tensor_operands(n)) {
+      deps.push_back(item.at(id));
+      names.push_back(p.name(item.at(id)));
+    }
+    if (const auto r = row_reduction(g, n)) {
+      item[n.outputs[0]] = p.reduction(*r, deps[0]);
+    } else {
+      item[n.outputs[0]] = p.compute(*formula(n, names, group.dtype), deps);
+    }
+  }
+  return item;
+}
+
+/// Which operands of a row group are row values: its outputs that a reduction made, or a
+/// pointwise op over row values.
+bool is_row_value(const Graph& g, const FusedGroup& group, int id) {
+  return g.values()[id].meta.sizes() != IntArrayRef(group.sizes);
+}
+
+void emit_row_group(const Graph& g, const FusedGroup& group, int index, std::string& out) {
+  std::string comment;
+  for (int i : group.nodes) comment += str_cat(" ", g.nodes()[i].op.name());
+  const size_t no = group.outputs.size(), ni = group.inputs.size();
+  const std::string name = str_cat("loom_group_", index);
+  auto meta = [&](int id) { return &g.values()[id].meta; };
+
+  // Forward: p = outputs, inputs.
+  RowProgram fwd;
+  for (int id : group.outputs) {
+    fwd.operands.push_back(meta(id));
+    fwd.row_operand.push_back(is_row_value(g, group, id));
+  }
+  for (int id : group.inputs) {
+    fwd.operands.push_back(meta(id));
+    fwd.row_operand.push_back(false);
+  }
+  fwd.written = no;
+  {
+    const absl::flat_hash_map<int, int> item = row_forward(g, group, no, fwd);
+    for (size_t k = 0; k < no; ++k) fwd.items[item.at(group.outputs[k])].stores.push_back(k);
+  }
+  emit_row_program(name, comment, group.dtype, group.sizes, fwd, out);
+  if (!group.backward) return;
+
+  // Backward: p = the input gradients it computes (laid out as group.grad_layout), inputs,
+  // output gradients. The forward values again, then each node's derivative in reverse.
+  const char* T = group.dtype == DType::Float64 ? "double" : "float";
+  RowProgram bwd;
+  std::vector<size_t> grad_inputs;
+  for (size_t k = 0; k < ni; ++k) {
+    if (group.input_grads[k]) grad_inputs.push_back(k);
+  }
+  const size_t nw = grad_inputs.size();
+  for (size_t k = 0; k < nw; ++k) {
+    bwd.operands.push_back(&group.grad_layout);
+    bwd.row_operand.push_back(false);
+  }
+  for (int id : group.inputs) {
+    bwd.operands.push_back(meta(id));
+    bwd.row_operand.push_back(false);
+  }
+  for (int id : group.outputs) {
+    bwd.operands.push_back(meta(id));
+    bwd.row_operand.push_back(is_row_value(g, group, id));
+  }
+  bwd.written = nw;
+  const absl::flat_hash_map<int, int> item = row_forward(g, group, nw, bwd);
+  absl::flat_hash_set<int> needs;  // values that lead back to an input that requires grad
+  for (size_t k = 0; k < ni; ++k) {
+    if (group.input_grads[k]) needs.insert(group.inputs[k]);
+  }
+  for (int i : group.nodes) {
+    for (int id : tensor_operands(g.nodes()[i])) {
+      if (needs.contains(id)) needs.insert(g.nodes()[i].outputs[0]);
+    }
+  }
+  absl::flat_hash_map<int, std::vector<int>> contributions;  // value -> gradient items
+  for (size_t k = 0; k < no; ++k) {
+    const int id = group.outputs[k];
+    if (needs.contains(id)) {
+      contributions[id].push_back(bwd.load(nw + ni + k, is_row_value(g, group, id)));
+    }
+  }
+  // The sum of a value's contributions (its gradient); -1 when it has none.
+  auto gradient = [&](int id) {
+    const std::vector<int>& c = contributions[id];
+    if (c.empty()) return -1;
+    if (c.size() == 1) return c[0];
+    std::string e = bwd.name(c[0]);
+    for (size_t k = 1; k < c.size(); ++k) e = str_cat("(", e, " + ", bwd.name(c[k]), ")");
+    return bwd.compute(e, c);
+  };
+  for (auto it = group.nodes.rbegin(); it != group.nodes.rend(); ++it) {
+    const Node& n = g.nodes()[*it];
+    const int o = n.outputs[0];
+    if (!needs.contains(o)) continue;
+    const int go = gradient(o);
+    if (go < 0) continue;
+    const std::vector<int> ids = tensor_operands(n);
+    const int x = item.at(ids[0]);
+    if (const auto r = row_reduction(g, n)) {
+      if (!needs.contains(ids[0])) continue;
+      // Sum and mean: the row's gradient to each element; amax: shared among the elements
+      // equal to the result (NaNs too, when it is NaN), as eager's formula.
+      const std::string G = bwd.name(go), X = bwd.name(x), R = bwd.name(item.at(o));
+      int c;
+      if (*r == Reduce::Sum) {
+        c = bwd.compute(G, {go, x});  // full-size: broadcast along the row
+      } else if (*r == Reduce::Mean) {
+        c = bwd.compute(str_cat(G, " / ", T, "(", group.sizes.back(), ")"), {go, x});
+      } else {
+        const int mask = bwd.compute(str_cat("((", X, " == ", R, " || (", X, " != ", X, " && ", R,
+                                             " != ", R, ")) ? ", T, "(1) : ", T, "(0))"),
+                                     {x, item.at(o)});
+        const int count = bwd.reduction(Reduce::Sum, mask);
+        c = bwd.compute(str_cat("(", bwd.name(mask), " * (", G, " / ", bwd.name(count), "))"),
+                        {mask, go, count});
+      }
+      contributions[ids[0]].push_back(c);
+      continue;
+    }
+    std::vector<int> deps;
+    std::vector<std::string> names;
+    for (int id : ids) {
+      deps.push_back(item.at(id));
+      names.push_back(bwd.name(item.at(id)));
+    }
+    std::string stmts;
+    const std::vector<std::string> d =
+        derivative(n, names, bwd.name(item.at(o)), bwd.name(go), group.dtype,
+                   str_cat("d", bwd.items.size()), stmts);
+    const bool out_row = bwd.items[item.at(o)].row;
+    std::vector<int> all = deps;
+    all.push_back(go);
+    all.push_back(item.at(o));
+    for (size_t j = 0; j < ids.size(); ++j) {
+      if (!needs.contains(ids[j])) continue;
+      // A full-size item (it reads the full-size operands), or a row one for a row op. The
+      // derivative's temporaries are defined once, with the first contribution, which the
+      // others then read.
+      int c = bwd.compute(d[j], all, stmts);
+      if (!stmts.empty()) {
+        stmts.clear();
+        all.push_back(c);
+      }
+      if (!out_row && bwd.items[item.at(ids[j])].row) {
+        c = bwd.reduction(Reduce::Sum, c);  // a row value read by a full-size op
+      }
+      contributions[ids[j]].push_back(c);
+    }
+  }
+  for (size_t k = 0; k < nw; ++k) {
+    const int id = group.inputs[grad_inputs[k]];
+    int gk = gradient(id);
+    if (gk < 0) {
+      gk = bwd.compute(str_cat(T, "(0)"), {});
+    }
+    bwd.items[gk].stores.push_back(static_cast<int>(k));
+  }
+  emit_row_program(name + "_backward", comment, group.dtype, group.sizes, bwd, out);
 }
 
 }  // namespace

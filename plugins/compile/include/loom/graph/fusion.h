@@ -18,15 +18,15 @@
 /// the pointwise ops before them, on their results (the row values: keepdim sizes) and after
 /// them over the full shape, reading the row values broadcast along the last dim. So softmax,
 /// layer norm and RMS norm written out of such ops become one loop over rows with a pass per
-/// reduction level (Note [Row groups] in src/fusion.cpp). Not in a group that autograd
-/// records (no backward loop for reductions yet), nor over an empty tensor.
+/// reduction level (Note [Row groups] in src/fusion.cpp). Not over an empty tensor.
 ///
 /// Autograd: while grad mode is on, a group with an input that requires grad also gets a
 /// backward loop, `loom_group_<i>_backward`, generated from the ops' derivative formulas. It
 /// recomputes the group's values from its inputs (so forward keeps only the inputs, not the
 /// intermediate values) and writes the gradient of each input that requires grad at the
-/// group's sizes; autograd's engine sums a broadcast input's gradient to its shape, as for
-/// eager ops.
+/// group's sizes (a row group's backward is a row loop too: a row value read by full-size ops
+/// gets the sum over its row of their derivatives); autograd's engine sums a broadcast input's
+/// gradient to its shape, as for eager ops.
 
 #include <string>
 #include <vector>
@@ -43,12 +43,15 @@ struct FusedGroup {
   std::vector<int64_t> sizes;    ///< the iteration space: every node's output sizes
   DType dtype = DType::Float32;  ///< of every tensor the group touches
   /// Whether the group holds reductions over the last dim of `sizes` (a row group: see the
-  /// file comment); never with `backward`.
+  /// file comment).
   bool reduces = false;
   /// Whether the group has a backward loop (autograd records it: see the file comment).
   bool backward = false;
   /// Per input: whether the backward loop computes its gradient (it required grad).
   std::vector<bool> input_grads;
+  /// The layout of the input gradients the backward loop writes (each at `sizes`): the first
+  /// output of those sizes, else contiguous (a meta tensor).
+  Tensor grad_layout;
 };
 
 /// One step of a lowered graph: a node or a group.
