@@ -40,6 +40,8 @@ struct GroupBackward {
   std::string ops;                                  ///< the group's ops, for errors
   std::vector<Tensor> output_metas;                 ///< each output's layout
   Tensor grad_layout;                               ///< the input gradients' layout
+  std::vector<bool> column_grads;                   ///< FusedGroup::column_grads
+  std::vector<Tensor> input_metas;                  ///< each input's layout
   std::vector<bool> input_grads;                    ///< FusedGroup::input_grads
   std::vector<std::vector<bool>> depends;           ///< [output][input]: reads it
   Device device;
@@ -75,7 +77,9 @@ class FusedGroupBackward final : public autograd::Node {
     const Tensor& layout = code_->grad_layout;
     for (size_t k = 0; k < inputs.size(); ++k) {
       if (!code_->input_grads[k]) continue;
-      outputs[k] = graph::empty_with_layout(layout, code_->device);
+      // A column gradient is summed over the rows already: laid out as its input.
+      outputs[k] = graph::empty_with_layout(code_->column_grads[k] ? code_->input_metas[k] : layout,
+                                            code_->device);
       pointers.push_back(static_cast<char*>(outputs[k].data_ptr()));
     }
     for (const Tensor& t : inputs) pointers.push_back(static_cast<char*>(t.data_ptr()));
@@ -142,6 +146,8 @@ class FusedGraph final : public graph::Executable {
       for (int id : group.outputs) code->output_metas.push_back(graph_.values()[id].meta);
       code->input_grads = group.input_grads;
       code->grad_layout = group.grad_layout;
+      code->column_grads = group.column_grads;
+      for (int id : group.inputs) code->input_metas.push_back(graph_.values()[id].meta);
       code->depends = depends(group);
       code->device = graph_.values()[group.outputs[0]].device;
       backward_.back() = std::move(code);

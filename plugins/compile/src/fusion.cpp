@@ -462,6 +462,17 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
       const int id = nodes[i].outputs[0];
       if (last_use[id] > run.back()) group.outputs.push_back(id);
     }
+    // Note [Column gradients]: an input broadcast over every dim but the last (a bias, a norm's
+    // weight) gets its gradient summed over the rows inside the backward loop, instead of a
+    // full-size gradient the engine then sums.
+    const bool no_empty = std::find(shape.begin(), shape.end(), 0) == shape.end();
+    for (size_t k = 0; k < group.inputs.size(); ++k) {
+      const Tensor& m = g.values()[group.inputs[k]].meta;
+      bool column = group.input_grads[k] && no_empty && shape.size() >= 2 && m.dim() >= 1 &&
+                    m.size(m.dim() - 1) == shape.back() && shape.back() >= 2;
+      for (int64_t d = 0; column && d + 1 < m.dim(); ++d) column = m.size(d) == 1;
+      group.column_grads.push_back(column);
+    }
     // The input gradients' layout: the first full-size output's, else contiguous.
     for (int id : group.outputs) {
       if (!group.grad_layout.defined() && sizes_of(id) == IntArrayRef(shape)) {
@@ -679,6 +690,8 @@ std::string forward_body(const Graph& g, const FusedGroup& group,
   return body;
 }
 
+void emit_row_backward(const Graph& g, const FusedGroup& group, int index, std::string& out);
+
 void emit_group(const Graph& g, const FusedGroup& group, int index, std::string& out) {
   std::string comment;
   for (int i : group.nodes) comment += str_cat(" ", g.nodes()[i].op.name());
@@ -701,6 +714,11 @@ void emit_group(const Graph& g, const FusedGroup& group, int index, std::string&
       },
       out);
   if (!group.backward) return;
+  if (std::find(group.column_grads.begin(), group.column_grads.end(), true) !=
+      group.column_grads.end()) {
+    emit_row_backward(g, group, index, out);  // sums a broadcast input's gradient in the loop
+    return;
+  }
 
   // Backward: p = the input gradients it computes, inputs, output gradients. It recomputes
   // the values, then walks the nodes in reverse, adding each node's derivative times its
@@ -790,6 +808,8 @@ struct RowItem {
 struct RowProgram {
   std::vector<const Tensor*> operands;
   std::vector<bool> row_operand;
+  /// Per operand: a column sum (Note [Column gradients]): stores add into it over all rows.
+  std::vector<bool> column;
   size_t written = 0;
   std::vector<RowItem> items;
 
@@ -873,20 +893,32 @@ void emit_row_program(const std::string& name, const std::string& comment, DType
     return str_cat(it.stmts, indent, "const ", T, " ", p.name(static_cast<int>(k)), " = ",
                    it.load >= 0 ? ref(static_cast<size_t>(it.load)) : it.expr, ";\n");
   };
+  const bool has_columns = std::find(p.column.begin(), p.column.end(), true) != p.column.end();
   auto stores = [&](size_t k, const char* indent) {
     std::string s;
     for (int o : p.items[k].stores) {
-      s += str_cat(indent, ref(static_cast<size_t>(o)), " = ", p.name(static_cast<int>(k)), ";\n");
+      if (has_columns && p.column[o]) {
+        s += str_cat(indent, "c", o, "[j] += ", p.name(static_cast<int>(k)), ";\n");
+      } else {
+        s +=
+            str_cat(indent, ref(static_cast<size_t>(o)), " = ", p.name(static_cast<int>(k)), ";\n");
+      }
     }
     return s;
   };
+  // Column accumulators are double (float32 sums over thousands of rows lose digits).
+  std::string column_params;
+  for (size_t k = 0; k < nops; ++k) {
+    if (has_columns && p.column[k]) column_params += str_cat(", double* __restrict c", k);
+  }
 
   out += str_cat("\n// ", name, " (rows of ", N, "):", comment, "\nstatic inline void ", name,
                  "_range(int64_t lo, int64_t hi");
   for (size_t k = 0; k < nops; ++k) {
     out += str_cat(", ", k < p.written ? "" : "const ", T, "* __restrict p", k);
   }
-  out += ") {\n  for (int64_t row = lo; row < hi; ++row) {\n    int64_t r = row;\n";
+  out += str_cat(column_params, ") {\n  for (int64_t row = lo; row < hi; ++row) {\n",
+                 "    int64_t r = row;\n");
   for (size_t k = 0; k < nops; ++k) out += str_cat("    int64_t b", k, " = 0;\n");
   for (int64_t d = rank - 2; d >= 0; --d) {
     if (S[d] == 1) continue;
@@ -982,11 +1014,31 @@ void emit_row_program(const std::string& name, const std::string& comment, DType
     args += str_cat(", p", k);
   }
   out += str_cat("  const int64_t n = ", numel / N, ";\n");
-  out += str_cat("  if (threads > 1 && ", numel, " >= 32768) {\n");
-  out += "#pragma omp parallel num_threads(threads)\n  {\n";
-  out += "    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();\n";
-  out += str_cat("    ", name, "_range(n * t / nt, n * (t + 1) / nt", args, ");\n  }\n");
-  out += str_cat("  } else {\n    ", name, "_range(0, n", args, ");\n  }\n}\n");
+  out += str_cat("  const int nt = threads > 1 && ", numel, " >= 32768 ? threads : 1;\n");
+  // Note [Column gradients]: each thread adds its rows into its own zeroed column of N
+  // doubles; the columns are then summed in thread order (the same result for the same
+  // thread count) into the operand.
+  for (size_t k = 0; k < nops; ++k) {
+    if (has_columns && p.column[k]) {
+      out += str_cat("  std::vector<double> c", k, "(static_cast<size_t>(nt) * ", N, ");\n");
+    }
+  }
+  std::string column_data;
+  for (size_t k = 0; k < nops; ++k) {
+    if (has_columns && p.column[k]) column_data += str_cat(", c", k, ".data() + t * ", N);
+  }
+  out += "  if (nt > 1) {\n#pragma omp parallel num_threads(nt)\n  {\n";
+  out += "    const int64_t t = omp_get_thread_num(), m = omp_get_num_threads();\n";
+  out += str_cat("    ", name, "_range(n * t / m, n * (t + 1) / m", args, column_data, ");\n  }\n");
+  out += str_cat("  } else {\n    const int64_t t = 0;\n    ", name, "_range(0, n", args,
+                 column_data, ");\n  }\n");
+  for (size_t k = 0; k < nops; ++k) {
+    if (!has_columns || !p.column[k]) continue;
+    out += str_cat("  for (int64_t j = 0; j < ", N, "; ++j) {\n    double s = 0;\n",
+                   "    for (int t = 0; t < nt; ++t) s += c", k, "[static_cast<size_t>(t) * ", N,
+                   " + j];\n    p", k, "[", index_expr("", inner[k]), "] = ", T, "(s);\n  }\n");
+  }
+  out += "}\n";
 }
 
 /// The forward values of a row group as items of p, the group's inputs loaded from operands
@@ -1023,7 +1075,7 @@ bool is_row_value(const Graph& g, const FusedGroup& group, int id) {
 void emit_row_group(const Graph& g, const FusedGroup& group, int index, std::string& out) {
   std::string comment;
   for (int i : group.nodes) comment += str_cat(" ", g.nodes()[i].op.name());
-  const size_t no = group.outputs.size(), ni = group.inputs.size();
+  const size_t no = group.outputs.size();
   const std::string name = str_cat("loom_group_", index);
   auto meta = [&](int id) { return &g.values()[id].meta; };
 
@@ -1043,10 +1095,19 @@ void emit_row_group(const Graph& g, const FusedGroup& group, int index, std::str
     for (size_t k = 0; k < no; ++k) fwd.items[item.at(group.outputs[k])].stores.push_back(k);
   }
   emit_row_program(name, comment, group.dtype, group.sizes, fwd, out);
-  if (!group.backward) return;
+  if (group.backward) emit_row_backward(g, group, index, out);
+}
 
-  // Backward: p = the input gradients it computes (laid out as group.grad_layout), inputs,
-  // output gradients. The forward values again, then each node's derivative in reverse.
+/// The backward loop of a group as a row program: p = the input gradients it computes (at
+/// group.sizes laid out as group.grad_layout, or column sums laid out as their input:
+/// group.column_grads), inputs, output gradients. The forward values again, then each node's
+/// derivative in reverse.
+void emit_row_backward(const Graph& g, const FusedGroup& group, int index, std::string& out) {
+  std::string comment;
+  for (int i : group.nodes) comment += str_cat(" ", g.nodes()[i].op.name());
+  const size_t no = group.outputs.size(), ni = group.inputs.size();
+  const std::string name = str_cat("loom_group_", index);
+  auto meta = [&](int id) { return &g.values()[id].meta; };
   const char* T = group.dtype == DType::Float64 ? "double" : "float";
   RowProgram bwd;
   std::vector<size_t> grad_inputs;
@@ -1055,16 +1116,20 @@ void emit_row_group(const Graph& g, const FusedGroup& group, int index, std::str
   }
   const size_t nw = grad_inputs.size();
   for (size_t k = 0; k < nw; ++k) {
-    bwd.operands.push_back(&group.grad_layout);
+    const bool column = group.column_grads[grad_inputs[k]];
+    bwd.operands.push_back(column ? meta(group.inputs[grad_inputs[k]]) : &group.grad_layout);
     bwd.row_operand.push_back(false);
+    bwd.column.push_back(column);
   }
   for (int id : group.inputs) {
     bwd.operands.push_back(meta(id));
     bwd.row_operand.push_back(false);
+    bwd.column.push_back(false);
   }
   for (int id : group.outputs) {
     bwd.operands.push_back(meta(id));
     bwd.row_operand.push_back(is_row_value(g, group, id));
+    bwd.column.push_back(false);
   }
   bwd.written = nw;
   const absl::flat_hash_map<int, int> item = row_forward(g, group, nw, bwd);
@@ -1169,7 +1234,7 @@ std::string generate_cpp(const Graph& g, const FusionPlan& plan) {
   std::string out =
       "// Generated by loom::compile from a captured graph (docs/design/compile.md).\n"
       "#include <cmath>\n#include <cstdint>\n#include <cstring>\n#include <limits>\n"
-      "#include <omp.h>\n";
+      "#include <vector>\n#include <omp.h>\n";
   out += kPrelude;
   for (size_t i = 0; i < plan.groups.size(); ++i) {
     if (plan.groups[i].reduces) {

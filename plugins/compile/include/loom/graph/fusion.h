@@ -52,6 +52,10 @@ struct FusedGroup {
   /// The layout of the input gradients the backward loop writes (each at `sizes`): the first
   /// output of those sizes, else contiguous (a meta tensor).
   Tensor grad_layout;
+  /// Per input: whether the backward loop writes its gradient summed over the rows, laid out
+  /// as the input (it broadcasts over every dim but the last, which it has: a bias), instead
+  /// of at `sizes`.
+  std::vector<bool> column_grads;
 };
 
 /// One step of a lowered graph: a node or a group.
@@ -75,7 +79,8 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode);
 /// group's order, and `threads` is the OpenMP thread count to use. A group with `backward`
 /// also gets `extern "C" void loom_group_<i>_backward(char* const* p, int threads)`, where p
 /// holds the input gradients it computes (those with `input_grads`, each at the group's sizes
-/// and laid out as the first output), then the inputs, then the outputs' gradients (each laid
+/// laid out as `grad_layout`, or summed over the rows laid out as the input for
+/// `column_grads`), then the inputs, then the outputs' gradients (each laid
 /// out as its output's meta tensor). The text depends on the
 /// graph's ops, constants, sizes and strides only, so equal graphs give equal files.
 std::string generate_cpp(const Graph& g, const FusionPlan& plan);
