@@ -43,7 +43,8 @@ LOOM_BENCH_CONFIGURE(LOOM_BENCH_LIBTORCH_NAME) {
   line += at::hasMKL() ? "MKL" : "no MKL";
   line += at::hasMKLDNN() ? ", oneDNN" : ", no oneDNN";
   line += "), at::set_num_threads(2) (Loom's OpenMP loops use 2 too), c10::InferenceMode on "
-          "(inference tensors: no autograd keys), no profiler callbacks; its child programs "
+          "(inference tensors: no autograd keys; off for the *_train rows, which run "
+          "backward), no profiler callbacks; its child programs "
           "bench-" LOOM_BENCH_LIBTORCH_NAME "-* get OMP_WAIT_POLICY=passive";
   return line;
 }

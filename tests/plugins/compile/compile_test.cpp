@@ -345,6 +345,17 @@ void expect_same_grads(const std::vector<Tensor>& got, const std::vector<Tensor>
   }
 }
 
+/// The sum over outputs of sum(out * w), with a random w per output (seeds from seed): each
+/// output's and each element's derivative shows on its own.
+Tensor weighted_loss(const std::vector<Tensor>& outs, uint64_t seed) {
+  Tensor loss;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const Tensor part = sum(mul(outs[k], random(outs[k].sizes().vec(), seed + k, outs[k].dtype())));
+    loss = loss.defined() ? add(loss, part) : part;
+  }
+  return loss;
+}
+
 TEST_F(CompileTest, WithInputsThatRequireGradTheGroupHasAFusedBackward) {
   auto f = compile(&chain);
   for (int call = 0; call < 2; ++call) {  // a capture, then a replay
@@ -374,16 +385,8 @@ TEST_F(CompileTest, EveryFusibleOpHasEagersGradient) {
     SCOPED_TRACE(dtype_name(t));
     const std::vector<Tensor> in = leaves(fusible_inputs(257, t)), ref = leaves(in);
     const std::vector<Tensor> got = f(in), want = all_fusible_ops(ref);
-    // A different weight per output, so that each op's derivative shows on its own.
-    Tensor loss_got, loss_want;
-    for (size_t i = 0; i < got.size(); ++i) {
-      const Tensor w = random({257}, 100 + i, t);
-      const Tensor a = sum(mul(got[i], w)), b = sum(mul(want[i], w));
-      loss_got = loss_got.defined() ? add(loss_got, a) : a;
-      loss_want = loss_want.defined() ? add(loss_want, b) : b;
-    }
-    loss_got.backward();
-    loss_want.backward();
+    weighted_loss(got, 100).backward();
+    weighted_loss(want, 100).backward();
     expect_same_grads(in, ref, t == DType::Float64 ? 1e-12 : 1e-5, 1e-5);
   }
   EXPECT_EQ(f.stats().fused_groups, 2);
@@ -589,15 +592,8 @@ TEST_F(CompileTest, RowGroupsHaveAFusedBackward) {
                                         random({64}, 6, t)};
       const std::vector<Tensor> in = leaves(base), ref = leaves(base);
       const std::vector<Tensor> got = f(in), want = row_programs(ref);
-      Tensor lg, lw;
-      for (size_t k = 0; k < got.size(); ++k) {
-        const Tensor w = random(want[k].sizes().vec(), 50 + k, t);
-        const Tensor a = sum(mul(got[k], w)), b = sum(mul(want[k], w));
-        lg = lg.defined() ? add(lg, a) : a;
-        lw = lw.defined() ? add(lw, b) : b;
-      }
-      lg.backward();
-      lw.backward();
+      weighted_loss(got, 50).backward();
+      weighted_loss(want, 50).backward();
       expect_same_grads(in, ref, t == DType::Float64 ? 1e-10 : 1e-4, 1e-5);
       if (call == 1) {
         EXPECT_EQ(got[0].grad_fn()->name(), "CompiledFunctionBackward");
