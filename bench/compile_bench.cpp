@@ -20,7 +20,13 @@
 //   (and w, b) requiring grad, forward then backward with a dense output gradient: the
 //   compiled backward is one row loop too.
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
+#include <string>
+#include <utility>
 
 #include "harness.h"
 #include "loom/autograd/grad_mode.h"
@@ -173,6 +179,60 @@ LOOM_BENCH("compile.layer_norm_train.4096x1024", unit::ms, .rounds = 9, .raw_lab
 LOOM_BENCH_PEER(raw, "compile.layer_norm_train.4096x1024") {
   return row_train(&layer_norm_written);
 }
+
+/// The first call of a compiled layer norm with x, w, b requiring grad (forward and backward
+/// row loops: the largest code loom::compile makes here), in a fresh process's way: a new
+/// CompiledFunction, its capture, then its code built (cache_dir empty) or loaded.
+void first_train_call(const std::vector<Tensor>& in, const Tensor& gout) {
+  CompiledFunction f = compile(&layer_norm_written, {.name = "layer_norm"});
+  f(in)[0].backward(gout);
+  for (const Tensor& t : in) t.set_grad(Tensor());
+}
+
+/// Inputs for first_train_call: small, so that the time is the compile's.
+std::pair<std::vector<Tensor>, Tensor> first_call_inputs() {
+  PluginLoader::instance().load("ops_core");
+  std::vector<Tensor> in = {randn({8, 1024}), rand({1024}), rand({1024})};
+  for (Tensor& t : in) t.set_requires_grad(true);
+  return {in, randn({8, 1024})};
+}
+
+// compile.build.cold: a graph's first call with an empty cache (capture, code generation, the
+// C++ compiler, loading); compile.build.warm: the same with the code in the disk cache (a new
+// process's start). The budgets: 2 s and 20 ms (Inductor: tens of seconds cold). The
+// raw side is the function's first call eagerly.
+LOOM_BENCH("compile.build.cold", unit::ms, .target = 2000, .rounds = 5, .raw_label = "eager") {
+  auto [in, gout] = first_call_inputs();
+  const std::string root =
+      (std::filesystem::temp_directory_path() / ("loom-bench-cold-" + std::to_string(getpid())))
+          .string();
+  auto count = std::make_shared<int>(0);
+  return ms_per_call([in, gout, root, count] {
+    const std::string dir = root + "/" + std::to_string((*count)++);
+    setenv("LOOM_CACHE_DIR", dir.c_str(), 1);
+    first_train_call(in, gout);
+    std::filesystem::remove_all(dir);
+  });
+}
+
+/// The raw side of both: the function's call, forward and backward, eagerly.
+Side eager_first_call() {
+  auto [in, gout] = first_call_inputs();
+  return ms_per_call([in, gout] {
+    layer_norm_written(in)[0].backward(gout);
+    for (const Tensor& t : in) t.set_grad(Tensor());
+  });
+}
+
+LOOM_BENCH_PEER(raw, "compile.build.cold") { return eager_first_call(); }
+
+LOOM_BENCH("compile.build.warm", unit::ms, .target = 20, .rounds = 9, .raw_label = "eager") {
+  auto [in, gout] = first_call_inputs();
+  first_train_call(in, gout);  // into LOOM_CACHE_DIR (or the default cache)
+  return ms_per_call([in, gout] { first_train_call(in, gout); });
+}
+
+LOOM_BENCH_PEER(raw, "compile.build.warm") { return eager_first_call(); }
 
 /// The training step of the chain: forward, backward with gout, gradients reset.
 void train_step(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn,
