@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "logs.h"
 #include "loom/core/error.h"
+#include "loom/core/generator.h"
 #include "loom/core/registration.h"
 #include "loom/core/str_cat.h"
 #include "loom/core/value_reads.h"
@@ -108,7 +109,13 @@ void trace(const OperatorHandle& op, Stack& stack) {
     r->note_read(
         str_cat("before ", op.name(), " (op ", r->graph.nodes().size() + 1, " of its trace)"));
   }
+  // Note [Random ops in a trace]: a schema does not say whether an op draws random numbers
+  // (rand_like and dropout take no Generator), so the capture looks: the CPU generator's state
+  // across the call. Passes must not drop or merge a node that drew.
+  Generator& rng = default_generator(Device());
+  const std::string rng_before = rng.get_state();
   op.call_boxed(stack);
+  node.draws = rng.get_state() != rng_before;
   r->reads_seen = host_value_reads();
   if (stack.size() == 1 && stack[0].tag() == IValue::Tag::TensorList) {
     node.list_output = true;

@@ -27,7 +27,7 @@ using GroupFn = void(char* const*, int);
 
 struct CompiledFunction::State {
   std::unique_ptr<graph::GuardedFunction> guarded;
-  std::atomic<int> fused_groups{0}, compiles{0}, cache_hits{0}, fallbacks{0};
+  std::atomic<int> fused_groups{0}, compiles{0}, cache_hits{0}, fallbacks{0}, removed_nodes{0};
 };
 
 namespace {
@@ -160,6 +160,15 @@ class FusedGraph final : public graph::Executable {
     std::vector<char*> pointers;
     std::vector<Tensor> group_inputs;
     for (const graph::FusionStep& step : plan_.steps) {
+      if (step.node >= 0 && step.same_as >= 0) {
+        // Common-subexpression elimination: the equal node's results.
+        const auto& outs = graph_.nodes()[step.node].outputs;
+        const auto& same = graph_.nodes()[step.same_as].outputs;
+        for (size_t k = 0; k < outs.size(); ++k) {
+          if (outs[k] >= 0 && same[k] >= 0) env[outs[k]] = env[same[k]];
+        }
+        continue;
+      }
       if (step.node >= 0) {
         graph::Graph::call_node(graph_.nodes()[step.node], env);
         continue;
@@ -249,7 +258,11 @@ class FusedGraph final : public graph::Executable {
 std::shared_ptr<const graph::Executable> lower(const graph::Graph& g, const std::string& name,
                                                CompiledFunction::State& state) {
   graph::FusionPlan plan = graph::plan_fusion(g, autograd::GradMode::is_enabled());
-  if (plan.groups.empty()) return nullptr;
+  if (plan.groups.empty()) {
+    if (plan.removed == 0) return nullptr;  // the interpreter does the same
+    state.removed_nodes += plan.removed;
+    return std::make_shared<FusedGraph>(g, std::move(plan), nullptr);
+  }
   const std::string source = graph::generate_cpp(g, plan);
   if (graph::detail::logs_topic("code")) {
     std::fprintf(stderr, "[loom code] %s:\n%s", name.c_str(), source.c_str());
@@ -270,6 +283,7 @@ std::shared_ptr<const graph::Executable> lower(const graph::Graph& g, const std:
   }
   ++(build.cache_hit ? state.cache_hits : state.compiles);
   state.fused_groups += static_cast<int>(plan.groups.size());
+  state.removed_nodes += plan.removed;
   return std::make_shared<FusedGraph>(g, std::move(plan), std::move(build.library));
 }
 
@@ -289,6 +303,7 @@ CompileStats CompiledFunction::stats() const {
   s.compiles = state_->compiles;
   s.cache_hits = state_->cache_hits;
   s.fallbacks = state_->fallbacks;
+  s.removed_nodes = state_->removed_nodes;
   return s;
 }
 
@@ -332,6 +347,7 @@ void add_stats(CompileStats& to, const CompileStats& s) {
   to.compiles += s.compiles;
   to.cache_hits += s.cache_hits;
   to.fallbacks += s.fallbacks;
+  to.removed_nodes += s.removed_nodes;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
 #include "loom/core/str_cat.h"
+#include "loom/dispatcher/schema.h"
 
 namespace loom::graph {
 namespace {
@@ -402,6 +403,131 @@ std::vector<int64_t> row_sizes(IntArrayRef sizes) {
   return out;
 }
 
+bool has_kind(const Type& t, TypeKind k) { return t.kind == k || (t.elem && has_kind(*t.elem, k)); }
+
+/// Whether node n may be dropped when nothing reads its results, or share an equal node's:
+/// an aten op on the CPU that did not draw random numbers when captured (Note [Random ops in
+/// a trace]), writes no argument, takes no Generator, is not a random op by name, and
+/// returns tensors only. Other namespaces' ops are left alone.
+bool pure(const Graph& g, const Node& n) {
+  const std::string_view name = n.op.name();
+  if (n.draws || !name.starts_with("aten::") || !n.op.has_schema()) return false;
+  // Only the CPU generator is watched (Node::draws): ops on other devices are left alone.
+  for (int id : n.outputs) {
+    if (id >= 0 && !g.values()[id].device.is_cpu()) return false;
+  }
+  static const absl::flat_hash_set<std::string_view> kRandom = {
+      "aten::dropout",         "aten::feature_dropout",
+      "aten::alpha_dropout",   "aten::feature_alpha_dropout",
+      "aten::native_dropout",  "aten::rrelu",
+      "aten::rrelu_with_noise"};
+  if (kRandom.contains(name)) return false;
+  const FunctionSchema& s = n.op.schema();
+  if (s.is_mutable() || s.is_vararg() || s.is_varret() || s.returns().empty()) return false;
+  for (const Argument& a : s.arguments()) {
+    if (has_kind(a.type, TypeKind::Generator)) return false;
+  }
+  for (const Argument& r : s.returns()) {
+    if (r.type.kind != TypeKind::Tensor &&
+        !(r.type.kind == TypeKind::List && r.type.elem && r.type.elem->kind == TypeKind::Tensor)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Whether one of n's results may alias an argument (a view: `Tensor(a)`).
+bool returns_view(const Node& n) {
+  for (const Argument& r : n.op.schema().returns()) {
+    if (r.alias) return true;
+  }
+  return false;
+}
+
+/// A constant as text that tells every two different values apart (repr() rounds doubles).
+std::string exact_repr(const IValue& v) {
+  auto exact = [](double d) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%a", d);
+    return std::string(buf);
+  };
+  if (v.tag() == IValue::Tag::Double) return exact(v.to_double());
+  if (v.tag() == IValue::Tag::DoubleList) {
+    std::string out;
+    for (double d : v.to_double_list()) out += exact(d) + ",";
+    return out;
+  }
+  return v.repr();
+}
+
+/// Dead-code and common-subexpression elimination over plan's node steps (see plan_fusion).
+void eliminate_nodes(const Graph& g, FusionPlan& plan) {
+  const auto& nodes = g.nodes();
+  bool mutates = false;
+  for (const Node& n : nodes)
+    mutates = mutates || (n.op.has_schema() && n.op.schema().is_mutable());
+  // CSE: a key per pure node from its op and arguments (values after the merges so far).
+  absl::flat_hash_map<int, int> merged;        // value -> the equal value it takes
+  absl::flat_hash_map<std::string, int> seen;  // key -> node
+  auto id_of = [&](int id) {
+    auto it = merged.find(id);
+    return it == merged.end() ? id : it->second;
+  };
+  for (FusionStep& step : plan.steps) {
+    if (step.node < 0 || mutates) continue;
+    const Node& n = nodes[step.node];
+    if (!pure(g, n) || returns_view(n)) continue;
+    std::string key(n.op.name());
+    for (const NodeArgument& a : n.arguments) {
+      if (a.kind == NodeArgument::Kind::Constant) {
+        key += str_cat("|c", static_cast<int>(a.constant.tag()), ":", exact_repr(a.constant));
+      } else if (a.kind == NodeArgument::Kind::Value) {
+        key += str_cat("|v", id_of(a.value));
+      } else {
+        key += "|l";
+        for (int id : a.values) key += str_cat(",", id < 0 ? -1 : id_of(id));
+      }
+    }
+    const auto [it, fresh] = seen.emplace(key, step.node);
+    if (fresh) continue;
+    const Node& first = nodes[it->second];
+    if (first.outputs.size() != n.outputs.size()) continue;
+    step.same_as = it->second;
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      if (n.outputs[k] >= 0 && first.outputs[k] >= 0) merged[n.outputs[k]] = first.outputs[k];
+    }
+    ++plan.removed;
+  }
+  // DCE, from the end: a pure node none of whose results is read later goes.
+  absl::flat_hash_set<int> used(g.outputs().begin(), g.outputs().end());
+  std::vector<FusionStep> kept;
+  for (auto it = plan.steps.rbegin(); it != plan.steps.rend(); ++it) {
+    if (it->group >= 0) {
+      const FusedGroup& group = plan.groups[it->group];
+      used.insert(group.inputs.begin(), group.inputs.end());
+      kept.push_back(*it);
+      continue;
+    }
+    const Node& n = nodes[it->node];
+    const bool read = std::any_of(n.outputs.begin(), n.outputs.end(),
+                                  [&](int id) { return id >= 0 && used.contains(id); });
+    if (!read && pure(g, n)) {
+      if (it->same_as < 0) ++plan.removed;  // a merged one was counted already
+      continue;
+    }
+    if (it->same_as >= 0) {
+      for (int id : nodes[it->same_as].outputs) used.insert(id);
+    } else {
+      for (const NodeArgument& a : n.arguments) {
+        if (a.kind == NodeArgument::Kind::Value) used.insert(a.value);
+        used.insert(a.values.begin(), a.values.end());
+      }
+    }
+    kept.push_back(*it);
+  }
+  plan.steps.assign(kept.rbegin(), kept.rend());
+}
+
 }  // namespace
 
 FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
@@ -532,6 +658,7 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
     reduces = reduces || is_reduction;
   }
   flush();
+  eliminate_nodes(g, plan);
   return plan;
 }
 

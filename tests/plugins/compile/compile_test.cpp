@@ -621,5 +621,44 @@ TEST_F(CompileTest, RowGroupBackwardSharesAmaxAmongTiesAndPassesGradcheck) {
   EXPECT_GE(f.stats().fused_groups, 2) << "one group per input shape, with its backward";
 }
 
+TEST_F(CompileTest, DeadAndRepeatedLibraryOpsAreNotRunButRandomOnesAre) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    const Tensor a = matmul(in[0], in[1]);
+    const Tensor b = matmul(in[0], in[1]);  // a's op and arguments: a's result
+    matmul(in[1], in[0]);                   // nobody reads it
+    rand_like(in[0]);                       // nobody reads it, but it draws: kept
+    return std::vector<Tensor>{add(a, b), rand_like(in[0])};
+  };
+  auto f = compile(fn);
+  const std::vector<Tensor> in = {random({4, 4}, 1), random({4, 4}, 2)};
+  for (int i = 0; i < 2; ++i) {
+    manual_seed(7);
+    const std::vector<Tensor> got = f(in);
+    manual_seed(7);
+    const std::vector<Tensor> want = fn(in);
+    expect_same(got[0], want[0]);
+    expect_same(got[1], want[1], 0, 0);  // the same draws: the dead rand_like ran
+  }
+  EXPECT_EQ(f.stats().removed_nodes, 2) << "the repeated matmul and the dead one";
+}
+
+TEST_F(CompileTest, InPlaceOpsTurnCommonSubexpressionEliminationOff) {
+  // b equals a until a is modified in place: merging them would add 1 to b as well.
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor a = matmul(in[0], in[1]);
+    const Tensor b = matmul(in[0], in[1]);
+    a.add_(1.0);
+    return std::vector<Tensor>{a, b};
+  };
+  auto f = compile(fn);
+  const std::vector<Tensor> in = {random({3, 3}, 1), random({3, 3}, 2)};
+  for (int i = 0; i < 2; ++i) {
+    const std::vector<Tensor> got = f(in), want = fn(in);
+    expect_same(got[0], want[0]);
+    expect_same(got[1], want[1]);
+  }
+  EXPECT_EQ(f.stats().removed_nodes, 0);
+}
+
 }  // namespace
 }  // namespace loom

@@ -60,18 +60,28 @@ struct FusedGroup {
 
 /// One step of a lowered graph: a node or a group.
 struct FusionStep {
-  int node = -1;   ///< a node run through the dispatcher, or -1
-  int group = -1;  ///< a FusedGroup, or -1
+  int node = -1;     ///< a node run through the dispatcher, or -1
+  int group = -1;    ///< a FusedGroup, or -1
+  int same_as = -1;  ///< with node: an earlier node with the same op and arguments whose
+                     ///< results `node`'s are (common-subexpression elimination), or -1
 };
 
 /// A graph's steps in execution order, and its groups.
 struct FusionPlan {
   std::vector<FusedGroup> groups;  ///< the groups, each used by one step
-  std::vector<FusionStep> steps;   ///< every node of the graph in one step, in order
+  std::vector<FusionStep> steps;   ///< every live node of the graph in one step, in order
+  int removed = 0;                 ///< nodes dropped as dead, or merged with an equal one (same_as)
 };
 
 /// Cuts g into steps. Groups have two nodes at least (one pointwise op alone runs its eager
 /// kernel, which is as fast). `grad_mode`: whether autograd records (see the file comment).
+///
+/// Then, for the nodes outside groups that are pure (an aten op on the CPU that writes no
+/// argument, returns tensors only and did not draw random numbers when captured:
+/// Node::draws): one whose results nobody reads is
+/// dropped (dead-code elimination), and, in a graph without in-place ops, one with the same
+/// op and arguments as an earlier one (and no view among its results) takes that one's
+/// results (common-subexpression elimination). Ops of other namespaces are left alone.
 FusionPlan plan_fusion(const Graph& g, bool grad_mode);
 
 /// The C++ source of plan's groups: for group i, `extern "C" void loom_group_<i>(char* const*

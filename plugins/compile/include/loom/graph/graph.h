@@ -52,6 +52,10 @@ struct Node {
   std::vector<NodeArgument> arguments;  ///< in schema order
   std::vector<int> outputs;             ///< the values it returned, in order
   bool list_output = false;             ///< the op returns one Tensor[] (outputs are its items)
+  /// Whether the call drew from the CPU's default random generator when captured (its state
+  /// changed across the call: dropout, rand_like, ... whatever the schema says), so it must
+  /// run every time, in order.
+  bool draws = false;
 };
 
 /// A captured graph: inputs, captured tensors, nodes in execution order, outputs.
