@@ -476,7 +476,11 @@ void eliminate_nodes(const Graph& g, FusionPlan& plan) {
   for (FusionStep& step : plan.steps) {
     if (step.node < 0 || mutates) continue;
     const Node& n = nodes[step.node];
-    if (!pure(g, n) || returns_view(n)) continue;
+    // A returned result stays its own tensor: the caller may write to one of two results.
+    const bool returned = std::any_of(n.outputs.begin(), n.outputs.end(), [&](int id) {
+      return std::find(g.outputs().begin(), g.outputs().end(), id) != g.outputs().end();
+    });
+    if (!pure(g, n) || returns_view(n) || returned) continue;
     std::string key(n.op.name());
     for (const NodeArgument& a : n.arguments) {
       if (a.kind == NodeArgument::Kind::Constant) {

@@ -642,6 +642,19 @@ TEST_F(CompileTest, DeadAndRepeatedLibraryOpsAreNotRunButRandomOnesAre) {
   EXPECT_EQ(f.stats().removed_nodes, 2) << "the repeated matmul and the dead one";
 }
 
+TEST_F(CompileTest, ReturnedResultsAreNeverMerged) {
+  // The caller may write to one of them: they stay two tensors, as eager's.
+  auto fn = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{matmul(in[0], in[1]), matmul(in[0], in[1])};
+  };
+  auto f = compile(fn);
+  const std::vector<Tensor> in = {random({3, 3}, 1), random({3, 3}, 2)};
+  f(in);
+  const std::vector<Tensor> got = f(in);
+  EXPECT_FALSE(got[0].is_alias_of(got[1]));
+  EXPECT_EQ(f.stats().removed_nodes, 0);
+}
+
 TEST_F(CompileTest, InPlaceOpsTurnCommonSubexpressionEliminationOff) {
   // b equals a until a is modified in place: merging them would add 1 to b as well.
   auto fn = [](const std::vector<Tensor>& in) {

@@ -80,8 +80,9 @@ struct FusionPlan {
 /// argument, returns tensors only and did not draw random numbers when captured:
 /// Node::draws): one whose results nobody reads is
 /// dropped (dead-code elimination), and, in a graph without in-place ops, one with the same
-/// op and arguments as an earlier one (and no view among its results) takes that one's
-/// results (common-subexpression elimination). Ops of other namespaces are left alone.
+/// op and arguments as an earlier one (and no view or returned value among its results)
+/// takes that one's results (common-subexpression elimination). Ops of other namespaces are left
+/// alone.
 FusionPlan plan_fusion(const Graph& g, bool grad_mode);
 
 /// The C++ source of plan's groups: for group i, `extern "C" void loom_group_<i>(char* const*
