@@ -127,5 +127,15 @@ TEST_F(CompiledModuleTest, ForwardHooksRunInTheGraph) {
   EXPECT_EQ(c.stats().replays, 1);
 }
 
+TEST_F(CompiledModuleTest, ANullModuleIsRefusedWithAMessage) {
+  try {
+    compile(std::shared_ptr<nn::Linear>());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("loom::compile: the module is null"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace loom

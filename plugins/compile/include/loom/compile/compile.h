@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/core/error.h"
 #include "loom/graph/capture.h"
 
 namespace loom {
@@ -121,6 +122,7 @@ class CompiledModule {
 /// the module.
 template <class M>
 CompiledModule compile(std::shared_ptr<M> module, CompileOptions options = {}) {
+  LOOM_CHECK(module != nullptr, "loom::compile: the module is null (an empty shared_ptr)");
   if (options.name == CompileOptions{}.name) options.name = module->name();
   CompiledModule::Access access;
   access.call = [module](const Tensor& x) { return (*module)(x); };
