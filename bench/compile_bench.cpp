@@ -19,9 +19,17 @@
 // - compile.softmax_train.4096x1024 and compile.layer_norm_train.4096x1024: the same with x
 //   (and w, b) requiring grad, forward then backward with a dense output gradient: the
 //   compiled backward is one row loop too.
+// The torch column of the compile.* rows other than graph.* and build.* is, where
+// LOOM_BENCH_PYTHON names a Python with PyTorch (scripts/run-bench.sh sets it),
+// bench/python/compile_peer.py: the same case eagerly (softmax and layer norm through
+// PyTorch's own fused ops), under torch.compile, and under torch.compile written out as Loom's
+// side writes it. Every configuration is timed once at setup (each printed above the row);
+// each round then times the fastest one in a fresh process. Without it, the column is the C++
+// program's eager libtorch (bench/libtorch/ops_peer.cpp), as the libtorch113 column.
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -36,6 +44,7 @@
 #include "loom/ops/creation.h"
 #include "loom/ops/pointwise.h"
 #include "loom/ops/reduction.h"
+#include "python_peer.h"
 
 namespace loom::bench {
 namespace {
@@ -262,6 +271,56 @@ LOOM_BENCH_PEER(raw, "compile.pointwise_train.4M") {
   const std::vector<Tensor> in = train_inputs();
   const Tensor gout = rand({2048, 2048});
   return ms_per_call([in, gout] { train_step(&pointwise_chain, in, gout); });
+}
+
+/// The torch side of compile.<row> through compile_peer.py --case <c> (see the top of this
+/// file); empty without the Python peer or where no configuration ran.
+Side torch_compile_side(const std::string& row, const std::string& c) {
+  const PythonPeer py = python_peer("compile_peer.py");
+  if (!py) return {};
+  auto run = [py, c](const std::string& configs, int samples) {
+    const std::string report = scratch("compile-" + c) + "/report.json";
+    return run_for_report(
+        py.command("--case " + c + " --threads 2 --configs " + configs + " --samples " +
+                   std::to_string(samples) + " --report " + report),
+        report, /*passive=*/true);
+  };
+  const nlohmann::json all = run("all", 5);
+  for (const auto& [name, why] : all["skipped"].items()) {
+    std::printf("  %s torch (python %s): skipped: %s\n", row.c_str(), name.c_str(),
+                why.get<std::string>().c_str());
+  }
+  for (const auto& [name, r] : all["configs"].items()) {
+    std::printf("  %s torch (python %s, %s): %.3f ms", row.c_str(), name.c_str(),
+                all["torch"].get<std::string>().c_str(), r["ms"].get<double>());
+    if (r.contains("compile_seconds")) {
+      std::printf(", compiled in %.1f s (not timed)", r["compile_seconds"].get<double>());
+    }
+    std::printf("\n");
+  }
+  std::fflush(stdout);
+  if (!all.contains("best")) return {};
+  const std::string best = all["best"].get<std::string>();
+  return [run, best] { return run(best, 3)["configs"][best]["ms"].get<double>(); };
+}
+
+LOOM_BENCH_PEER(torch, "compile.pointwise.4M") {
+  return torch_compile_side("compile.pointwise.4M", "pointwise");
+}
+LOOM_BENCH_PEER(torch, "compile.pointwise_train.4M") {
+  return torch_compile_side("compile.pointwise_train.4M", "pointwise_train");
+}
+LOOM_BENCH_PEER(torch, "compile.softmax.4096x1024") {
+  return torch_compile_side("compile.softmax.4096x1024", "softmax");
+}
+LOOM_BENCH_PEER(torch, "compile.layer_norm.4096x1024") {
+  return torch_compile_side("compile.layer_norm.4096x1024", "layer_norm");
+}
+LOOM_BENCH_PEER(torch, "compile.softmax_train.4096x1024") {
+  return torch_compile_side("compile.softmax_train.4096x1024", "softmax_train");
+}
+LOOM_BENCH_PEER(torch, "compile.layer_norm_train.4096x1024") {
+  return torch_compile_side("compile.layer_norm_train.4096x1024", "layer_norm_train");
 }
 
 }  // namespace

@@ -176,7 +176,19 @@ std::string load_peer(Peer peer, const std::string& program) {
   const int sides_n = std::stoi(proc->request("sides"));
   for (int i = 0; i < sides_n; ++i) {
     const std::string name = proc->read_line();
-    peers()[{peer, name}] = [proc, i]() { return bridged_side(proc, i); };
+    std::function<Side()> bridged = [proc, i]() { return bridged_side(proc, i); };
+    auto& slot = peers()[{peer, name}];
+    if (slot) {
+      // loom-bench registered a side of its own for this peer and row (a Python peer, which
+      // measures the row in the peer's strongest configuration, torch.compile included): it
+      // is the peer's side wherever it is available, the C++ program's side elsewhere.
+      slot = [local = slot, bridged]() {
+        Side s = local();
+        return s ? s : bridged();
+      };
+    } else {
+      slot = std::move(bridged);
+    }
   }
   return "loaded";
 }

@@ -20,37 +20,13 @@
 #include <vector>
 
 #include "harness.h"
-
-#ifndef LOOM_BENCH_PYTHON_DIR
-#define LOOM_BENCH_PYTHON_DIR ""
-#endif
+#include "python_peer.h"
 
 namespace loom::bench {
 namespace {
 
 namespace fs = std::filesystem;
 const char* const kData = "/usr/share/datasets/fashion-mnist";
-
-/// Runs command (output discarded) and returns the JSON report it wrote to report. Each side
-/// runs in its fastest configuration: libtorch with OMP_WAIT_POLICY=passive (as the issue
-/// measured it), Loom with the OpenMP default (passive makes every small parallel region of
-/// an MLP step wake the second thread through the kernel: 0.39 s per epoch becomes 0.78).
-nlohmann::json run_for_report(const std::string& command, const std::string& report,
-                              bool passive) {
-  fs::remove(report);
-  const std::string line =
-      (passive ? "OMP_WAIT_POLICY=passive " : "") + command + " > /dev/null 2>&1";
-  if (std::system(line.c_str()) != 0) throw std::runtime_error("failed: " + command);
-  std::ifstream in(report);
-  if (!in) throw std::runtime_error(command + " wrote no report " + report);
-  return nlohmann::json::parse(in);
-}
-
-std::string scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("loom-bench-" + name);
-  fs::create_directories(p);
-  return p.string();
-}
 
 /// Loom's side: loom-train with the given arguments; reads the run folder's report.json.
 nlohmann::json loom_train(const std::string& args, const std::string& tag) {
@@ -78,27 +54,6 @@ nlohmann::json libtorch_train(const std::string& program, const std::string& arg
                         /*passive=*/true);
 }
 
-/// The Python peer: the interpreter named by LOOM_BENCH_PYTHON and train_peer.py; empty when
-/// either is missing.
-struct PythonPeer {
-  std::string python, script;
-  explicit operator bool() const { return !python.empty(); }
-};
-
-PythonPeer python_peer() {
-  const char* python = std::getenv("LOOM_BENCH_PYTHON");
-  if (!python || !*python) return {};
-  const char* dir = std::getenv("LOOM_BENCH_PYTHON_DIR");
-  const std::string script =
-      std::string(dir && *dir ? dir : LOOM_BENCH_PYTHON_DIR) + "/train_peer.py";
-  if (!fs::is_regular_file(python) || !fs::is_regular_file(script)) {
-    std::printf("  python peer: %s or %s is missing; the torch column is C++ only\n", python,
-                script.c_str());
-    return {};
-  }
-  return {python, script};
-}
-
 LOOM_BENCH_CONFIGURE("python") {
   const char* python = std::getenv("LOOM_BENCH_PYTHON");
   if (!python || !*python) {
@@ -116,10 +71,10 @@ LOOM_BENCH_CONFIGURE("python") {
 nlohmann::json python_train(const PythonPeer& py, const std::string& model, int threads,
                             const std::string& configs, const std::string& tag) {
   const std::string report = scratch(tag) + "/report.json";
-  return run_for_report(py.python + " " + py.script + " --model " + model + " --threads " +
-                            std::to_string(threads) + " --data " + kData + " --configs " +
-                            configs + " --report " + report,
-                        report, /*passive=*/true);
+  return run_for_report(
+      py.command("--model " + model + " --threads " + std::to_string(threads) + " --data " + kData +
+                 " --configs " + configs + " --report " + report),
+      report, /*passive=*/true);
 }
 
 /// The torch peer of train.<model>.epoch: at setup, every Python configuration once (each
@@ -127,7 +82,7 @@ nlohmann::json python_train(const PythonPeer& py, const std::string& model, int 
 /// configuration. with_rss: the sample also carries the winner's peak RSS.
 Side torch_train_side(const std::string& model, int threads, bool with_rss) {
   const std::string program = train_program("torch");
-  const PythonPeer py = python_peer();
+  const PythonPeer py = python_peer("train_peer.py");
   if (program.empty() && !py) return {};
   std::string best_config;
   if (py) {
