@@ -27,7 +27,8 @@ using GroupFn = void(char* const*, int);
 
 struct CompiledFunction::State {
   std::unique_ptr<graph::GuardedFunction> guarded;
-  std::atomic<int> fused_groups{0}, compiles{0}, cache_hits{0}, fallbacks{0}, removed_nodes{0};
+  std::atomic<int> fused_groups{0}, compiles{0}, cache_hits{0}, fallbacks{0}, removed_nodes{0},
+      folded_nodes{0};
 };
 
 namespace {
@@ -169,6 +170,10 @@ class FusedGraph final : public graph::Executable {
         }
         continue;
       }
+      if (step.node >= 0 && step.folded) {
+        fold(step.node, env);
+        continue;
+      }
       if (step.node >= 0) {
         graph::Graph::call_node(graph_.nodes()[step.node], env);
         continue;
@@ -195,6 +200,27 @@ class FusedGraph final : public graph::Executable {
   }
 
  private:
+  /// A folded node's results: computed on the first run, kept (never returned or viewed, see
+  /// fold_constants) and handed to the later runs.
+  void fold(int node, std::vector<Tensor>& env) const {
+    const graph::Node& n = graph_.nodes()[node];
+    std::lock_guard<std::mutex> lock(folded_mu_);
+    auto [it, first] = folded_.try_emplace(node);
+    if (first) {
+      try {
+        graph::Graph::call_node(n, env);
+      } catch (...) {
+        folded_.erase(node);  // the next run tries again (and fails the same way)
+        throw;
+      }
+      for (int id : n.outputs) it->second.push_back(id >= 0 ? env[id] : Tensor());
+      return;
+    }
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      if (n.outputs[k] >= 0) env[n.outputs[k]] = it->second[k];
+    }
+  }
+
   /// Makes group i's outputs in env the outputs of a FusedGroupBackward (the guards hold the
   /// grad mode and requires_grad, so an input requires grad as at capture).
   void record(int i, std::vector<Tensor>& env) const {
@@ -251,6 +277,8 @@ class FusedGraph final : public graph::Executable {
   std::shared_ptr<graph::detail::CodeLibrary> lib_;  // keeps fns_ loaded
   std::vector<GroupFn*> fns_;
   std::vector<std::shared_ptr<const GroupBackward>> backward_;  // per group; null: none
+  mutable std::mutex folded_mu_;
+  mutable absl::flat_hash_map<int, std::vector<Tensor>> folded_;  // node -> its kept results
 };
 
 /// Lowers g: fuses what fuses and builds its code; nullptr (the interpreter) when nothing
@@ -259,8 +287,9 @@ std::shared_ptr<const graph::Executable> lower(const graph::Graph& g, const std:
                                                CompiledFunction::State& state) {
   graph::FusionPlan plan = graph::plan_fusion(g, autograd::GradMode::is_enabled());
   if (plan.groups.empty()) {
-    if (plan.removed == 0) return nullptr;  // the interpreter does the same
+    if (plan.removed == 0 && plan.folded == 0) return nullptr;  // the interpreter does the same
     state.removed_nodes += plan.removed;
+    state.folded_nodes += plan.folded;
     return std::make_shared<FusedGraph>(g, std::move(plan), nullptr);
   }
   const std::string source = graph::generate_cpp(g, plan);
@@ -284,6 +313,7 @@ std::shared_ptr<const graph::Executable> lower(const graph::Graph& g, const std:
   ++(build.cache_hit ? state.cache_hits : state.compiles);
   state.fused_groups += static_cast<int>(plan.groups.size());
   state.removed_nodes += plan.removed;
+  state.folded_nodes += plan.folded;
   return std::make_shared<FusedGraph>(g, std::move(plan), std::move(build.library));
 }
 
@@ -304,6 +334,7 @@ CompileStats CompiledFunction::stats() const {
   s.cache_hits = state_->cache_hits;
   s.fallbacks = state_->fallbacks;
   s.removed_nodes = state_->removed_nodes;
+  s.folded_nodes = state_->folded_nodes;
   return s;
 }
 
@@ -348,6 +379,7 @@ void add_stats(CompileStats& to, const CompileStats& s) {
   to.cache_hits += s.cache_hits;
   to.fallbacks += s.fallbacks;
   to.removed_nodes += s.removed_nodes;
+  to.folded_nodes += s.folded_nodes;
 }
 
 }  // namespace

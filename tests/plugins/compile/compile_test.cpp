@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "loom/core/warning.h"
 #include "loom/graph/fusion.h"
 #include "loom/loom.h"
+#include "loom/profiler/profiler.h"
 #include "ops_test_util.h"
 #include "test_util.h"
 
@@ -603,6 +605,30 @@ TEST_F(CompileTest, RowGroupsHaveAFusedBackward) {
   EXPECT_EQ(f.stats().fused_groups, 2);
 }
 
+TEST_F(CompileTest, RowBuffersKeepValuesOfLongRows) {
+  // exp and the divisions are computed once and kept in row buffers for the later passes
+  // (Note [Row buffers]): on the stack for rows of 64 KiB or less, on the heap beyond (a
+  // float64 row of 9000 elements needs three buffers of 72 KB here).
+  for (int64_t n : {int64_t{700}, int64_t{9000}}) {
+    for (DType t : {DType::Float32, DType::Float64}) {
+      SCOPED_TRACE(std::to_string(n) + " " + std::string(dtype_name(t)));
+      auto f = compile(&row_programs);
+      const std::vector<Tensor> base = {mul(random({3, n}, 11, t), 6.0), random({n}, 12, t),
+                                        random({n}, 13, t)};
+      const std::vector<Tensor> in = leaves(base), ref = leaves(base);
+      const std::vector<Tensor> got = f(in), want = row_programs(ref);
+      const double rtol = t == DType::Float64 ? 1e-10 : 1e-4;
+      for (size_t i = 0; i < want.size(); ++i) {
+        expect_close(got[i], want[i].sizes(), to_doubles(want[i]), rtol, 1e-6);
+      }
+      weighted_loss(got, 51).backward();
+      weighted_loss(want, 51).backward();
+      expect_same_grads(in, ref, rtol, 1e-5);
+      EXPECT_EQ(f.stats().fused_groups, 1) << "the four results share one row loop";
+    }
+  }
+}
+
 TEST_F(CompileTest, RowGroupBackwardSharesAmaxAmongTiesAndPassesGradcheck) {
   auto fn = [](const std::vector<Tensor>& in) {
     const Tensor m = amax(mul(in[0], 2.0), {-1}, true);
@@ -640,6 +666,34 @@ TEST_F(CompileTest, DeadAndRepeatedLibraryOpsAreNotRunButRandomOnesAre) {
     expect_same(got[1], want[1], 0, 0);  // the same draws: the dead rand_like ran
   }
   EXPECT_EQ(f.stats().removed_nodes, 2) << "the repeated matmul and the dead one";
+}
+
+TEST_F(CompileTest, ConstantsAreFoldedAndNeverHandedToTheCaller) {
+  // The causal mask depends on no input: ones and triu run on the first call only. arange is
+  // returned and full is read by a view that is returned: the caller may write to them, so
+  // they run on every call.
+  auto fn = [](const std::vector<Tensor>& in) {
+    const Tensor mask = triu(ones({4, 4}), 1);
+    return std::vector<Tensor>{add(matmul(in[0], in[1]), mask), arange(4.0),
+                               expand(full({4}, 2.0), {3, 4})};
+  };
+  auto f = compile(fn);
+  const std::vector<Tensor> in = {random({4, 4}, 1), random({4, 4}, 2)};
+  for (int call = 0; call < 3; ++call) {
+    if (call == 2) profiler::start({});
+    const std::vector<Tensor> got = f(in);
+    std::vector<std::string> ran;
+    if (call == 2) {
+      for (const profiler::Event& e : profiler::stop().events()) ran.push_back(e.name);
+      EXPECT_EQ(std::count(ran.begin(), ran.end(), "aten::ones"), 0);
+      EXPECT_EQ(std::count(ran.begin(), ran.end(), "aten::triu"), 0);
+      EXPECT_EQ(std::count(ran.begin(), ran.end(), "aten::arange"), 1);
+    }
+    const std::vector<Tensor> want = fn(in);
+    for (size_t i = 0; i < want.size(); ++i) expect_same(got[i], want[i], 0, 0);
+    got[1].add_(10.0);  // the caller's to change: the next call's arange is fresh
+  }
+  EXPECT_EQ(f.stats().folded_nodes, 2) << "ones and triu";
 }
 
 TEST_F(CompileTest, ReturnedResultsAreNeverMerged) {

@@ -61,6 +61,7 @@ struct CompileStats {
   int cache_hits = 0;    ///< graphs whose code came from the disk cache
   int fallbacks = 0;     ///< graphs left unfused: no compiler, or it failed
   int removed_nodes = 0;  ///< nodes not run: dead, or equal to an earlier one (fusion.h)
+  int folded_nodes = 0;   ///< nodes folded into constants, run on the first call only (fusion.h)
 };
 
 /// A function compiled by loom::compile. Copies share the graphs; calls may come from several

@@ -64,6 +64,9 @@ struct FusionStep {
   int group = -1;    ///< a FusedGroup, or -1
   int same_as = -1;  ///< with node: an earlier node with the same op and arguments whose
                      ///< results `node`'s are (common-subexpression elimination), or -1
+  /// With node: a constant (constant folding): its results depend on no input and no captured
+  /// tensor, so they are computed on the graph's first run and kept for the later ones.
+  bool folded = false;
 };
 
 /// A graph's steps in execution order, and its groups.
@@ -71,6 +74,7 @@ struct FusionPlan {
   std::vector<FusedGroup> groups;  ///< the groups, each used by one step
   std::vector<FusionStep> steps;   ///< every live node of the graph in one step, in order
   int removed = 0;                 ///< nodes dropped as dead, or merged with an equal one (same_as)
+  int folded = 0;                  ///< nodes folded into constants (FusionStep::folded)
 };
 
 /// Cuts g into steps. Groups have two nodes at least (one pointwise op alone runs its eager
@@ -82,7 +86,11 @@ struct FusionPlan {
 /// dropped (dead-code elimination), and, in a graph without in-place ops, one with the same
 /// op and arguments as an earlier one (and no view or returned value among its results)
 /// takes that one's results (common-subexpression elimination). Ops of other namespaces are left
-/// alone.
+/// alone. In a graph without in-place ops, a pure node that reads no input and no captured
+/// tensor, only other such nodes' results (`full`, `arange`, a mask built from them), is
+/// folded into a constant (FusionStep::folded), unless one of its results is returned or read
+/// by a view: the caller could then write to the kept tensor. Captured tensors are never
+/// folded: a module's parameters change in place between calls.
 FusionPlan plan_fusion(const Graph& g, bool grad_mode);
 
 /// The C++ source of plan's groups: for group i, `extern "C" void loom_group_<i>(char* const*
