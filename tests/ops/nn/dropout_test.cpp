@@ -1,12 +1,14 @@
 // Dropout of ops_nn: the mask and scale of native_dropout (checked element by element
-// against the float64 formula), reproducibility through loom::manual_seed, evaluation and
-// p = 0 / p = 1, the composites (dropout, feature_dropout, alpha_dropout), the backward op
-// against its closed form, strided inputs and PyTorch's error messages.
+// against the float64 formula), reproducibility through loom::manual_seed (with any thread
+// count), evaluation and p = 0 / p = 1, the composites (dropout, feature_dropout, alpha_dropout),
+// the backward op against its closed form, strided inputs and PyTorch's error messages.
 #include "loom/ops/nn/dropout.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -78,6 +80,27 @@ TEST_F(DropoutTest, ManualSeedReproducesTheMask) {
   manual_seed(1234);
   const Vec d = to_doubles(dropout(x, 0.4, true));
   for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(d[i] != 0, a[i] != 0) << i;
+}
+
+TEST_F(DropoutTest, TheMaskIsTheSameForEveryThreadCountAndKeepsItsShare) {
+  // One seed a call, the mask from its counter-based stream (Note [Counter-based draws]):
+  // one thread and two give the same mask; a large mask keeps 1 - p of the elements, and
+  // neighbouring calls differ.
+  const Tensor x = Tensor::empty({300001});
+  std::memset(x.data_ptr(), 0, 4 * 300001);
+  const int threads = omp_get_max_threads();
+  Vec masks[2];
+  for (int t : {1, 2}) {
+    omp_set_num_threads(t);
+    manual_seed(99);
+    masks[t - 1] = to_doubles(std::get<1>(native_dropout(x, 0.3, true)));
+  }
+  omp_set_num_threads(threads);
+  EXPECT_EQ(masks[0], masks[1]);
+  double kept = 0;
+  for (double v : masks[0]) kept += v;
+  EXPECT_NEAR(kept / 300001, 0.7, 0.005);
+  EXPECT_NE(to_doubles(std::get<1>(native_dropout(x, 0.3, true))), masks[0]);
 }
 
 TEST_F(DropoutTest, EvaluationAndExtremeProbabilities) {
