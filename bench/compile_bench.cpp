@@ -19,6 +19,11 @@
 // - compile.softmax_train.4096x1024 and compile.layer_norm_train.4096x1024: the same with x
 //   (and w, b) requiring grad, forward then backward with a dense output gradient: the
 //   compiled backward is one row loop too.
+// - compile.transformer_train is the TransformerEncoderLayer row: d_model 256, 4 heads,
+//   PyTorch's defaults otherwise (feed-forward 2048, dropout 0.1, relu, post-norm), batch
+//   first, x [16, 128, 256] requiring grad, training mode: forward, backward with a dense
+//   output gradient, every gradient reset. loom::compile(module) against the same module
+//   eagerly (target: 1.3x, ratio_eager <= 0.77) and PyTorch's eager and torch.compile.
 // The torch column of the compile.* rows other than graph.* and build.* is, where
 // LOOM_BENCH_PYTHON names a Python with PyTorch (scripts/run-bench.sh sets it),
 // bench/python/compile_peer.py: the same case eagerly (softmax and layer norm through
@@ -41,6 +46,7 @@
 #include "loom/compile/compile.h"
 #include "loom/dispatcher/plugin_loader.h"
 #include "loom/graph/guarded.h"
+#include "loom/nn/transformer.h"
 #include "loom/ops/creation.h"
 #include "loom/ops/pointwise.h"
 #include "loom/ops/reduction.h"
@@ -273,6 +279,53 @@ LOOM_BENCH_PEER(raw, "compile.pointwise_train.4M") {
   return ms_per_call([in, gout] { train_step(&pointwise_chain, in, gout); });
 }
 
+/// The encoder layer in training mode, and its input and output gradient.
+struct TransformerCase {
+  std::shared_ptr<nn::TransformerEncoderLayer> layer;
+  Tensor x, gout;
+};
+
+TransformerCase transformer_case() {
+  PluginLoader::instance().load("ops_core");
+  PluginLoader::instance().load("ops_nn");
+  TransformerCase c;
+  c.layer = std::make_shared<nn::TransformerEncoderLayer>(
+      256, 4, nn::TransformerEncoderLayerOptions{.batch_first = true});
+  c.layer->train();
+  c.x = randn({16, 128, 256});
+  c.x.set_requires_grad(true);
+  c.gout = randn({16, 128, 256});
+  return c;
+}
+
+/// One training step of the layer through forward (the module or its compiled form).
+template <typename F>
+Side transformer_steps(TransformerCase c, F forward) {
+  auto step = [c, forward] {
+    forward(c.x).backward(c.gout);
+    c.x.set_grad(Tensor());
+    for (Tensor& p : c.layer->parameters()) p.set_grad(Tensor());
+  };
+  step();  // a compiled forward records and builds here
+  return ms_per_call(step);
+}
+
+LOOM_BENCH("compile.transformer_train", unit::ms, .rounds = 5, .raw_label = "eager",
+           .max_ratio = 1.0, .max_ratio_raw = 0.77) {
+  TransformerCase c = transformer_case();
+  auto compiled = std::make_shared<CompiledModule>(compile(c.layer));
+  Side side = transformer_steps(c, [compiled](const Tensor& x) { return (*compiled)(x); });
+  const CompileStats s = compiled->stats();
+  std::printf("  compile.transformer_train loom: %d fused groups, %d fallbacks\n", s.fused_groups,
+              s.fallbacks);
+  return s.fused_groups > 0 ? side : Side();  // none: no compiler
+}
+
+LOOM_BENCH_PEER(raw, "compile.transformer_train") {
+  TransformerCase c = transformer_case();
+  return transformer_steps(c, [layer = c.layer](const Tensor& x) { return (*layer)(x); });
+}
+
 /// The torch side of compile.<row> through compile_peer.py --case <c> (see the top of this
 /// file); empty without the Python peer or where no configuration ran.
 Side torch_compile_side(const std::string& row, const std::string& c) {
@@ -318,6 +371,9 @@ LOOM_BENCH_PEER(torch, "compile.layer_norm.4096x1024") {
 }
 LOOM_BENCH_PEER(torch, "compile.softmax_train.4096x1024") {
   return torch_compile_side("compile.softmax_train.4096x1024", "softmax_train");
+}
+LOOM_BENCH_PEER(torch, "compile.transformer_train") {
+  return torch_compile_side("compile.transformer_train", "transformer_train");
 }
 LOOM_BENCH_PEER(torch, "compile.layer_norm_train.4096x1024") {
   return torch_compile_side("compile.layer_norm_train.4096x1024", "layer_norm_train");

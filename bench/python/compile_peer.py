@@ -11,6 +11,10 @@ Cases (bench/compile_bench.cpp has Loom's side of each, same shapes and float32)
   layer_norm         layer norm over the last dim of [4096, 1024] with weight and bias, eps 1e-5
   softmax_train, layer_norm_train
                      the same with x (and w, b) requiring grad, forward then backward
+  transformer_train  nn.TransformerEncoderLayer(256, 4, batch_first=True) with PyTorch's
+                     defaults (feed-forward 2048, dropout 0.1, relu, post-norm) in training
+                     mode, x [16, 128, 256] requiring grad: forward, backward with a dense
+                     output gradient, every gradient reset to None
 
 Configurations (--configs, comma-separated, or "all"):
   eager              eager mode; softmax and layer norm through PyTorch's own fused ops
@@ -39,7 +43,7 @@ import torch
 import torch.nn.functional as F
 
 CASES = ("pointwise", "pointwise_train", "softmax", "layer_norm", "softmax_train",
-         "layer_norm_train")
+         "layer_norm_train", "transformer_train")
 ALL_CONFIGS = ("eager", "compile", "compile_written")
 
 
@@ -67,9 +71,17 @@ def layer_norm_written(x, w, b):
 
 
 def make_case(case, config):
-    """Returns (fn, inputs, train, gout): fn(*inputs) is the case's forward."""
+    """Returns (fn, inputs, train, gout, params): fn(*inputs) is the case's forward; params
+    have gradients too (reset with the inputs')."""
     train = case.endswith("_train")
     base = case[: -len("_train")] if train else case
+    if base == "transformer":
+        if config == "compile_written":
+            return None
+        layer = torch.nn.TransformerEncoderLayer(256, 4, batch_first=True)
+        layer.train()
+        x = torch.randn(16, 128, 256, requires_grad=True)
+        return layer, [x], True, torch.randn(16, 128, 256), list(layer.parameters())
     if base == "pointwise":
         if config == "compile_written":
             return None
@@ -88,14 +100,14 @@ def make_case(case, config):
     if train:
         for t in inputs[:grads]:
             t.requires_grad_(True)
-    return fn, inputs, train, gout
+    return fn, inputs, train, gout, []
 
 
-def step_of(fn, inputs, train, gout):
+def step_of(fn, inputs, train, gout, params):
     if train:
         def step():
             fn(*inputs).backward(gout)
-            for t in inputs:
+            for t in inputs + params:
                 t.grad = None
         return step
 
@@ -124,14 +136,14 @@ def run(case, config, samples, sample_ms):
     made = make_case(case, config)
     if made is None:
         return None
-    fn, inputs, train, gout = made
+    fn, inputs, train, gout, params = made
     result = {}
     if config.startswith("compile"):
         fn = torch.compile(fn)
         t0 = time.perf_counter()
-        step_of(fn, inputs, train, gout)()
+        step_of(fn, inputs, train, gout, params)()
         result["compile_seconds"] = time.perf_counter() - t0
-    result["ms"] = time_step(step_of(fn, inputs, train, gout), samples, sample_ms)
+    result["ms"] = time_step(step_of(fn, inputs, train, gout, params), samples, sample_ms)
     return result
 
 
