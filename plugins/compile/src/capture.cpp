@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "absl/container/flat_hash_map.h"
+#include "decompose.h"
 #include "logs.h"
 #include "loom/core/error.h"
 #include "loom/core/generator.h"
@@ -20,6 +21,7 @@ namespace {
 /// The capture in progress on one thread: the graph so far and which value each tensor is.
 struct Recorder {
   Graph graph;
+  bool decompose = false;  // record decomposable composites as their parts (decompose.h)
   absl::flat_hash_map<const TensorImpl*, int> ids;
   std::vector<Tensor> keep;  // every recorded tensor, so that no address is reused meanwhile
   uint64_t reads_seen = 0;   // host_value_reads() when the last op returned
@@ -94,8 +96,11 @@ thread_local Recorder* t_recorder = nullptr;
 // Tracing excluded). A thread that is not capturing never reaches it: Tracing is only in a
 // capturing thread's included set.
 void trace(const OperatorHandle& op, Stack& stack) {
-  ExcludeDispatchKeyGuard below(DispatchKeySet(DispatchKey::Tracing));
   Recorder* r = t_recorder;
+  // Note [Decompositions] (decompose.cpp): the parts are called with Tracing still on, so
+  // each is recorded (and runs through autograd) as if the function had called it.
+  if (r != nullptr && r->decompose && detail::decompose_call(op, stack)) return;
+  ExcludeDispatchKeyGuard below(DispatchKeySet(DispatchKey::Tracing));
   if (r == nullptr) {
     op.call_boxed(stack);
     return;
@@ -139,12 +144,13 @@ void ensure_fallback() {
 bool is_capturing() { return t_recorder != nullptr; }
 
 Graph capture(const TensorFunction& fn, const std::vector<Tensor>& inputs,
-              std::vector<Tensor>* results) {
+              std::vector<Tensor>* results, bool decompose) {
   LOOM_CHECK(t_recorder == nullptr,
              "loom::graph::capture: this thread is capturing already (a capture inside a "
              "capture)");
   ensure_fallback();
   Recorder r;
+  r.decompose = decompose;
   for (size_t i = 0; i < inputs.size(); ++i) {
     LOOM_CHECK(inputs[i].defined(), "loom::graph::capture: input ", i, " is undefined");
     r.graph.add_input(r.bind(inputs[i]));

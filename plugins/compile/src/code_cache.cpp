@@ -402,4 +402,6 @@ CodeBuild build_or_load(const std::string& source) {
   return out;
 }
 
+bool compiler_found() { return !compiler(cache_dir()).path.empty(); }
+
 }  // namespace loom::graph::detail

@@ -33,4 +33,7 @@ struct CodeBuild {
 /// else `c++` on PATH, run with a time limit (LOOM_COMPILE_TIMEOUT, seconds, default 120).
 CodeBuild build_or_load(const std::string& source);
 
+/// Whether build_or_load has a compiler to run (LOOM_CXX, CXX or `c++`, found as it finds it).
+bool compiler_found();
+
 }  // namespace loom::graph::detail

@@ -341,6 +341,10 @@ CompileStats CompiledFunction::stats() const {
 CompiledFunction compile(graph::TensorFunction fn, CompileOptions options) {
   auto state = std::make_shared<CompiledFunction::State>();
   graph::GuardedOptions guarded{options.name, options.recompile_limit, {}};
+  // Composites are captured as their parts only where fused code can be built for them
+  // (Note [Decompositions] in decompose.cpp): without a compiler, the parts would run one by
+  // one, slower than the composite.
+  guarded.decompose = options.fuse && graph::detail::compiler_found();
   if (options.fuse) {
     // The lowering holds the state by a raw pointer: the state owns the GuardedFunction that
     // owns the lowering, so the state outlives every call of it.

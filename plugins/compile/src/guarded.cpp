@@ -62,7 +62,7 @@ std::vector<Tensor> GuardedFunction::operator()(const std::vector<Tensor>& input
                  why.c_str());
   }
   std::vector<Tensor> out;
-  Graph g = capture(fn_, inputs, &out);
+  Graph g = capture(fn_, inputs, &out, options_.decompose);
   // Note [Values read while capturing] (capture.cpp): such a graph is kept, so that calls
   // with these inputs find it, but they run the function itself.
   const bool replayable = g.value_dependence().empty();

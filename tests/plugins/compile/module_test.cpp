@@ -1,5 +1,6 @@
 // loom::compile(module): the module's training mode and its parameters' identities are guards,
-// in-place updates need no recompile, gradients reach the parameters, hooks run.
+// in-place updates need no recompile, gradients reach the parameters, hooks run; softmax and
+// layer_norm are captured as their parts and join their neighbours' loops.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -135,6 +136,46 @@ TEST_F(CompiledModuleTest, ANullModuleIsRefusedWithAMessage) {
     EXPECT_NE(std::string(e.what()).find("loom::compile: the module is null"), std::string::npos)
         << e.what();
   }
+}
+
+TEST_F(CompiledModuleTest, SoftmaxAndLayerNormJoinTheirNeighboursLoops) {
+  // Captured as their parts (Note [Decompositions]): the scale joins the softmax, the
+  // residual add joins the layer norm; values and gradients as eager's, up to rounding.
+  auto fn = [](const std::vector<Tensor>& in) {
+    const Tensor &x = in[0], &r = in[1], &w = in[2], &b = in[3];
+    return std::vector<Tensor>{softmax(mul(x, 0.5), -1), log_softmax(sub(x, r), 1),
+                               layer_norm(add(x, r), {x.size(-1)}, w, b, 1e-5)};
+  };
+  auto f = compile(fn);
+  for (DType t : {DType::Float32, DType::Float64}) {
+    SCOPED_TRACE(dtype_name(t));
+    for (int call = 0; call < 2; ++call) {
+      std::vector<Tensor> in = {mul(randn({6, 33}, t), 3.0), randn({6, 33}, t), rand({33}, t),
+                                rand({33}, t)};
+      std::vector<Tensor> ref;
+      for (Tensor& v : in) {
+        v.set_requires_grad(true);
+        ref.push_back(v.detach().clone());
+        ref.back().set_requires_grad(true);
+      }
+      const std::vector<Tensor> got = f(in), want = fn(ref);
+      for (size_t i = 0; i < want.size(); ++i) expect_same(got[i], want[i]);
+      const Tensor g = randn({6, 33}, t);
+      add(add(sum(mul(got[0], g)), sum(mul(got[1], g))), sum(mul(got[2], g))).backward();
+      add(add(sum(mul(want[0], g)), sum(mul(want[1], g))), sum(mul(want[2], g))).backward();
+      for (size_t i = 0; i < in.size(); ++i) expect_same(in[i].grad(), ref[i].grad());
+    }
+  }
+  // Per dtype: one row loop for the three (they read the same rows).
+  EXPECT_EQ(f.stats().fused_groups, 2);
+
+  // A transposed input keeps eager's single op (its result's layout is eager's).
+  auto g = compile([](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{softmax(transpose(in[0], 0, 1), -1)};
+  });
+  const Tensor x = randn({7, 5});
+  expect_same(g({x})[0], softmax(transpose(x, 0, 1), -1));
+  EXPECT_EQ(g.stats().fused_groups, 0);
 }
 
 }  // namespace

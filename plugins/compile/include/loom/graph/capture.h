@@ -30,8 +30,13 @@ using TensorFunction = std::function<std::vector<Tensor>(const std::vector<Tenso
 /// results, also fn's own return (the eager results of this call). LOOM_LOGS=graph prints the
 /// graph to stderr. Throws what fn throws (nothing is kept then); a capture inside a capture
 /// on the same thread, or an undefined input, throws ValueError.
+///
+/// With decompose, softmax and log_softmax over the last dim and layer_norm over the last dim
+/// of a contiguous float32 or float64 CPU tensor are recorded as the reductions and pointwise
+/// ops they are made of (and run as those in this call: values equal eager's up to float
+/// rounding), so that fusion can join them with their neighbours (loom::compile does this).
 Graph capture(const TensorFunction& fn, const std::vector<Tensor>& inputs,
-              std::vector<Tensor>* results = nullptr);
+              std::vector<Tensor>* results = nullptr, bool decompose = false);
 
 /// Whether this thread is capturing now.
 bool is_capturing();

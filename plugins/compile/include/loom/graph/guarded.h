@@ -45,6 +45,9 @@ struct GuardedOptions {
   std::string name = "function";  ///< names the function in warnings and logs
   int recompile_limit = 8;        ///< graphs kept; beyond, new metadata runs eagerly
   Lowering lower = {};            ///< empty: replays run the interpreter (Graph::run)
+  /// Captures record composites as their parts (capture(): decompose); loom::compile sets it
+  /// where it can build fused code.
+  bool decompose = false;
 };
 
 /// What a GuardedFunction did so far.
