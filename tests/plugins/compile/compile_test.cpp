@@ -684,7 +684,8 @@ TEST_F(CompileTest, ConstantsAreFoldedAndNeverHandedToTheCaller) {
     const std::vector<Tensor> got = f(in);
     std::vector<std::string> ran;
     if (call == 2) {
-      for (const profiler::Event& e : profiler::stop().events()) ran.push_back(e.name);
+      const profiler::Profile profile = profiler::stop();
+      for (const profiler::Event& e : profile.events()) ran.push_back(e.name);
       EXPECT_EQ(std::count(ran.begin(), ran.end(), "aten::ones"), 0);
       EXPECT_EQ(std::count(ran.begin(), ran.end(), "aten::triu"), 0);
       EXPECT_EQ(std::count(ran.begin(), ran.end(), "aten::arange"), 1);
