@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "decompose.h"
 #include "logs.h"
+#include "loom/autograd/grad_mode.h"
 #include "loom/core/error.h"
 #include "loom/core/generator.h"
 #include "loom/core/registration.h"
@@ -46,6 +47,7 @@ struct Recorder {
   int value_of(const Tensor& t) {
     if (auto it = ids.find(t.impl()); it != ids.end()) return it->second;
     if (const int v = alias_of(t); v >= 0) {
+      if (!t.requires_grad() && value_requires_grad(v)) return detached(t, v);
       ids[t.impl()] = v;
       keep.push_back(t);
       return v;
@@ -53,6 +55,37 @@ struct Recorder {
     const int v = bind(t);
     graph.add_captured(v, t);
     return v;
+  }
+
+  /// Whether value v's tensor requires grad now.
+  bool value_requires_grad(int v) const {
+    for (size_t i = keep.size(); i-- > 0;) {
+      if (ids.at(keep[i].impl()) == v) return keep[i].requires_grad();
+    }
+    return false;
+  }
+
+  /// t is value v detached (Tensor::detach(), no op): recorded as a node that makes the same
+  /// view of v with grad mode off, so that a replay cuts the gradient there too.
+  int detached(const Tensor& t, int v) {
+    static const OperatorHandle as_strided =
+        Dispatcher::instance().find_op_or_throw("aten::as_strided");
+    Node node{as_strided, {}, {}, false};
+    node.grad_enabled = false;
+    NodeArgument self;
+    self.kind = NodeArgument::Kind::Value;
+    self.value = v;
+    node.arguments.push_back(self);
+    for (IValue c :
+         {IValue(t.sizes().vec()), IValue(t.strides().vec()), IValue(t.storage_offset())}) {
+      NodeArgument a;
+      a.constant = std::move(c);
+      node.arguments.push_back(std::move(a));
+    }
+    const int out = bind(t);
+    node.outputs.push_back(out);
+    graph.add_node(std::move(node));
+    return out;
   }
 
   // Note [Aliases made outside ops]: detach(), autograd's saved tensors and the like make a
@@ -106,6 +139,7 @@ void trace(const OperatorHandle& op, Stack& stack) {
     return;
   }
   Node node{op, {}, {}, false};
+  node.grad_enabled = autograd::GradMode::is_enabled();
   node.arguments.reserve(stack.size());
   for (const IValue& v : stack) node.arguments.push_back(r->argument(v));
   // Values a kernel reads (a fill value, an index bound) are part of the op, which the replay

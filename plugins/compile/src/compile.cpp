@@ -228,10 +228,16 @@ class FusedGraph final : public graph::Executable {
     std::vector<Tensor> inputs;
     for (int id : group.inputs) inputs.push_back(env[id]);
     auto node = autograd::make_node<FusedGroupBackward>(backward_[i], inputs);
+    const std::vector<std::vector<bool>>& depends = backward_[i]->depends;
     for (uint32_t k = 0; k < group.outputs.size(); ++k) {
       const Tensor& out = env[group.outputs[k]];
       node->add_input_metadata(out);
-      autograd::set_history(out, node, k);
+      // As eager: an output that depends on no input requiring grad requires none.
+      bool needs = false;
+      for (size_t j = 0; j < group.inputs.size(); ++j) {
+        needs = needs || (group.input_grads[j] && depends[k][j]);
+      }
+      if (needs) autograd::set_history(out, node, k);
     }
   }
 

@@ -491,7 +491,8 @@ void eliminate_nodes(const Graph& g, FusionPlan& plan) {
       return std::find(g.outputs().begin(), g.outputs().end(), id) != g.outputs().end();
     });
     if (!pure(g, n) || returns_view(n) || returned) continue;
-    std::string key(n.op.name());
+    // Under another grad mode, an equal call records (or not) another gradient.
+    std::string key = str_cat(n.op.name(), n.grad_enabled ? "|g" : "|n");
     for (const NodeArgument& a : n.arguments) {
       if (a.kind == NodeArgument::Kind::Constant) {
         key += str_cat("|c", static_cast<int>(a.constant.tag()), ":", exact_repr(a.constant));
@@ -644,7 +645,8 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
     // Autograd records the group's ops where one of its inputs requires grad: its backward
     // loop computes those inputs' gradients.
     for (int id : group.inputs) {
-      const bool wants = grad_mode && g.values()[id].requires_grad;
+      const bool wants =
+          grad_mode && nodes[run.front()].grad_enabled && g.values()[id].requires_grad;
       group.input_grads.push_back(wants);
       group.backward = group.backward || wants;
     }
@@ -682,6 +684,9 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
   };
   // Whether node n (pointwise or a row reduction) can join the run as it stands.
   auto joins = [&](const Node& n, bool is_reduction) {
+    // A group runs under one grad mode: the mode its ops were captured under (a function may
+    // turn grad off for some of them).
+    if (n.grad_enabled != nodes[run.front()].grad_enabled) return false;
     const int out = n.outputs[0];
     if (g.values()[out].meta.dtype() != dtype) return false;
     if (is_reduction) {

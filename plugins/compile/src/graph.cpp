@@ -1,6 +1,7 @@
 // The graph IR: printing and the node-by-node interpreter (loom/graph/graph.h).
 #include "loom/graph/graph.h"
 
+#include "loom/autograd/grad_mode.h"
 #include "loom/core/error.h"
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/schema.h"
@@ -215,7 +216,12 @@ void Graph::call_node(const Node& n, std::vector<Tensor>& env) {
         break;
     }
   }
-  n.op.call_boxed(stack);
+  if (n.grad_enabled == autograd::GradMode::is_enabled()) {
+    n.op.call_boxed(stack);
+  } else {
+    autograd::AutoGradMode mode(n.grad_enabled);  // as when captured
+    n.op.call_boxed(stack);
+  }
   if (n.list_output) {
     const std::vector<Tensor>& items = stack.at(0).to_tensor_list();
     for (size_t i = 0; i < n.outputs.size() && i < items.size(); ++i) env[n.outputs[i]] = items[i];

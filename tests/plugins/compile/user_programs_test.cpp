@@ -1031,11 +1031,9 @@ TEST_F(UserProgramTest, AnotherDtypeRecordsAnotherGraph) {
 }
 
 // Outputs that do not depend on the input that requires grad, and an input that requires grad
-// but reaches no output: such outputs require no grad, as eagerly.
-// DISABLED: bug: with fusion on, a replay marks every output requires_grad when some input
-// requires grad (exp(c) + 1 with only `a` requiring grad: eager false, the replay true; the
-// capture call is right, and {.fuse = false} is right).
-TEST_F(UserProgramTest, DISABLED_OutputsIndependentOfGradInputsRequireNoGrad) {
+// but reaches no output: such outputs require no grad, as eagerly (a fused group's outputs get
+// its backward node only where they depend on an input that requires grad).
+TEST_F(UserProgramTest, OutputsIndependentOfGradInputsRequireNoGrad) {
   auto f = [](const Inputs& in) -> std::vector<Tensor> {
     const Tensor& a = in[0];  // requires grad
     const Tensor& c = in[2];  // does not; in[1] requires grad and is unused
@@ -1067,12 +1065,9 @@ TEST_F(UserProgramTest, OutputsIndependentOfGradInputsRequireNoGradUnfused) {
   expect_quiet(o);
 }
 
-// detach() inside the function stops the gradient, as eagerly (a stop-gradient target, say).
-// DISABLED: bug: on replay (the capture call is right) detach() is lost, with or without fusion:
-// f(a) = {exp(a).detach() * 2, a * 3}, a [3] requiring grad: eager's output 0 does not require
-// grad; the replay's does, and backward through it adds exp(a) * 2 * seed to a.grad (a wrong
-// gradient). The same for matmul(a.detach(), w).
-TEST_F(UserProgramTest, DISABLED_DetachInsideTheFunctionStopsTheGradient) {
+// detach() inside the function stops the gradient, as eagerly (a stop-gradient target, say):
+// detach() is no op, so the capture records it as a view made with grad mode off.
+TEST_F(UserProgramTest, DetachInsideTheFunctionStopsTheGradient) {
   auto f = [](const Inputs& in) -> std::vector<Tensor> {
     const Tensor& a = in[0];
     const Tensor target = exp(a).detach().mul(2.0);
@@ -1089,11 +1084,9 @@ TEST_F(UserProgramTest, DISABLED_DetachInsideTheFunctionStopsTheGradient) {
   }
 }
 
-// Ops under a NoGradGuard inside the function record no gradient, as eagerly.
-// DISABLED: bug: on replay (the capture call is right) the guard inside is lost, with or without
-// fusion: f(x) = {t + x} with t = exp(x) * 2 computed under NoGradGuard, x [3] requiring grad:
-// eager's x.grad is seed, the replay's seed * (1 + 2 exp(x)).
-TEST_F(UserProgramTest, DISABLED_NoGradGuardInsideTheFunctionStopsTheGradient) {
+// Ops under a NoGradGuard inside the function record no gradient, as eagerly: each node keeps
+// the grad mode it was captured under.
+TEST_F(UserProgramTest, NoGradGuardInsideTheFunctionStopsTheGradient) {
   auto f = [](const Inputs& in) -> std::vector<Tensor> {
     Tensor t;
     {

@@ -78,7 +78,9 @@ struct FusionPlan {
 };
 
 /// Cuts g into steps. Groups have two nodes at least (one pointwise op alone runs its eager
-/// kernel, which is as fast). `grad_mode`: whether autograd records (see the file comment).
+/// kernel, which is as fast). `grad_mode`: whether autograd records (see the file comment);
+/// a group's nodes were all captured under one grad mode (Node::grad_enabled), and a group
+/// captured with grad off gets no backward.
 ///
 /// Then, for the nodes outside groups that are pure (an aten op on the CPU that writes no
 /// argument, returns tensors only and did not draw random numbers when captured:

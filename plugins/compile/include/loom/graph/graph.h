@@ -56,6 +56,9 @@ struct Node {
   /// changed across the call: dropout, rand_like, ... whatever the schema says), so it must
   /// run every time, in order.
   bool draws = false;
+  /// The grad mode the call ran under when captured (a function may turn it off for some of
+  /// its ops, or detach a value): replay runs the node under the same mode.
+  bool grad_enabled = true;
 };
 
 /// A captured graph: inputs, captured tensors, nodes in execution order, outputs.
