@@ -27,6 +27,7 @@ struct Recorder {
   std::vector<Tensor> keep;  // every recorded tensor, so that no address is reused meanwhile
   uint64_t reads_seen = 0;   // host_value_reads() when the last op returned
   std::string first_read;    // where the function first read a value itself ("": nowhere yet)
+  std::string not_replayable;  // why a replay could not redo what the function did ("": none)
 
   /// Whether the function read a value since the last op returned.
   bool read_since() const { return host_value_reads() != reads_seen; }
@@ -48,6 +49,16 @@ struct Recorder {
     if (auto it = ids.find(t.impl()); it != ids.end()) return it->second;
     if (const int v = alias_of(t); v >= 0) {
       if (!t.requires_grad() && value_requires_grad(v)) return detached(t, v);
+      if (t.requires_grad() && t.grad_fn() == nullptr) {
+        // x.detach().requires_grad_(): a new leaf over x's data, whose gradient is its own.
+        // No op made it, so a replay could not make it either: the calls run eagerly.
+        if (not_replayable.empty()) {
+          not_replayable =
+              "it made a new leaf tensor that requires grad over another value's "
+              "data without an op (detach().requires_grad_()), which a replay "
+              "cannot make";
+        }
+      }
       ids[t.impl()] = v;
       keep.push_back(t);
       return v;
@@ -76,8 +87,9 @@ struct Recorder {
     self.kind = NodeArgument::Kind::Value;
     self.value = v;
     node.arguments.push_back(self);
-    for (IValue c :
-         {IValue(t.sizes().vec()), IValue(t.strides().vec()), IValue(t.storage_offset())}) {
+    // The offset is not a constant: alias_of matched t to v at v's offset, and a replay's
+    // input may sit at another (None: self's own).
+    for (IValue c : {IValue(t.sizes().vec()), IValue(t.strides().vec()), IValue(std::nullopt)}) {
       NodeArgument a;
       a.constant = std::move(c);
       node.arguments.push_back(std::move(a));
@@ -207,6 +219,8 @@ Graph capture(const TensorFunction& fn, const std::vector<Tensor>& inputs,
     r.graph.set_value_dependence(
         str_cat("it read a tensor value ", r.first_read,
                 ": its ops may depend on that value, not only on its inputs' metadata"));
+  } else if (!r.not_replayable.empty()) {
+    r.graph.set_value_dependence(r.not_replayable);
   }
   std::vector<int> outputs;
   for (const Tensor& t : out) outputs.push_back(t.defined() ? r.value_of(t) : -1);

@@ -15,6 +15,7 @@
 #include "loom/autograd/meta.h"
 #include "loom/autograd/node.h"
 #include "loom/core/error.h"
+#include "loom/core/generator.h"
 #include "loom/core/str_cat.h"
 #include "loom/core/warning.h"
 #include "loom/graph/fusion.h"
@@ -53,8 +54,9 @@ struct GroupBackward {
 /// fused group]).
 class FusedGroupBackward final : public autograd::Node {
  public:
-  FusedGroupBackward(std::shared_ptr<const GroupBackward> code, const std::vector<Tensor>& inputs)
-      : code_(std::move(code)) {
+  FusedGroupBackward(std::shared_ptr<const GroupBackward> code, const std::vector<Tensor>& inputs,
+                     std::vector<uint64_t> seeds)
+      : code_(std::move(code)), seeds_(std::move(seeds)) {
     for (const Tensor& t : inputs) {
       saved_.emplace_back(t, /*is_output=*/false);
       next_edges_.push_back(t.requires_grad() ? autograd::gradient_edge(t) : autograd::Edge{});
@@ -102,6 +104,8 @@ class FusedGroupBackward final : public autograd::Node {
       held.push_back(g);
       pointers.push_back(static_cast<char*>(g.data_ptr()));
     }
+    // The forward call's dropout seeds: the loop recomputes its masks from them.
+    if (!seeds_.empty()) pointers.push_back(reinterpret_cast<char*>(seeds_.data()));
     code_->fn(pointers.data(), omp_get_max_threads());
     // As eager: an input that no output with a gradient depends on gets none (not zeros).
     for (size_t j = 0; j < outputs.size(); ++j) {
@@ -126,6 +130,7 @@ class FusedGroupBackward final : public autograd::Node {
  private:
   std::shared_ptr<const GroupBackward> code_;
   std::vector<autograd::SavedTensor> saved_;
+  std::vector<uint64_t> seeds_;  // the forward call's dropout seeds (FusedGroup::dropouts)
 };
 
 /// A graph whose fused groups run generated loops and whose other nodes run through the
@@ -193,8 +198,14 @@ class FusedGraph final : public graph::Executable {
         pointers.push_back(static_cast<char*>(env[id].data_ptr()));
       }
       for (int id : group.inputs) pointers.push_back(static_cast<char*>(env[id].data_ptr()));
+      // One seed per dropout, drawn as eager's native_dropout draws it (FusedGroup::dropouts).
+      std::vector<uint64_t> seeds;
+      for (size_t k = 0; k < group.dropouts.size(); ++k) {
+        seeds.push_back(default_generator(Device()).next_u64());
+      }
+      if (!seeds.empty()) pointers.push_back(reinterpret_cast<char*>(seeds.data()));
       fns_[step.group](pointers.data(), threads);
-      if (backward_[step.group]) record(step.group, env);
+      if (backward_[step.group]) record(step.group, env, std::move(seeds));
     }
     return graph_.outputs_of(env);
   }
@@ -223,11 +234,11 @@ class FusedGraph final : public graph::Executable {
 
   /// Makes group i's outputs in env the outputs of a FusedGroupBackward (the guards hold the
   /// grad mode and requires_grad, so an input requires grad as at capture).
-  void record(int i, std::vector<Tensor>& env) const {
+  void record(int i, std::vector<Tensor>& env, std::vector<uint64_t> seeds) const {
     const graph::FusedGroup& group = plan_.groups[i];
     std::vector<Tensor> inputs;
     for (int id : group.inputs) inputs.push_back(env[id]);
-    auto node = autograd::make_node<FusedGroupBackward>(backward_[i], inputs);
+    auto node = autograd::make_node<FusedGroupBackward>(backward_[i], inputs, std::move(seeds));
     const std::vector<std::vector<bool>>& depends = backward_[i]->depends;
     for (uint32_t k = 0; k < group.outputs.size(); ++k) {
       const Tensor& out = env[group.outputs[k]];
@@ -291,7 +302,7 @@ class FusedGraph final : public graph::Executable {
 /// fuses or there is no code.
 std::shared_ptr<const graph::Executable> lower(const graph::Graph& g, const std::string& name,
                                                CompiledFunction::State& state) {
-  graph::FusionPlan plan = graph::plan_fusion(g, autograd::GradMode::is_enabled());
+  graph::FusionPlan plan = graph::plan_fusion(g);
   if (plan.groups.empty()) {
     if (plan.removed == 0 && plan.folded == 0) return nullptr;  // the interpreter does the same
     state.removed_nodes += plan.removed;

@@ -98,6 +98,33 @@ static inline float loom_tanhf(float x) {
       0x1.0000000000000p+0f};
   return loom_odd_rational(x, 9.0f, p, q);
 }
+// 1 where element i of a dropout mask keeps its value, else 0: word i % 4 of Philox4x32-10
+// block i / 4 of the call's seed is below threshold, as eager's native_dropout decides it
+// (Note [Counter-based draws] in ops/nn/cpu/dropout.cpp): the same mask, bit for bit.
+// The ten rounds are written out: a loop inside the element loop stops it from vectorising.
+#define LOOM_PHILOX_ROUND(r)                                                    \
+  {                                                                             \
+    const uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c0;               \
+    const uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * c2;               \
+    const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ (k0 + (r) * 0x9E3779B9u); \
+    const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ (k1 + (r) * 0xBB67AE85u); \
+    c1 = static_cast<uint32_t>(p1);                                             \
+    c3 = static_cast<uint32_t>(p0);                                             \
+    c0 = n0;                                                                    \
+    c2 = n2;                                                                    \
+  }
+static inline float loom_dropout_keep(uint64_t seed, int64_t i, uint32_t threshold) {
+  // Block i / 4 as two 32-bit words, in 32-bit arithmetic (it vectorises with the floats).
+  uint32_t c0 = static_cast<uint32_t>(i) >> 2 | static_cast<uint32_t>(i >> 32) << 30;
+  uint32_t c1 = static_cast<uint32_t>(i >> 34), c2 = 0, c3 = 0;
+  const uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  LOOM_PHILOX_ROUND(0u) LOOM_PHILOX_ROUND(1u) LOOM_PHILOX_ROUND(2u) LOOM_PHILOX_ROUND(3u)
+  LOOM_PHILOX_ROUND(4u) LOOM_PHILOX_ROUND(5u) LOOM_PHILOX_ROUND(6u) LOOM_PHILOX_ROUND(7u)
+  LOOM_PHILOX_ROUND(8u) LOOM_PHILOX_ROUND(9u)
+  const uint32_t l = static_cast<uint32_t>(i) & 3u;
+  const uint32_t w = l == 0 ? c0 : (l == 1 ? c1 : (l == 2 ? c2 : c3));
+  return w < threshold ? 1.0f : 0.0f;
+}
 )PRELUDE";
 
 /// A double as a C++ literal of type t that converts exactly as eager's kernels convert a
@@ -145,14 +172,41 @@ int tensor_arity(std::string_view op) {
                                                                "aten::gelu",
                                                                "aten::pow.Tensor_Scalar"};
   if (kBinary.contains(op)) return 2;
-  if (kUnary.contains(op)) return 1;
+  if (kUnary.contains(op) || op == "aten::dropout") return 1;
   if (op == "aten::sum.dim_IntList" || op == "aten::mean.dim" || op == "aten::amax") return 1;
   return 0;
 }
 
+/// A fusible dropout's keep probability: `aten::dropout(x, p, train=True)` with 0 < p < 1 (p 0
+/// and eval return x itself, p 1 multiplies by zero: eager's composite does those without
+/// native_dropout, so they stay eager).
+std::optional<double> dropout_keep(const Node& n) {
+  if (n.op.name() != "aten::dropout" || n.arguments.size() != 3) return std::nullopt;
+  const std::optional<double> p = scalar_argument(n, 1);
+  const NodeArgument& train = n.arguments[2];
+  if (!p || !(*p > 0 && *p < 1) || train.kind != NodeArgument::Kind::Constant ||
+      train.constant.tag() != IValue::Tag::Bool || !train.constant.to_bool()) {
+    return std::nullopt;
+  }
+  return 1 - *p;
+}
+
+/// The variable holding a dropout node's seed in generated code.
+std::string seed_var(const Node& n) { return str_cat("seed", n.outputs[0]); }
+
+/// Whether dropout of node n keeps element `index` (a C++ expression), as eager's mask.
+std::string dropout_mask(const Node& n, double keep, const std::string& index, const char* T) {
+  // 0 < keep < 1 (dropout_keep): the threshold fits in 32 bits.
+  const auto threshold = static_cast<uint32_t>(std::ldexp(keep, 32));
+  return str_cat(T, "(loom_dropout_keep(", seed_var(n), ", ", index, ", ", threshold, "u))");
+}
+
 /// The C++ expression of node n over its operands a (variable names, tensor arguments in
-/// order), in element type t; nullopt where this use of the op does not fuse.
-std::optional<std::string> formula(const Node& n, const std::vector<std::string>& a, DType t) {
+/// order), in element type t; nullopt where this use of the op does not fuse. index: the
+/// element's position in its value's row-major order (a C++ expression), which dropout needs;
+/// "" where the loop has none.
+std::optional<std::string> formula(const Node& n, const std::vector<std::string>& a, DType t,
+                                   const std::string& index = "") {
   const std::string_view op = n.op.name();
   const char* T = t == DType::Float64 ? "double" : "float";
   const bool f32 = t == DType::Float32;
@@ -178,6 +232,13 @@ std::optional<std::string> formula(const Node& n, const std::vector<std::string>
   }
   if (op == "aten::mul.Tensor") return str_cat("(", a[0], " * ", a[1], ")");
   if (op == "aten::div.Tensor") return str_cat("(", a[0], " / ", a[1], ")");
+  if (op == "aten::dropout") {
+    // Eager's (x * mask) * scale, the scale a double cast to the element type.
+    const std::optional<double> keep = dropout_keep(n);
+    if (!keep || index.empty()) return std::nullopt;
+    return str_cat("((", a[0], " * ", dropout_mask(n, *keep, index, T), ") * ",
+                   literal(1.0 / *keep, t), ")");
+  }
   if (op == "aten::mul.Scalar" || op == "aten::div.Scalar") {
     const auto s = scalar(1);
     if (!s) return std::nullopt;
@@ -239,7 +300,8 @@ std::optional<std::string> formula(const Node& n, const std::vector<std::string>
 /// Temporaries it needs are appended to body as statements; `tmp` names them uniquely.
 std::vector<std::string> derivative(const Node& n, const std::vector<std::string>& a,
                                     const std::string& out, const std::string& g, DType t,
-                                    const std::string& tmp, std::string& body) {
+                                    const std::string& tmp, std::string& body,
+                                    const std::string& index = "") {
   const std::string_view op = n.op.name();
   const std::string T = t == DType::Float64 ? "double" : "float";
   const bool f32 = t == DType::Float32;
@@ -254,6 +316,12 @@ std::vector<std::string> derivative(const Node& n, const std::vector<std::string
     body += str_cat("      const ", T, " ", tmp, suffix, " = ", value, ";\n");
     return tmp + suffix;
   };
+  if (op == "aten::dropout") {
+    // native_dropout_backward's (g * mask) * scale, the mask recomputed from the seed.
+    const double keep = *dropout_keep(n);
+    return {str_cat("((", g, " * ", dropout_mask(n, keep, index, T.c_str()), ") * ",
+                    literal(1.0 / keep, t), ")")};
+  }
   if (op == "aten::add.Tensor") return {g, scaled("", scalar(2))};
   if (op == "aten::sub.Tensor") return {g, scaled("-", scalar(2))};
   if (op == "aten::add.Scalar" || op == "aten::sub.Scalar") return {g};
@@ -360,7 +428,7 @@ bool fusible(const Graph& g, const Node& n) {
     }
     names.push_back("x");
   }
-  return formula(n, names, t).has_value();
+  return formula(n, names, t, "i").has_value();
 }
 
 /// What a row reduction computes.
@@ -595,7 +663,7 @@ void fold_constants(const Graph& g, FusionPlan& plan) {
 
 }  // namespace
 
-FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
+FusionPlan plan_fusion(const Graph& g) {
   FusionPlan plan;
   const auto& nodes = g.nodes();
   // Where each value is read: the index of its last reading node, or nodes.size() for a graph
@@ -632,6 +700,9 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
     }
     FusedGroup group;
     group.nodes = run;
+    for (int i : run) {
+      if (dropout_keep(nodes[i])) group.dropouts.push_back(i);
+    }
     group.sizes = shape;
     group.dtype = dtype;
     group.reduces = reduces;
@@ -645,8 +716,7 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
     // Autograd records the group's ops where one of its inputs requires grad: its backward
     // loop computes those inputs' gradients.
     for (int id : group.inputs) {
-      const bool wants =
-          grad_mode && nodes[run.front()].grad_enabled && g.values()[id].requires_grad;
+      const bool wants = nodes[run.front()].grad_enabled && g.values()[id].requires_grad;
       group.input_grads.push_back(wants);
       group.backward = group.backward || wants;
     }
@@ -674,10 +744,13 @@ FusionPlan plan_fusion(const Graph& g, bool grad_mode) {
     if (!group.grad_layout.defined()) {
       group.grad_layout = Tensor::empty(shape, TensorOptions{dtype, Device(DeviceType::meta())});
     }
-    if (!group.outputs.empty()) {  // else nothing reads what it makes: dead code
+    if (!group.outputs.empty()) {
       plan.steps.push_back({-1, static_cast<int>(plan.groups.size())});
       plan.groups.push_back(std::move(group));
-    }
+    } else if (!group.dropouts.empty()) {
+      // Nothing reads what it makes, but its dropouts draw: they run, in order, as eager.
+      for (int i : run) plan.steps.push_back({i, -1});
+    }  // else dead code
     run.clear();
     rows.clear();
     reduces = false;
@@ -795,13 +868,20 @@ std::string index_expr(const std::string& base, int64_t stride) {
 /// One generated loop: `extern "C" void <name>(char* const* p, int threads)` over sizes, with
 /// p holding the operands' data pointers (the first `written` are stored to, the rest read).
 /// body(ref) returns the loop body, given each operand's element as an lvalue expression.
+/// With seeds (the variables of dropout seeds, in order), p's next pointer holds their values
+/// (uint64), and ref has one more entry: the element's row-major position in sizes.
 void emit_loop(const std::string& name, const std::string& comment, DType dtype,
                const std::vector<int64_t>& sizes, const std::vector<const Tensor*>& operands,
                size_t written,
                const std::function<std::string(const std::vector<std::string>&)>& body_of,
-               std::string& out) {
+               std::string& out, const std::vector<std::string>& seeds = {}) {
   const char* T = dtype == DType::Float64 ? "double" : "float";
-  const std::vector<LoopDim> dims = loop_dims(sizes, operands);
+  // The position is one more operand for the loop nest: a contiguous one, with no pointer.
+  std::vector<const Tensor*> all = operands;
+  const Tensor position =
+      Tensor::empty(sizes, TensorOptions{DType::Int64, Device(DeviceType::meta())});
+  if (!seeds.empty()) all.push_back(&position);
+  const std::vector<LoopDim> dims = loop_dims(sizes, all);
   std::vector<std::string> ptr;  // operand k's pointer name
   for (size_t k = 0; k < operands.size(); ++k) ptr.push_back(str_cat("p", k));
 
@@ -810,12 +890,17 @@ void emit_loop(const std::string& name, const std::string& comment, DType dtype,
   for (size_t k = 0; k < ptr.size(); ++k) {
     out += str_cat(", ", k < written ? "" : "const ", T, "* __restrict ", ptr[k]);
   }
+  if (!seeds.empty()) out += ", const uint64_t* __restrict seeds";
   out += ") {\n";
+  for (size_t k = 0; k < seeds.size(); ++k) {
+    out += str_cat("  const uint64_t ", seeds[k], " = seeds[", k, "];\n");
+  }
 
   const LoopDim& inner = dims.back();
   std::vector<std::string> ref;
-  for (size_t k = 0; k < ptr.size(); ++k) {
-    ref.push_back(str_cat(ptr[k], "[", index_expr("b" + std::to_string(k), inner.strides[k]), "]"));
+  for (size_t k = 0; k < all.size(); ++k) {
+    const std::string at = index_expr("b" + std::to_string(k), inner.strides[k]);
+    ref.push_back(k < ptr.size() ? str_cat(ptr[k], "[", at, "]") : str_cat("(", at, ")"));
   }
   const std::string body = body_of(ref);
 
@@ -825,17 +910,17 @@ void emit_loop(const std::string& name, const std::string& comment, DType dtype,
   const char* simd = calls_libm ? "" : "#pragma omp simd\n";
   if (dims.size() == 1) {
     // One flat loop: [lo, hi) are elements.
-    for (size_t k = 0; k < ptr.size(); ++k) out += str_cat("  const int64_t b", k, " = 0;\n");
+    for (size_t k = 0; k < all.size(); ++k) out += str_cat("  const int64_t b", k, " = 0;\n");
     out += str_cat(simd, "  for (int64_t j = lo; j < hi; ++j) {\n");
   } else {
     // [lo, hi) are rows: the outer dims flattened; each row's start from its index.
     out += "  for (int64_t row = lo; row < hi; ++row) {\n    int64_t r = row;\n";
-    for (size_t k = 0; k < ptr.size(); ++k) out += str_cat("    int64_t b", k, " = 0;\n");
+    for (size_t k = 0; k < all.size(); ++k) out += str_cat("    int64_t b", k, " = 0;\n");
     for (size_t d = dims.size() - 1; d-- > 0;) {
       out += str_cat(
           "    {\n      const int64_t q = ", d == 0 ? "r" : str_cat("r % ", dims[d].size), ";\n");
       if (d > 0) out += str_cat("      r /= ", dims[d].size, ";\n");
-      for (size_t k = 0; k < ptr.size(); ++k) {
+      for (size_t k = 0; k < all.size(); ++k) {
         if (dims[d].strides[k] != 0)
           out += str_cat("      b", k, " += q * ", dims[d].strides[k], ";\n");
       }
@@ -856,6 +941,11 @@ void emit_loop(const std::string& name, const std::string& comment, DType dtype,
     out += str_cat("  ", c, T, "* ", ptr[k], " = reinterpret_cast<", c, T, "*>(p[", k, "]);\n");
     args += str_cat(", ", ptr[k]);
   }
+  if (!seeds.empty()) {
+    out += str_cat("  const uint64_t* seeds = reinterpret_cast<const uint64_t*>(p[", ptr.size(),
+                   "]);\n");
+    args += ", seeds";
+  }
   // Note [Fused loops and threads]: as eager's engines, one contiguous range per thread, and
   // no parallel region below 32768 elements (entering one costs more than the work).
   out += str_cat("  const int64_t n = ", n, ";\n");
@@ -871,7 +961,8 @@ std::string var(int id) { return str_cat("v", id); }
 /// Loads of the group's inputs (their elements in ref, from position first) and its nodes'
 /// values, one register each.
 std::string forward_body(const Graph& g, const FusedGroup& group,
-                         const std::vector<std::string>& ref, size_t first) {
+                         const std::vector<std::string>& ref, size_t first,
+                         const std::string& index = "") {
   const char* T = group.dtype == DType::Float64 ? "double" : "float";
   std::string body;
   for (size_t k = 0; k < group.inputs.size(); ++k) {
@@ -882,12 +973,19 @@ std::string forward_body(const Graph& g, const FusedGroup& group,
     std::vector<std::string> names;
     for (int id : tensor_operands(n)) names.push_back(var(id));
     body += str_cat("      const ", T, " ", var(n.outputs[0]), " = ",
-                    *formula(n, names, group.dtype), ";\n");
+                    *formula(n, names, group.dtype, index), ";\n");
   }
   return body;
 }
 
 void emit_row_backward(const Graph& g, const FusedGroup& group, int index, std::string& out);
+
+/// The seed variables of group's dropout nodes, in order (FusedGroup::dropouts).
+std::vector<std::string> seed_vars(const Graph& g, const FusedGroup& group) {
+  std::vector<std::string> out;
+  for (int i : group.dropouts) out.push_back(seed_var(g.nodes()[i]));
+  return out;
+}
 
 void emit_group(const Graph& g, const FusedGroup& group, int index, std::string& out) {
   std::string comment;
@@ -900,16 +998,17 @@ void emit_group(const Graph& g, const FusedGroup& group, int index, std::string&
   std::vector<const Tensor*> operands;
   for (int id : group.outputs) operands.push_back(meta(id));
   for (int id : group.inputs) operands.push_back(meta(id));
+  const std::vector<std::string> seeds = seed_vars(g, group);
   emit_loop(
       name, comment, group.dtype, group.sizes, operands, no,
       [&](const std::vector<std::string>& ref) {
-        std::string body = forward_body(g, group, ref, no);
+        std::string body = forward_body(g, group, ref, no, seeds.empty() ? "" : ref.back());
         for (size_t k = 0; k < no; ++k) {
           body += str_cat("      ", ref[k], " = ", var(group.outputs[k]), ";\n");
         }
         return body;
       },
-      out);
+      out, seeds);
   if (!group.backward) return;
   if (std::find(group.column_grads.begin(), group.column_grads.end(), true) !=
       group.column_grads.end()) {
@@ -934,7 +1033,8 @@ void emit_group(const Graph& g, const FusedGroup& group, int index, std::string&
       name + "_backward", comment, group.dtype, group.sizes, operands, nw,
       [&](const std::vector<std::string>& ref) {
         const char* T = group.dtype == DType::Float64 ? "double" : "float";
-        std::string body = forward_body(g, group, ref, nw);
+        const std::string position = seeds.empty() ? "" : ref.back();
+        std::string body = forward_body(g, group, ref, nw, position);
         absl::flat_hash_set<int> needs, has_grad;  // leads to a gradient; has one
         for (size_t k = 0; k < ni; ++k) {
           if (group.input_grads[k]) needs.insert(group.inputs[k]);
@@ -957,7 +1057,7 @@ void emit_group(const Graph& g, const FusedGroup& group, int index, std::string&
           std::vector<std::string> names;
           for (int id : ids) names.push_back(var(id));
           const std::vector<std::string> d =
-              derivative(n, names, var(o), grad(o), group.dtype, str_cat("d", o), body);
+              derivative(n, names, var(o), grad(o), group.dtype, str_cat("d", o), body, position);
           for (size_t j = 0; j < ids.size(); ++j) {
             if (!needs.contains(ids[j])) continue;
             if (has_grad.insert(ids[j]).second) {
@@ -974,7 +1074,7 @@ void emit_group(const Graph& g, const FusedGroup& group, int index, std::string&
         }
         return body;
       },
-      out);
+      out, seeds);
 }
 
 // Note [Row groups]: a group with reductions over the last dim of its shape S (sum, mean,
@@ -1016,6 +1116,9 @@ struct RowProgram {
   std::vector<bool> column;
   size_t written = 0;
   std::vector<RowItem> items;
+  /// The dropout seeds' variables, in order: the program's function reads their values from
+  /// the pointer after the operands'.
+  std::vector<std::string> seeds;
 
   std::string name(int k) const { return str_cat("x", k); }
   int add(RowItem item) {
@@ -1182,11 +1285,16 @@ void emit_row_program(const std::string& name, const std::string& comment, DType
   for (size_t k = 0; k < nops; ++k) {
     out += str_cat(", ", k < p.written ? "" : "const ", T, "* __restrict p", k);
   }
-  out += str_cat(column_params, ") {\n");
-  // Row buffers: on the stack up to 64 KiB in all, else on the heap, once per range.
+  out +=
+      str_cat(p.seeds.empty() ? "" : ", const uint64_t* __restrict seeds", column_params, ") {\n");
+  for (size_t k = 0; k < p.seeds.size(); ++k) {
+    out += str_cat("  const uint64_t ", p.seeds[k], " = seeds[", k, "];\n");
+  }
+  // Row buffers: on the stack up to 16 KiB in all (a caller's thread may have a small stack),
+  // else on the heap, once per range.
   const size_t n_buffered = static_cast<size_t>(std::count(buffered.begin(), buffered.end(), true));
   const bool on_stack =
-      n_buffered * static_cast<size_t>(N) * (dtype == DType::Float64 ? 8 : 4) <= size_t{64} << 10;
+      n_buffered * static_cast<size_t>(N) * (dtype == DType::Float64 ? 8 : 4) <= size_t{16} << 10;
   if (n_buffered > 0 && !on_stack) {
     out += str_cat("  std::vector<", T, "> rows(", n_buffered * static_cast<size_t>(N), ");\n");
   }
@@ -1277,6 +1385,10 @@ void emit_row_program(const std::string& name, const std::string& comment, DType
     out += str_cat("  ", c, T, "* p", k, " = reinterpret_cast<", c, T, "*>(p[", k, "]);\n");
     args += str_cat(", p", k);
   }
+  if (!p.seeds.empty()) {
+    out += str_cat("  const uint64_t* seeds = reinterpret_cast<const uint64_t*>(p[", nops, "]);\n");
+    args += ", seeds";
+  }
   out += str_cat("  const int64_t n = ", numel / N, ";\n");
   out += str_cat("  const int nt = threads > 1 && ", numel, " >= 32768 ? threads : 1;\n");
   // Note [Column gradients]: each thread adds its rows into its own zeroed column of N
@@ -1305,6 +1417,13 @@ void emit_row_program(const std::string& name, const std::string& comment, DType
   out += "}\n";
 }
 
+/// Value id's element position in a row program's loops (row-major, as dropout numbers its
+/// elements): the row for a row value, else the row's start plus j.
+std::string row_position(const Graph& g, const FusedGroup& group, int id) {
+  if (g.values()[id].meta.sizes() != IntArrayRef(group.sizes)) return "row";
+  return str_cat("(row * ", group.sizes.back(), " + j)");
+}
+
 /// The forward values of a row group as items of p, the group's inputs loaded from operands
 /// first_input.. on; returns each value's item.
 absl::flat_hash_map<int, int> row_forward(const Graph& g, const FusedGroup& group,
@@ -1324,7 +1443,8 @@ absl::flat_hash_map<int, int> row_forward(const Graph& g, const FusedGroup& grou
     if (const auto r = row_reduction(g, n)) {
       item[n.outputs[0]] = p.reduction(*r, deps[0]);
     } else {
-      item[n.outputs[0]] = p.compute(*formula(n, names, group.dtype), deps);
+      item[n.outputs[0]] =
+          p.compute(*formula(n, names, group.dtype, row_position(g, group, n.outputs[0])), deps);
     }
   }
   return item;
@@ -1345,6 +1465,7 @@ void emit_row_group(const Graph& g, const FusedGroup& group, int index, std::str
 
   // Forward: p = outputs, inputs.
   RowProgram fwd;
+  fwd.seeds = seed_vars(g, group);
   for (int id : group.outputs) {
     fwd.operands.push_back(meta(id));
     fwd.row_operand.push_back(is_row_value(g, group, id));
@@ -1374,6 +1495,7 @@ void emit_row_backward(const Graph& g, const FusedGroup& group, int index, std::
   auto meta = [&](int id) { return &g.values()[id].meta; };
   const char* T = group.dtype == DType::Float64 ? "double" : "float";
   RowProgram bwd;
+  bwd.seeds = seed_vars(g, group);
   std::vector<size_t> grad_inputs;
   for (size_t k = 0; k < ni; ++k) {
     if (group.input_grads[k]) grad_inputs.push_back(k);
@@ -1460,7 +1582,7 @@ void emit_row_backward(const Graph& g, const FusedGroup& group, int index, std::
     std::string stmts;
     const std::vector<std::string> d =
         derivative(n, names, bwd.name(item.at(o)), bwd.name(go), group.dtype,
-                   str_cat("d", bwd.items.size()), stmts);
+                   str_cat("d", bwd.items.size()), stmts, row_position(g, group, o));
     const bool out_row = bwd.items[item.at(o)].row;
     std::vector<int> all = deps;
     all.push_back(go);

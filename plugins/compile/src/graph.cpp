@@ -151,6 +151,12 @@ std::string Graph::guard_failure(const std::vector<Tensor>& inputs) const {
     const std::string why = input_guard_failure(values_[inputs_[i]], inputs[i]);
     if (!why.empty()) return str_cat("input ", i, ": ", why);
   }
+  // A parameter frozen or unfrozen since (requires_grad_), or changed in place to other
+  // metadata: the graph's gradients and fused groups were planned for what it was.
+  for (const auto& [v, t] : captured_) {
+    const std::string why = input_guard_failure(values_[v], t);
+    if (!why.empty()) return str_cat("captured tensor %", v, ": ", why);
+  }
   return "";
 }
 

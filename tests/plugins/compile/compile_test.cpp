@@ -607,7 +607,7 @@ TEST_F(CompileTest, RowGroupsHaveAFusedBackward) {
 
 TEST_F(CompileTest, RowBuffersKeepValuesOfLongRows) {
   // exp and the divisions are computed once and kept in row buffers for the later passes
-  // (Note [Row buffers]): on the stack for rows of 64 KiB or less, on the heap beyond (a
+  // (Note [Row buffers]): on the stack up to 16 KiB, on the heap beyond (a
   // float64 row of 9000 elements needs three buffers of 72 KB here).
   for (int64_t n : {int64_t{700}, int64_t{9000}}) {
     for (DType t : {DType::Float32, DType::Float64}) {

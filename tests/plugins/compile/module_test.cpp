@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "loom/compile/compile.h"
 #include "loom/loom.h"
 #include "loom/nn/nn.h"
+#include "loom/profiler/profiler.h"
 #include "ops_test_util.h"
 #include "test_util.h"
 
@@ -176,6 +178,55 @@ TEST_F(CompiledModuleTest, SoftmaxAndLayerNormJoinTheirNeighboursLoops) {
   const Tensor x = randn({7, 5});
   expect_same(g({x})[0], softmax(transpose(x, 0, 1), -1));
   EXPECT_EQ(g.stats().fused_groups, 0);
+}
+
+TEST_F(CompiledModuleTest, DropoutInAFusedLoopDrawsEagersMask) {
+  // Dropout joins the loops around it: one seed per call from the generator, as eager's
+  // native_dropout draws it, and the mask from that seed (Note [Counter-based draws]), so
+  // values and gradients are eager's bit for bit, and a random op after the loop draws what it
+  // would eagerly. The second function's dropout sits in a layer norm's row loop.
+  auto pointwise = [](const std::vector<Tensor>& in) {
+    const Tensor h = dropout(relu(mul(in[0], in[1])), 0.3, true);
+    return std::vector<Tensor>{add(h, in[2]), rand_like(in[0])};
+  };
+  auto rows = [](const std::vector<Tensor>& in) {
+    const Tensor h = add(dropout(mul(in[0], 2.0), 0.1, true), in[2]);
+    return std::vector<Tensor>{layer_norm(h, {h.size(-1)}, in[1], std::nullopt, 1e-5)};
+  };
+  for (auto fn : {std::function<std::vector<Tensor>(const std::vector<Tensor>&)>(pointwise),
+                  std::function<std::vector<Tensor>(const std::vector<Tensor>&)>(rows)}) {
+    auto f = compile(fn);
+    for (int call = 0; call < 3; ++call) {
+      std::vector<Tensor> in = {randn({5, 67}), rand({67}), randn({5, 67})}, ref;
+      for (Tensor& v : in) {
+        v.set_requires_grad(true);
+        ref.push_back(v.detach().clone());
+        ref.back().set_requires_grad(true);
+      }
+      manual_seed(100 + call);
+      if (call == 2) profiler::start({});
+      const std::vector<Tensor> got = f(in);
+      if (call == 2) {
+        const profiler::Profile profile = profiler::stop();
+        for (const profiler::Event& e : profile.events()) {
+          EXPECT_EQ(e.name.find("dropout"), std::string::npos) << e.name << " ran eagerly";
+        }
+      }
+      manual_seed(100 + call);
+      const std::vector<Tensor> want = fn(ref);
+      for (size_t i = 0; i < want.size(); ++i) {
+        expect_close(got[i], want[i].sizes(), to_doubles(want[i]), 1e-6, 1e-6);
+      }
+      const Tensor g = randn({5, 67});
+      sum(mul(got[0], g)).backward();
+      sum(mul(want[0], g)).backward();
+      for (size_t i = 0; i < in.size(); ++i) {
+        ASSERT_EQ(in[i].grad().defined(), ref[i].grad().defined()) << i;
+        if (in[i].grad().defined()) expect_same(in[i].grad(), ref[i].grad());
+      }
+    }
+    EXPECT_EQ(f.stats().fused_groups, 1);
+  }
 }
 
 }  // namespace

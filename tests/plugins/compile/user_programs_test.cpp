@@ -1299,5 +1299,98 @@ TEST_F(UserProgramTest, UserWrittenModuleWithParameterAndBuffer) {
   EXPECT_EQ(compiled.stats().replays, 3);
 }
 
+// detach() of an input that sits at another offset in its storage on each call: the detached
+// view is made at the call's own offset (a constant offset read another row, or past the end).
+TEST_F(UserProgramTest, DetachOfInputsAtOtherOffsets) {
+  auto f = [](const Inputs& in) -> std::vector<Tensor> { return {mul(in[0], in[0].detach())}; };
+  const Outcome o = run_both(
+      f,
+      [](int call) {
+        // Row call + 1 of a fresh [8, 16] matrix (the caller's leaf), then a tensor of its own.
+        if (call == 3) return Inputs{rnd({16}, 760).requires_grad_()};
+        const Tensor w = rnd({8, 16}, 761 + call);
+        return Inputs{select(w, 0, call + 1).detach().requires_grad_()};
+      },
+      4);
+  expect_quiet(o);
+  EXPECT_EQ(o.stats.captures, 1);
+}
+
+// EnableGradGuard inside a function called under no_grad: the ops inside record gradients,
+// as eagerly, fused loops included.
+TEST_F(UserProgramTest, EnableGradGuardInsideANoGradCall) {
+  auto f = [](const Inputs& in) -> std::vector<Tensor> {
+    autograd::EnableGradGuard on;
+    return {exp(mul(in[0], 0.5)).add(1.0)};
+  };
+  const CompiledFunction compiled = compile(f);
+  for (int call = 0; call < 3; ++call) {
+    SCOPED_TRACE("call " + std::to_string(call));
+    const Tensor xc = rnd({4, 5}, 770 + call).requires_grad_();
+    const Tensor xe = rnd({4, 5}, 770 + call).requires_grad_();
+    Tensor yc, ye;
+    {
+      autograd::NoGradGuard off;
+      yc = compiled({xc})[0];
+      ye = f({xe})[0];
+    }
+    ASSERT_EQ(yc.requires_grad(), ye.requires_grad());
+    sum(yc).backward();
+    sum(ye).backward();
+    expect_same(xc.grad(), xe.grad(), "x.grad", true);
+  }
+  EXPECT_GT(compiled.stats().fused_groups, 0);
+}
+
+// A parameter frozen for the first calls and unfrozen later (fine-tuning): its gradient
+// appears as eagerly, and freezing it again takes it away; each change records anew.
+TEST_F(UserProgramTest, UnfreezingAParameterBetweenCalls) {
+  manual_seed(780);
+  auto model = std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(6, 8),
+                                                std::make_shared<nn::LayerNorm>(8),
+                                                std::make_shared<nn::GELU>());
+  auto twin = std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(6, 8),
+                                               std::make_shared<nn::LayerNorm>(8),
+                                               std::make_shared<nn::GELU>());
+  std::vector<Tensor> pm = model->parameters(), pt = twin->parameters();
+  for (size_t i = 0; i < pm.size(); ++i) {
+    autograd::NoGradGuard off;
+    pt[i].copy_(pm[i]);
+  }
+  CompiledModule compiled = compile(model);
+  for (int call = 0; call < 4; ++call) {
+    SCOPED_TRACE("call " + std::to_string(call));
+    const bool frozen = call % 2 == 0;  // the norm's weight: frozen, unfrozen, frozen, ...
+    for (auto* params : {&pm, &pt}) {
+      (*params)[2].set_requires_grad(!frozen);
+      for (Tensor& t : *params) t.set_grad(Tensor());
+    }
+    const Tensor x = rnd({5, 6}, 790 + call);
+    const Tensor yc = compiled(x), ye = (*twin)(x);
+    expect_same(yc, ye, "output");
+    sum(mul(yc, yc)).backward();
+    sum(mul(ye, ye)).backward();
+    for (size_t i = 0; i < pm.size(); ++i) {
+      expect_same(pm[i].grad(), pt[i].grad(), "grad of parameter " + std::to_string(i), true);
+    }
+  }
+  EXPECT_EQ(compiled.stats().captures, 2) << "frozen and unfrozen each have a graph";
+}
+
+// x.detach().requires_grad_() inside the function is a new leaf no op makes: its calls run
+// eagerly with one warning, and x gets no gradient, as eagerly.
+TEST_F(UserProgramTest, ANewLeafInsideTheFunctionRunsEagerly) {
+  auto f = [](const Inputs& in) -> std::vector<Tensor> {
+    Tensor leaf = in[0].detach();
+    leaf.set_requires_grad(true);
+    return {mul(leaf, 2.0), mul(in[0], 3.0)};
+  };
+  const Outcome o = run_both(
+      f, [](int call) { return Inputs{rnd({3}, 800 + call).requires_grad_()}; }, 3);
+  ASSERT_EQ(o.warnings.size(), 1u);
+  EXPECT_TRUE(contains(o.warnings[0], "new leaf")) << o.warnings[0];
+  EXPECT_EQ(o.stats.replays, 0);
+}
+
 }  // namespace
 }  // namespace loom

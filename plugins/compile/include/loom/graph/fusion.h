@@ -20,7 +20,7 @@
 /// layer norm and RMS norm written out of such ops become one loop over rows with a pass per
 /// reduction level (Note [Row groups] in src/fusion.cpp). Not over an empty tensor.
 ///
-/// Autograd: while grad mode is on, a group with an input that requires grad also gets a
+/// Autograd: a group captured with grad mode on, with an input that requires grad, also gets a
 /// backward loop, `loom_group_<i>_backward`, generated from the ops' derivative formulas. It
 /// recomputes the group's values from its inputs (so forward keeps only the inputs, not the
 /// intermediate values) and writes the gradient of each input that requires grad at the
@@ -56,6 +56,11 @@ struct FusedGroup {
   /// as the input (it broadcasts over every dim but the last, which it has: a bias), instead
   /// of at `sizes`.
   std::vector<bool> column_grads;
+  /// The group's dropout nodes (indices into Graph::nodes(), in order). Each run draws one
+  /// seed per node from the CPU generator, in this order, as eager's native_dropout draws one
+  /// per call, and passes them to the loops (after the operands' pointers) and to the
+  /// backward loop, which recomputes the masks from them: the same masks as eager's.
+  std::vector<int> dropouts;
 };
 
 /// One step of a lowered graph: a node or a group.
@@ -78,9 +83,9 @@ struct FusionPlan {
 };
 
 /// Cuts g into steps. Groups have two nodes at least (one pointwise op alone runs its eager
-/// kernel, which is as fast). `grad_mode`: whether autograd records (see the file comment);
-/// a group's nodes were all captured under one grad mode (Node::grad_enabled), and a group
-/// captured with grad off gets no backward.
+/// kernel, which is as fast). A group's nodes were all captured under one grad mode
+/// (Node::grad_enabled); autograd records a group captured with grad on whose inputs require
+/// grad (see the file comment), and nothing else.
 ///
 /// Then, for the nodes outside groups that are pure (an aten op on the CPU that writes no
 /// argument, returns tensors only and did not draw random numbers when captured:
@@ -93,7 +98,7 @@ struct FusionPlan {
 /// folded into a constant (FusionStep::folded), unless one of its results is returned or read
 /// by a view: the caller could then write to the kept tensor. Captured tensors are never
 /// folded: a module's parameters change in place between calls.
-FusionPlan plan_fusion(const Graph& g, bool grad_mode);
+FusionPlan plan_fusion(const Graph& g);
 
 /// The C++ source of plan's groups: for group i, `extern "C" void loom_group_<i>(char* const*
 /// p, int threads)` where p holds the outputs' data pointers and then the inputs', in the

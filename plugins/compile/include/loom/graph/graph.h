@@ -94,8 +94,9 @@ class Graph {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
 
   /// "" when inputs pass the guards run checks (their number, and each one's sizes, strides,
-  /// dtype, device and requires_grad against the capture), else the first that fails:
-  /// "input 0: sizes [3, 3], captured [2, 3]".
+  /// dtype, device and requires_grad against the capture) and the captured tensors (a
+  /// module's parameters) still have the sizes, strides, dtype, device and requires_grad they
+  /// had, else the first that fails: "input 0: sizes [3, 3], captured [2, 3]".
   std::string guard_failure(const std::vector<Tensor>& inputs) const;
 
   /// Propagates metadata without data: runs the nodes at the Meta key on meta tensors shaped
