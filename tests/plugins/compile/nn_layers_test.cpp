@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "compile_test_util.h"
 #include "loom/autograd/grad_mode.h"
 #include "loom/compile/compile.h"
 #include "loom/core/warning.h"
@@ -32,6 +33,8 @@
 
 namespace loom {
 namespace {
+
+using graph::testing::CaughtWarnings;
 
 using loom::testing::expect_close;
 using loom::testing::to_doubles;
@@ -89,21 +92,6 @@ void expect_same_buffers(const nn::Module& a, const nn::Module& b) {
   auto ib = bb.begin();
   for (const auto& [name, t] : ba) expect_same(t, (ib++)->second, name);
 }
-
-/// The warnings issued while it lives (restoring the previous handler at the end).
-class CaughtWarnings {
- public:
-  CaughtWarnings()
-      : previous_(set_warning_handler([this](const std::string& m) { messages.push_back(m); })) {}
-  ~CaughtWarnings() { set_warning_handler(previous_); }
-  CaughtWarnings(const CaughtWarnings&) = delete;
-  CaughtWarnings& operator=(const CaughtWarnings&) = delete;
-
-  std::vector<std::string> messages;  ///< in order
-
- private:
-  WarningHandler previous_;
-};
 
 /// sum(out * w) with w fixed per test, made on first use (out's shape): a backward seed that
 /// weighs each element differently, so a gradient routed to the wrong element shows.

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "compile_test_util.h"
 #include "loom/autograd/grad_mode.h"
 #include "loom/compile/compile.h"
 #include "loom/core/warning.h"
@@ -32,6 +33,8 @@
 
 namespace loom {
 namespace {
+
+using graph::testing::CaughtWarnings;
 
 using loom::testing::contains;
 using loom::testing::expect_close;
@@ -58,21 +61,6 @@ class CacheDir : public ::testing::Environment {
   std::filesystem::path dir_;
 };
 ::testing::Environment* const cache_dir = ::testing::AddGlobalTestEnvironment(new CacheDir);
-
-/// The warnings issued while it lives (restoring the previous handler at the end).
-class CaughtWarnings {
- public:
-  CaughtWarnings()
-      : previous_(set_warning_handler([this](const std::string& m) { messages.push_back(m); })) {}
-  ~CaughtWarnings() { set_warning_handler(previous_); }
-  CaughtWarnings(const CaughtWarnings&) = delete;
-  CaughtWarnings& operator=(const CaughtWarnings&) = delete;
-
-  std::vector<std::string> messages;  ///< in order
-
- private:
-  WarningHandler previous_;
-};
 
 class UserProgramTest : public ::testing::Test {
  protected:
