@@ -1,7 +1,12 @@
 #pragma once
 // What the compile suites share.
 
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -34,6 +39,29 @@ class CaughtWarnings {
 
  private:
   WarningHandler previous_;
+};
+
+/// A gtest environment that gives the process one LOOM_CACHE_DIR, named after the suite, so
+/// that graphs several cases share are built once, and removes it when the tests end; where
+/// LOOM_CACHE_DIR is set already (a warm cache across runs), it is left alone.
+class ProcessCacheDir : public ::testing::Environment {
+ public:
+  /// `suite` names the folder: "<temp>/loom-<suite>-<pid>".
+  explicit ProcessCacheDir(std::string suite) : suite_(std::move(suite)) {}
+  void SetUp() override {
+    const char* set = getenv("LOOM_CACHE_DIR");
+    if (set != nullptr && *set != '\0') return;
+    dir_ = std::filesystem::temp_directory_path() /
+           ("loom-" + suite_ + "-" + std::to_string(getpid()));
+    setenv("LOOM_CACHE_DIR", dir_.c_str(), 1);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+ private:
+  std::string suite_;
+  std::filesystem::path dir_;
 };
 
 }  // namespace loom::graph::testing

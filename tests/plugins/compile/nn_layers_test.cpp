@@ -40,21 +40,10 @@ using loom::testing::expect_close;
 using loom::testing::to_doubles;
 using Factory = std::function<std::shared_ptr<nn::Module>()>;
 
-/// One LOOM_CACHE_DIR for the process, so graphs that several cases share (the same
-/// activation on the same shape) are built once; removed when the tests end.
-class CacheDir : public ::testing::Environment {
- public:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("loom-nn-layers-test-" + std::to_string(getpid()));
-    setenv("LOOM_CACHE_DIR", dir_.c_str(), 1);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
- private:
-  std::filesystem::path dir_;
-};
-::testing::Environment* const cache_dir = ::testing::AddGlobalTestEnvironment(new CacheDir);
+// One LOOM_CACHE_DIR for the process: graphs that several cases share (the same activation on
+// the same shape) are built once.
+::testing::Environment* const cache_dir =
+    ::testing::AddGlobalTestEnvironment(new graph::testing::ProcessCacheDir("nn-layers-test"));
 
 class NnCompiledTest : public ::testing::Test {
  protected:

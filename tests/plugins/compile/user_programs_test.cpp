@@ -42,25 +42,8 @@ using loom::testing::make_tensor;
 using loom::testing::to_doubles;
 using Inputs = std::vector<Tensor>;
 
-/// The cache folder: LOOM_CACHE_DIR where it is set (a warm cache across runs), else one for
-/// the process, removed when the tests end.
-class CacheDir : public ::testing::Environment {
- public:
-  void SetUp() override {
-    const char* set = getenv("LOOM_CACHE_DIR");
-    if (set != nullptr && *set != '\0') return;
-    dir_ = std::filesystem::temp_directory_path() /
-           ("loom-user-programs-test-" + std::to_string(getpid()));
-    setenv("LOOM_CACHE_DIR", dir_.c_str(), 1);
-  }
-  void TearDown() override {
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
-
- private:
-  std::filesystem::path dir_;
-};
-::testing::Environment* const cache_dir = ::testing::AddGlobalTestEnvironment(new CacheDir);
+::testing::Environment* const cache_dir =
+    ::testing::AddGlobalTestEnvironment(new graph::testing::ProcessCacheDir("user-programs-test"));
 
 class UserProgramTest : public ::testing::Test {
  protected:
